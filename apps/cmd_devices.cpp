@@ -1,0 +1,111 @@
+// `vkllm devices [--json]`: every Vulkan device, what it can do, and the profile vkllm picks.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "context.h"
+
+namespace vkllm::cli {
+
+namespace {
+
+std::string version_string(uint32_t v) {
+  return fmt::format("{}.{}.{}", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
+}
+
+nlohmann::json to_json(const DeviceReport& r, bool chosen) {
+  const DeviceCaps& c = r.caps;
+  nlohmann::json heaps = nlohmann::json::array();
+  for (const MemoryHeap& h : c.heaps)
+    heaps.push_back({{"bytes", h.size}, {"device_local", h.device_local}, {"host_visible", h.host_visible}});
+  return {
+      {"index", r.index},
+      {"name", c.name},
+      {"type", c.type},
+      {"vendor_id", c.vendor_id},
+      {"device_id", c.device_id},
+      {"driver", c.driver},
+      {"api_version", version_string(c.api_version)},
+      {"suitable", r.problems.empty()},
+      {"problems", r.problems},
+      {"chosen", chosen},
+      {"profile", r.profile.name},
+      {"features",
+       {{"fp16", c.fp16},
+        {"int8", c.int8},
+        {"int16", c.int16},
+        {"storage_16bit", c.storage16},
+        {"storage_8bit", c.storage8},
+        {"subgroup_size_control", c.subgroup_size_control},
+        {"integer_dot_product", c.integer_dot_product},
+        {"cooperative_matrix", c.cooperative_matrix}}},
+      {"subgroup",
+       {{"size", c.subgroup_size},
+        {"min_size", c.min_subgroup_size},
+        {"max_size", c.max_subgroup_size},
+        {"operations", c.subgroup_op_names()}}},
+      {"limits",
+       {{"shared_memory_bytes", c.max_shared_memory},
+        {"max_workgroup_invocations", c.max_workgroup_invocations},
+        {"max_push_constants_bytes", c.max_push_constants},
+        {"max_storage_buffer_range", c.max_storage_buffer_range},
+        {"max_memory_allocation_size", c.max_memory_allocation},
+        {"max_buffer_size", c.max_buffer_size},
+        {"min_storage_buffer_offset_alignment", c.storage_offset_alignment},
+        {"timestamp_period_ns", c.timestamp_period_ns}}},
+      {"memory_heaps", heaps},
+      {"uma", c.uma},
+  };
+}
+
+std::string yes_no(bool b) { return b ? "yes" : "no"; }
+
+std::string bytes(uint64_t b) {
+  if (b >= (1ull << 30)) return fmt::format("{:.3g} GiB", b / 1073741824.0);
+  if (b >= (1ull << 20)) return fmt::format("{:.0f} MiB", b / 1048576.0);
+  return fmt::format("{} KiB", b / 1024.0);
+}
+
+void print_text(const DeviceReport& r, bool chosen) {
+  const DeviceCaps& c = r.caps;
+  fmt::print("{} {}: {} ({}, Vulkan {}){}\n", chosen ? '*' : ' ', r.index, c.name, c.type,
+             version_string(c.api_version), chosen ? "  <- chosen" : "");
+  fmt::print("    driver: {}\n", c.driver);
+  fmt::print("    profile: {}\n", r.profile.name);
+  if (!r.problems.empty()) fmt::print("    cannot run vkllm: {}\n", fmt::join(r.problems, "; "));
+  fmt::print("    fp16 {}, int8 {}, 16-bit storage {}, 8-bit storage {}, integer dot {}\n", yes_no(c.fp16),
+             yes_no(c.int8), yes_no(c.storage16), yes_no(c.storage8), yes_no(c.integer_dot_product));
+  fmt::print("    subgroup size {} ({}..{}), operations: {}\n", c.subgroup_size, c.min_subgroup_size,
+             c.max_subgroup_size, fmt::join(c.subgroup_op_names(), " "));
+  fmt::print("    shared memory {}, workgroup up to {} invocations, push constants {} B\n",
+             bytes(c.max_shared_memory), c.max_workgroup_invocations, c.max_push_constants);
+  fmt::print("    maxStorageBufferRange {}, maxMemoryAllocationSize {}, maxBufferSize {}\n",
+             bytes(c.max_storage_buffer_range), bytes(c.max_memory_allocation), bytes(c.max_buffer_size));
+  for (size_t i = 0; i < c.heaps.size(); ++i)
+    fmt::print("    heap {}: {}{}{}\n", i, bytes(c.heaps[i].size), c.heaps[i].device_local ? ", device-local" : "",
+               c.heaps[i].host_visible ? ", host-visible" : "");
+  fmt::print("    unified memory: {}\n", yes_no(c.uma));
+}
+
+}  // namespace
+
+void add_devices_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("devices", "List Vulkan devices, their features and the chosen profile");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "Print one JSON object");
+  cmd->callback([json] {
+    Instance instance(validation_requested({}));
+    std::vector<DeviceReport> reports = survey_devices(instance);
+    std::optional<uint32_t> chosen = preferred_device(reports);
+    if (*json) {
+      nlohmann::json out = {{"devices", nlohmann::json::array()}};
+      for (const DeviceReport& r : reports) out["devices"].push_back(to_json(r, chosen == r.index));
+      fmt::print("{}\n", out.dump(2));
+      return;
+    }
+    if (reports.empty()) fmt::print("no Vulkan devices\n");
+    for (const DeviceReport& r : reports) print_text(r, chosen == r.index);
+  });
+}
+
+}  // namespace vkllm::cli

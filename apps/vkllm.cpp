@@ -1,0 +1,27 @@
+// vkllm: the command line. Parses with CLI11; every error becomes one "error: ..." line on
+// stderr and a non-zero exit.
+#include <cstdio>
+#include <exception>
+
+#include "check.h"
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"vkllm: run Transformer language models on any Vulkan GPU", "vkllm"};
+  app.require_subcommand(1);
+  vkllm::cli::add_devices_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "error: %s (see vkllm --help)\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,3 @@
+// The CPU reference: every op written from the math, and (later) a whole-model forward.
+#pragma once
+#include "elementwise.h"

@@ -1,0 +1,247 @@
+// Reads DeviceCaps from a physical device and picks a Profile. The only file naming vendors.
+#include "caps.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "check.h"
+
+namespace vkllm {
+
+// --- reading the device
+
+namespace {
+
+bool has_extension(const std::vector<VkExtensionProperties>& exts, const char* name) {
+  return std::any_of(exts.begin(), exts.end(),
+                     [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
+
+const char* type_name(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+  }
+}
+
+void read_queue(VkPhysicalDevice pd, DeviceCaps& c) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> families(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, families.data());
+  // Prefer a compute-only family (async compute on discrete GPUs), else any with compute.
+  for (int pass = 0; pass < 2 && c.compute_queue_family == UINT32_MAX; ++pass) {
+    for (uint32_t i = 0; i < n; ++i) {
+      bool compute = families[i].queueFlags & VK_QUEUE_COMPUTE_BIT;
+      bool graphics = families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT;
+      if (compute && (pass == 1 || !graphics)) {
+        c.compute_queue_family = i;
+        c.timestamp_valid_bits = families[i].timestampValidBits;
+        break;
+      }
+    }
+  }
+}
+
+void read_memory(VkPhysicalDevice pd, DeviceCaps& c) {
+  VkPhysicalDeviceMemoryProperties mp;
+  vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+  c.heaps.resize(mp.memoryHeapCount);
+  for (uint32_t i = 0; i < mp.memoryHeapCount; ++i) {
+    c.heaps[i].size = mp.memoryHeaps[i].size;
+    c.heaps[i].device_local = mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT;
+  }
+  for (uint32_t i = 0; i < mp.memoryTypeCount; ++i)
+    if (mp.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+      c.heaps[mp.memoryTypes[i].heapIndex].host_visible = true;
+  // Unified memory: every device-local heap can be mapped by the host, and the device is not
+  // a discrete card (whose small mappable BAR window is no substitute for staging).
+  bool all_mappable = std::all_of(c.heaps.begin(), c.heaps.end(),
+                                  [](const MemoryHeap& h) { return !h.device_local || h.host_visible; });
+  c.uma = all_mappable && c.type != "discrete";
+}
+
+}  // namespace
+
+DeviceCaps read_caps(VkPhysicalDevice pd) {
+  DeviceCaps c;
+  VkPhysicalDeviceProperties base;
+  vkGetPhysicalDeviceProperties(pd, &base);
+  c.name = base.deviceName;
+  c.type = type_name(base.deviceType);
+  c.vendor_id = base.vendorID;
+  c.device_id = base.deviceID;
+  c.api_version = base.apiVersion;
+  c.timestamp_period_ns = base.limits.timestampPeriod;
+  c.max_shared_memory = base.limits.maxComputeSharedMemorySize;
+  c.max_workgroup_invocations = base.limits.maxComputeWorkGroupInvocations;
+  for (int i = 0; i < 3; ++i) {
+    c.max_workgroup_size[i] = base.limits.maxComputeWorkGroupSize[i];
+    c.max_workgroup_count[i] = base.limits.maxComputeWorkGroupCount[i];
+  }
+  c.max_push_constants = base.limits.maxPushConstantsSize;
+  c.max_storage_buffer_range = base.limits.maxStorageBufferRange;
+  c.storage_offset_alignment = base.limits.minStorageBufferOffsetAlignment;
+  read_queue(pd, c);
+  read_memory(pd, c);
+  if (VK_API_VERSION_MINOR(c.api_version) < 2 && VK_API_VERSION_MAJOR(c.api_version) == 1) return c;
+
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> exts(n);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, exts.data());
+  bool v13 = VK_API_VERSION_MINOR(c.api_version) >= 3;
+  bool size_control = v13 || has_extension(exts, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  bool maint4 = v13 || has_extension(exts, VK_KHR_MAINTENANCE_4_EXTENSION_NAME);
+  c.integer_dot_product = v13 || has_extension(exts, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  c.cooperative_matrix = has_extension(exts, "VK_KHR_cooperative_matrix");
+  c.memory_budget = has_extension(exts, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+
+  // Each struct is pushed to the front of a pNext chain, only where the device has it.
+  void* chain = nullptr;
+  auto link = [&chain](auto& s) { s.pNext = chain, chain = &s; };
+  VkPhysicalDeviceMaintenance4Properties m4{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES};
+  VkPhysicalDeviceSubgroupSizeControlProperties ssc{
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceVulkan12Properties p12{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
+  VkPhysicalDeviceVulkan11Properties p11{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  if (maint4) link(m4);
+  if (size_control) link(ssc);
+  link(p12), link(p11);
+  VkPhysicalDeviceProperties2 p2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = chain};
+  vkGetPhysicalDeviceProperties2(pd, &p2);
+  c.driver = fmt::format("{} {}", p12.driverName, p12.driverInfo);
+  c.subgroup_size = p11.subgroupSize;
+  c.min_subgroup_size = c.max_subgroup_size = p11.subgroupSize;
+  if (size_control) {
+    c.min_subgroup_size = ssc.minSubgroupSize;
+    c.max_subgroup_size = ssc.maxSubgroupSize;
+  }
+  if (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) c.subgroup_ops = p11.subgroupSupportedOperations;
+  c.max_memory_allocation = p11.maxMemoryAllocationSize;
+  c.max_buffer_size = maint4 ? m4.maxBufferSize : c.max_memory_allocation;
+
+  chain = nullptr;
+  VkPhysicalDeviceSubgroupSizeControlFeatures sscf{
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features f11{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  if (size_control) link(sscf);
+  link(f12), link(f11);
+  VkPhysicalDeviceFeatures2 f2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = chain};
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  c.fp16 = f12.shaderFloat16;
+  c.int8 = f12.shaderInt8;
+  c.int16 = f2.features.shaderInt16;
+  c.int64 = f2.features.shaderInt64;
+  c.storage16 = f11.storageBuffer16BitAccess;
+  c.storage8 = f12.storageBuffer8BitAccess;
+  c.subgroup_size_control = size_control && sscf.subgroupSizeControl;
+  return c;
+}
+
+uint64_t DeviceCaps::device_local_bytes() const {
+  uint64_t total = 0;
+  for (const MemoryHeap& h : heaps)
+    if (h.device_local) total += h.size;
+  return total;
+}
+
+std::vector<std::string> DeviceCaps::subgroup_op_names() const {
+  static const std::pair<VkSubgroupFeatureFlagBits, const char*> names[] = {
+      {VK_SUBGROUP_FEATURE_BASIC_BIT, "basic"},         {VK_SUBGROUP_FEATURE_VOTE_BIT, "vote"},
+      {VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "arithmetic"}, {VK_SUBGROUP_FEATURE_BALLOT_BIT, "ballot"},
+      {VK_SUBGROUP_FEATURE_SHUFFLE_BIT, "shuffle"},     {VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, "shuffle_relative"},
+      {VK_SUBGROUP_FEATURE_CLUSTERED_BIT, "clustered"}, {VK_SUBGROUP_FEATURE_QUAD_BIT, "quad"}};
+  std::vector<std::string> out;
+  for (auto [bit, name] : names)
+    if (subgroup_ops & bit) out.push_back(name);
+  return out;
+}
+
+std::vector<std::string> DeviceCaps::problems() const {
+  std::vector<std::string> why;
+  if (VK_API_VERSION_MAJOR(api_version) == 1 && VK_API_VERSION_MINOR(api_version) < 2)
+    why.push_back(fmt::format("Vulkan {}.{} (vkllm needs 1.2)", VK_API_VERSION_MAJOR(api_version),
+                              VK_API_VERSION_MINOR(api_version)));
+  if (compute_queue_family == UINT32_MAX) why.push_back("no compute queue");
+  if (!why.empty()) return why;  // the feature bits below were not read
+  if (!storage16) why.push_back("no storageBuffer16BitAccess (f16 weights and KV cache)");
+  if (!storage8) why.push_back("no storageBuffer8BitAccess (quantised weights)");
+  if (max_shared_memory < 16384) why.push_back(fmt::format("only {} B of shared memory (needs 16 KiB)", max_shared_memory));
+  // Kernels contain subgroup reductions; a module declaring them must not reach a device without.
+  if (!subgroup_arithmetic()) why.push_back("no subgroup arithmetic in compute shaders");
+  if (max_workgroup_invocations < 256) why.push_back("workgroups of fewer than 256 invocations");
+  return why;
+}
+
+// --- profiles
+
+namespace {
+
+constexpr uint32_t kVendorAmd = 0x1002, kVendorNvidia = 0x10DE, kVendorIntel = 0x8086, kVendorMesa = 0x10005;
+
+std::vector<Profile> make_profiles() {
+  Profile generic{.name = "generic"};
+  Profile nvidia = generic, rdna = generic, gcn = generic, intel = generic, llvmpipe = generic;
+  nvidia.name = "nvidia";
+  nvidia.matvec_wg = 128, nvidia.matvec_rows = 2, nvidia.fp16_math = true;
+  nvidia.matmul_bm = 64, nvidia.matmul_bn = 64, nvidia.matmul_bk = 32, nvidia.matmul_wg = 256;
+  nvidia.attn_br = 32, nvidia.attn_bc = 32, nvidia.attn_wg = 128, nvidia.attn_split_min = 256;
+  rdna.name = "amd_rdna";
+  rdna.matvec_wg = 64, rdna.matvec_rows = 2, rdna.fp16_math = true;
+  rdna.attn_br = 16, rdna.attn_bc = 64, rdna.attn_wg = 128;
+  gcn.name = "amd_gcn";
+  gcn.matvec_wg = 64, gcn.matvec_rows = 1, gcn.wg_size = 256;
+  gcn.attn_br = 16, gcn.attn_bc = 32, gcn.attn_wg = 64;
+  intel.name = "intel";
+  intel.matvec_wg = 64, intel.matvec_rows = 4, intel.wg_size = 128, intel.subgroup_ops = false;
+  intel.matmul_bm = 32, intel.matmul_bn = 32, intel.matmul_bk = 16, intel.matmul_wg = 128;
+  intel.attn_br = 8, intel.attn_bc = 32, intel.attn_wg = 64;
+  llvmpipe.name = "llvmpipe";
+  // lavapipe runs each workgroup on one CPU thread with 8-wide SIMD: few big workgroups win.
+  llvmpipe.matvec_wg = 64, llvmpipe.matvec_rows = 8, llvmpipe.wg_size = 128;
+  llvmpipe.matmul_bm = 32, llvmpipe.matmul_bn = 32, llvmpipe.matmul_bk = 32, llvmpipe.matmul_wg = 64;
+  llvmpipe.attn_br = 16, llvmpipe.attn_bc = 64, llvmpipe.attn_wg = 64, llvmpipe.attn_split_min = 512;
+  return {generic, nvidia, rdna, gcn, intel, llvmpipe};
+}
+
+}  // namespace
+
+const std::vector<Profile>& all_profiles() {
+  static const std::vector<Profile> profiles = make_profiles();
+  return profiles;
+}
+
+Profile profile_named(const std::string& name) {
+  std::string known;
+  for (const Profile& p : all_profiles()) {
+    if (p.name == name) return p;
+    known += (known.empty() ? "" : ", ") + p.name;
+  }
+  throw Error(fmt::format("unknown profile '{}' (known: {})", name, known));
+}
+
+Profile fit_profile(Profile p, const DeviceCaps& caps) {
+  p.fp16_math = p.fp16_math && caps.fp16;
+  p.subgroup_ops = p.subgroup_ops && caps.subgroup_arithmetic();
+  auto clamp_wg = [&](uint32_t& wg) { wg = std::min(wg, caps.max_workgroup_invocations); };
+  clamp_wg(p.wg_size), clamp_wg(p.matvec_wg), clamp_wg(p.matmul_wg), clamp_wg(p.attn_wg);
+  return p;
+}
+
+Profile choose_profile(const DeviceCaps& caps) {
+  std::string name = "generic";
+  if (caps.vendor_id == kVendorNvidia) name = "nvidia";
+  // RDNA can run wave32; GCN has only wave64.
+  if (caps.vendor_id == kVendorAmd) name = caps.min_subgroup_size <= 32 ? "amd_rdna" : "amd_gcn";
+  if (caps.vendor_id == kVendorIntel) name = "intel";
+  if (caps.vendor_id == kVendorMesa && caps.type == "cpu") name = "llvmpipe";
+  return fit_profile(profile_named(name), caps);
+}
+
+}  // namespace vkllm

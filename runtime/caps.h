@@ -1,0 +1,93 @@
+// DeviceCaps: what one physical device can do, read once. Profile: the tunables chosen from it.
+// caps.cpp is the only place in vkllm that names GPU vendors.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+#include <vulkan/vulkan.h>
+
+namespace vkllm {
+
+struct MemoryHeap {
+  uint64_t size = 0;
+  bool device_local = false;
+  bool host_visible = false;  // some memory type of this heap can be mapped
+};
+
+struct DeviceCaps {
+  std::string name;
+  std::string driver;  // driverName + driverInfo
+  std::string type;    // "discrete", "integrated", "virtual", "cpu", "other"
+  uint32_t vendor_id = 0, device_id = 0;
+  uint32_t api_version = 0;
+  uint32_t compute_queue_family = UINT32_MAX;  // UINT32_MAX: no compute queue
+  uint32_t timestamp_valid_bits = 0;
+  float timestamp_period_ns = 0;
+
+  // Features (each optional; what a kernel needs is checked by the kernel's ops:: entry).
+  bool fp16 = false;       // shaderFloat16: f16 arithmetic
+  bool int8 = false;       // shaderInt8
+  bool int16 = false;      // shaderInt16
+  bool int64 = false;      // shaderInt64
+  bool storage16 = false;  // storageBuffer16BitAccess
+  bool storage8 = false;   // storageBuffer8BitAccess
+  bool subgroup_size_control = false;
+  bool integer_dot_product = false;  // VK_KHR_shader_integer_dot_product
+  bool cooperative_matrix = false;   // VK_KHR_cooperative_matrix (reported, not yet used)
+  bool memory_budget = false;        // VK_EXT_memory_budget
+
+  // Subgroups.
+  uint32_t subgroup_size = 0, min_subgroup_size = 0, max_subgroup_size = 0;
+  VkSubgroupFeatureFlags subgroup_ops = 0;  // in compute shaders
+  bool subgroup_arithmetic() const { return subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT; }
+
+  // Limits.
+  uint32_t max_shared_memory = 0;
+  uint32_t max_workgroup_invocations = 0;
+  uint32_t max_workgroup_size[3] = {};
+  uint32_t max_workgroup_count[3] = {};
+  uint32_t max_push_constants = 0;
+  uint64_t max_storage_buffer_range = 0;
+  uint64_t max_memory_allocation = 0;
+  uint64_t max_buffer_size = 0;
+  uint64_t storage_offset_alignment = 0;
+  std::vector<MemoryHeap> heaps;
+  bool uma = false;  // one memory for CPU and GPU: device-local memory can be mapped, no staging
+
+  uint64_t device_local_bytes() const;
+  std::vector<std::string> subgroup_op_names() const;
+  // Why this device cannot run vkllm; empty when it can.
+  std::vector<std::string> problems() const;
+};
+
+DeviceCaps read_caps(VkPhysicalDevice pd);
+
+// Tunables per GPU family, passed to kernels as specialization constants. Every profile must
+// run (slowly) on lavapipe, and no result may depend on which profile ran: tests run them all.
+struct Profile {
+  std::string name;
+  uint32_t wg_size = 256;       // threads per workgroup for elementwise and row kernels
+  uint32_t matvec_wg = 128;     // threads per workgroup in matvec
+  uint32_t matvec_rows = 2;     // output rows per matvec workgroup
+  uint32_t matmul_bm = 64;      // matmul tile: rows of weights (outputs) per workgroup
+  uint32_t matmul_bn = 64;      // tokens per workgroup
+  uint32_t matmul_bk = 32;      // K step held in shared memory
+  uint32_t matmul_wg = 256;     // threads per matmul workgroup
+  uint32_t attn_br = 16;        // flash attention: query rows per workgroup
+  uint32_t attn_bc = 32;        // keys per shared-memory tile
+  uint32_t attn_wg = 128;       // threads per attention workgroup
+  uint32_t attn_split_min = 256;  // decode: fewest keys per split-K workgroup
+  bool subgroup_ops = true;     // use subgroup reductions where the device has them
+  bool fp16_math = false;       // f16 arithmetic in inner loops (results still checked vs f32 ref)
+};
+
+// All built-in profiles, in a fixed order (tests iterate over them).
+const std::vector<Profile>& all_profiles();
+// The profile with this name; throws Error listing the names when unknown.
+Profile profile_named(const std::string& name);
+// The profile for this device (by vendor and family), limited to what the device supports.
+Profile choose_profile(const DeviceCaps& caps);
+// `p` with features the device lacks turned off and sizes clamped to its limits.
+Profile fit_profile(Profile p, const DeviceCaps& caps);
+
+}  // namespace vkllm

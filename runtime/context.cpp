@@ -1,0 +1,328 @@
+// Vulkan instance and device setup, device choice with reasons, validation message counting.
+#include "context.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "check.h"
+#include "kernel.h"
+
+namespace vkllm {
+
+// --- environment (read here and nowhere else)
+
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+std::optional<uint32_t> env_device_index() {
+  auto v = env("VKLLM_DEVICE");
+  if (!v) return std::nullopt;
+  char* end = nullptr;
+  unsigned long i = std::strtoul(v->c_str(), &end, 10);
+  ENSURE(*end == '\0' && i < UINT32_MAX, fmt::format("VKLLM_DEVICE='{}' is not a device index", *v));
+  return static_cast<uint32_t>(i);
+}
+
+}  // namespace
+
+bool validation_requested(const ContextOptions& options) {
+  if (options.validation) return *options.validation;
+  auto v = env("VKLLM_VALIDATE");
+  return v && *v != "0";
+}
+
+// --- validation messages
+
+namespace {
+
+std::atomic<uint64_t> g_validation_errors{0};
+
+VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                     VkDebugUtilsMessageTypeFlagsEXT,
+                                                     const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
+  bool error = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  if (error) ++g_validation_errors;
+  std::fprintf(stderr, "vulkan validation %s: %s\n", error ? "error" : "warning", data->pMessage);
+  return VK_FALSE;
+}
+
+VkDebugUtilsMessengerCreateInfoEXT messenger_info() {
+  return {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+          .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                             VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+          .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+          .pfnUserCallback = on_validation_message};
+}
+
+bool layer_present(const char* name) {
+  uint32_t n = 0;
+  vkEnumerateInstanceLayerProperties(&n, nullptr);
+  std::vector<VkLayerProperties> layers(n);
+  vkEnumerateInstanceLayerProperties(&n, layers.data());
+  return std::any_of(layers.begin(), layers.end(),
+                     [&](const VkLayerProperties& l) { return std::strcmp(l.layerName, name) == 0; });
+}
+
+}  // namespace
+
+uint64_t validation_error_count() { return g_validation_errors.load(); }
+
+void destroy_debug_messenger(VkInstance instance, VkDebugUtilsMessengerEXT m, const VkAllocationCallbacks* a) {
+  auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+      vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
+  if (destroy) destroy(instance, m, a);
+}
+
+// --- instance
+
+Instance::Instance(bool validation) : validation_(validation) {
+  const char* kLayer = "VK_LAYER_KHRONOS_validation";
+  if (validation)
+    ENSURE(layer_present(kLayer),
+           "the Vulkan validation layer was requested but is not installed (apt install vulkan-validationlayers)");
+  uint32_t api = 0;
+  ENSURE(vkEnumerateInstanceVersion && vkEnumerateInstanceVersion(&api) == VK_SUCCESS &&
+             VK_API_VERSION_MINOR(api) >= 2,
+         "the Vulkan loader is older than 1.2; install a newer libvulkan1");
+
+  VkApplicationInfo app{.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                        .pApplicationName = "vkllm",
+                        .pEngineName = "vkllm",
+                        .apiVersion = VK_API_VERSION_1_3};
+  std::vector<const char*> extensions;
+  std::vector<const char*> layers;
+  VkDebugUtilsMessengerCreateInfoEXT debug = messenger_info();
+  // Synchronization validation proves the stream's barriers; it is on whenever validation is.
+  VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT features{.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+                                   .pNext = &debug,
+                                   .enabledValidationFeatureCount = 1,
+                                   .pEnabledValidationFeatures = enables};
+  VkInstanceCreateInfo info{.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+  if (validation) {
+    layers.push_back(kLayer);
+    extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    info.pNext = &features;
+  }
+  info.enabledLayerCount = static_cast<uint32_t>(layers.size());
+  info.ppEnabledLayerNames = layers.data();
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+
+  VkInstance instance = VK_NULL_HANDLE;
+  VkResult r = vkCreateInstance(&info, nullptr, &instance);
+  ENSURE(r != VK_ERROR_INCOMPATIBLE_DRIVER,
+         "no Vulkan driver found (on a machine without a GPU: apt install mesa-vulkan-drivers)");
+  VK_CHECK(r);
+  instance_ = UniqueInstance(instance);
+  if (validation) {
+    auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
+    VkDebugUtilsMessengerEXT m = VK_NULL_HANDLE;
+    VK_CHECK(create(instance, &debug, nullptr, &m));
+    messenger_ = Unique<destroy_debug_messenger>(instance, m);
+  }
+}
+
+std::vector<VkPhysicalDevice> Instance::physical_devices() const {
+  uint32_t n = 0;
+  VK_CHECK(vkEnumeratePhysicalDevices(get(), &n, nullptr));
+  std::vector<VkPhysicalDevice> out(n);
+  VK_CHECK(vkEnumeratePhysicalDevices(get(), &n, out.data()));
+  out.resize(n);
+  return out;
+}
+
+std::vector<DeviceReport> survey_devices(const Instance& instance) {
+  std::vector<DeviceReport> out;
+  auto devices = instance.physical_devices();
+  for (uint32_t i = 0; i < devices.size(); ++i) {
+    DeviceReport r{.index = i, .caps = read_caps(devices[i])};
+    r.problems = r.caps.problems();
+    r.profile = choose_profile(r.caps);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// --- device choice
+
+namespace {
+
+int type_rank(const std::string& type) {
+  static const char* order[] = {"discrete", "integrated", "virtual", "cpu"};
+  for (int i = 0; i < 4; ++i)
+    if (type == order[i]) return i;
+  return 4;
+}
+
+std::string list_devices(const std::vector<DeviceReport>& reports) {
+  std::string s;
+  for (const DeviceReport& r : reports) {
+    s += fmt::format("{}{}: {}", s.empty() ? "" : "; ", r.index, r.caps.name);
+    for (const std::string& p : r.problems) s += fmt::format(" ({})", p);
+  }
+  return s;
+}
+
+uint32_t choose_device(const std::vector<DeviceReport>& reports, std::optional<uint32_t> requested) {
+  ENSURE(!reports.empty(),
+         "no Vulkan device found (on a machine without a GPU: apt install mesa-vulkan-drivers)");
+  if (requested) {
+    uint32_t i = *requested;
+    ENSURE(i < reports.size(), fmt::format("device index {} is out of range: {} device(s) found ({})", i,
+                                           reports.size(), list_devices(reports)));
+    const DeviceReport& r = reports[i];
+    ENSURE(r.problems.empty(), fmt::format("device {} ({}) cannot run vkllm: {}", i, r.caps.name,
+                                           fmt::join(r.problems, "; ")));
+    return i;
+  }
+  std::optional<uint32_t> best = preferred_device(reports);
+  ENSURE(best, "no Vulkan device can run vkllm: " + list_devices(reports));
+  return *best;
+}
+
+}  // namespace
+
+std::optional<uint32_t> preferred_device(const std::vector<DeviceReport>& reports) {
+  std::optional<uint32_t> best;
+  for (const DeviceReport& r : reports)
+    if (r.problems.empty() && (!best || type_rank(r.caps.type) < type_rank(reports[*best].caps.type)))
+      best = r.index;
+  return best;
+}
+
+// --- context
+
+Context::Context(const ContextOptions& options) : instance_(validation_requested(options)) {
+  std::vector<DeviceReport> reports = survey_devices(instance_);
+  index_ = choose_device(reports, options.device ? options.device : env_device_index());
+  physical_ = instance_.physical_devices()[index_];
+  caps_ = reports[index_].caps;
+  std::string profile = options.profile.empty() ? env("VKLLM_PROFILE").value_or("") : options.profile;
+  profile_ = profile.empty() ? reports[index_].profile : fit_profile(profile_named(profile), caps_);
+
+  // Turn on every optional feature the device has; kernels pick paths from caps_.
+  bool v13 = VK_API_VERSION_MINOR(caps_.api_version) >= 3;
+  VkPhysicalDeviceVulkan13Features f13{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+                                       .subgroupSizeControl = caps_.subgroup_size_control,
+                                       .computeFullSubgroups = caps_.subgroup_size_control,
+                                       .shaderIntegerDotProduct = caps_.integer_dot_product};
+  VkPhysicalDeviceSubgroupSizeControlFeatures ssc{
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES,
+      .subgroupSizeControl = caps_.subgroup_size_control,
+      .computeFullSubgroups = caps_.subgroup_size_control};
+  VkPhysicalDeviceVulkan12Features f12{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                       .pNext = v13 ? static_cast<void*>(&f13) : nullptr,
+                                       .storageBuffer8BitAccess = caps_.storage8,
+                                       .shaderFloat16 = caps_.fp16,
+                                       .shaderInt8 = caps_.int8};
+  if (!v13 && caps_.subgroup_size_control) f12.pNext = &ssc;
+  VkPhysicalDeviceVulkan11Features f11{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                       .pNext = &f12,
+                                       .storageBuffer16BitAccess = caps_.storage16};
+  VkPhysicalDeviceFeatures2 f2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+  f2.features.shaderInt16 = caps_.int16;
+  f2.features.shaderInt64 = caps_.int64;
+
+  std::vector<const char*> extensions;
+  if (!v13 && caps_.subgroup_size_control) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  if (!v13 && caps_.integer_dot_product) extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  if (caps_.memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  if (!v13) f13.shaderIntegerDotProduct = VK_FALSE;
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue{.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                .queueFamilyIndex = caps_.compute_queue_family,
+                                .queueCount = 1,
+                                .pQueuePriorities = &priority};
+  VkDeviceCreateInfo info{.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                          .pNext = &f2,
+                          .queueCreateInfoCount = 1,
+                          .pQueueCreateInfos = &queue,
+                          .enabledExtensionCount = static_cast<uint32_t>(extensions.size()),
+                          .ppEnabledExtensionNames = extensions.data()};
+  VkDevice device = VK_NULL_HANDLE;
+  VK_CHECK(vkCreateDevice(physical_, &info, nullptr, &device));
+  device_ = UniqueDevice(device);
+  vkGetDeviceQueue(device, caps_.compute_queue_family, 0, &queue_);
+
+  VkCommandPoolCreateInfo pool{.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                               .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT,
+                               .queueFamilyIndex = caps_.compute_queue_family};
+  VkCommandPool p = VK_NULL_HANDLE;
+  VK_CHECK(vkCreateCommandPool(device, &pool, nullptr, &p));
+  one_off_pool_ = UniqueCommandPool(device, p);
+  VkFenceCreateInfo fence{.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence f = VK_NULL_HANDLE;
+  VK_CHECK(vkCreateFence(device, &fence, nullptr, &f));
+  one_off_fence_ = UniqueFence(device, f);
+  kernels_ = std::make_unique<KernelCache>(*this);
+  if (instance_.validation())
+    set_name_ = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
+        vkGetDeviceProcAddr(device, "vkSetDebugUtilsObjectNameEXT"));
+}
+
+Context::~Context() {
+  if (device_) vkDeviceWaitIdle(device_.get());
+}
+
+void Context::run_now(const std::function<void(VkCommandBuffer)>& record) const {
+  VkCommandBufferAllocateInfo alloc{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                    .commandPool = one_off_pool_.get(),
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                    .commandBufferCount = 1};
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VK_CHECK(vkAllocateCommandBuffers(device(), &alloc, &cb));
+  struct Free {
+    const Context* c;
+    VkCommandBuffer cb;
+    ~Free() { vkFreeCommandBuffers(c->device(), c->one_off_pool_.get(), 1, &cb); }
+  } free_later{this, cb};
+  VkCommandBufferBeginInfo begin{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                 .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  VK_CHECK(vkBeginCommandBuffer(cb, &begin));
+  record(cb);
+  VK_CHECK(vkEndCommandBuffer(cb));
+  VkSubmitInfo submit{.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+  VkFence fence = one_off_fence_.get();
+  VK_CHECK(vkResetFences(device(), 1, &fence));
+  VK_CHECK(vkQueueSubmit(queue_, 1, &submit, fence));
+  VK_CHECK(vkWaitForFences(device(), 1, &fence, VK_TRUE, UINT64_MAX));
+}
+
+std::optional<uint32_t> Context::memory_type(uint32_t type_bits, VkMemoryPropertyFlags need,
+                                             VkMemoryPropertyFlags want) const {
+  VkPhysicalDeviceMemoryProperties mp;
+  vkGetPhysicalDeviceMemoryProperties(physical_, &mp);
+  std::optional<uint32_t> fallback;
+  for (uint32_t i = 0; i < mp.memoryTypeCount; ++i) {
+    VkMemoryPropertyFlags flags = mp.memoryTypes[i].propertyFlags;
+    if (!(type_bits & (1u << i)) || (flags & need) != need) continue;
+    if ((flags & want) == want) return i;
+    if (!fallback) fallback = i;
+  }
+  return fallback;
+}
+
+void Context::set_name(VkObjectType type, uint64_t handle, const std::string& name) const {
+  if (!set_name_) return;
+  VkDebugUtilsObjectNameInfoEXT info{.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
+                                     .objectType = type,
+                                     .objectHandle = handle,
+                                     .pObjectName = name.c_str()};
+  set_name_(device(), &info);
+}
+
+}  // namespace vkllm

@@ -1,0 +1,93 @@
+// Instance (loader, validation layer, debug messenger), device survey and choice, and Context:
+// the logical device, its compute queue and the kernel cache. The only place that reads the
+// environment (VKLLM_VALIDATE, VKLLM_DEVICE, VKLLM_PROFILE). Created first, outlives everything.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "caps.h"
+#include "handle.h"
+
+namespace vkllm {
+
+class KernelCache;
+
+struct ContextOptions {
+  std::optional<uint32_t> device;  // index in the device list; else $VKLLM_DEVICE; else the best one
+  std::optional<bool> validation;  // else $VKLLM_VALIDATE=1; a missing layer is then an error
+  std::string profile;             // else $VKLLM_PROFILE; else chosen from the device's caps
+};
+
+void destroy_debug_messenger(VkInstance instance, VkDebugUtilsMessengerEXT m, const VkAllocationCallbacks*);
+
+class Instance {
+ public:
+  explicit Instance(bool validation);
+  VkInstance get() const { return instance_.get(); }
+  bool validation() const { return validation_; }
+  std::vector<VkPhysicalDevice> physical_devices() const;
+
+ private:
+  bool validation_;
+  UniqueInstance instance_;
+  Unique<destroy_debug_messenger> messenger_;
+};
+
+// Validation-layer errors reported since the program started; tests fail on any.
+uint64_t validation_error_count();
+// Whether options (or the environment) ask for the validation layer.
+bool validation_requested(const ContextOptions& options);
+
+struct DeviceReport {
+  uint32_t index = 0;
+  DeviceCaps caps;
+  Profile profile;
+  std::vector<std::string> problems;  // empty: vkllm can run on it
+};
+std::vector<DeviceReport> survey_devices(const Instance& instance);
+// The device used when none is requested: the first suitable one, discrete GPUs first.
+std::optional<uint32_t> preferred_device(const std::vector<DeviceReport>& reports);
+
+class Context {
+ public:
+  explicit Context(const ContextOptions& options = {});
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  VkDevice device() const { return device_.get(); }
+  VkPhysicalDevice physical_device() const { return physical_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t device_index() const { return index_; }
+  const DeviceCaps& caps() const { return caps_; }
+  const Profile& profile() const { return profile_; }
+  // Tests run every profile on one device; results must not change.
+  void set_profile(const Profile& p) { profile_ = fit_profile(p, caps_); }
+  KernelCache& kernels() const { return *kernels_; }
+
+  // Records with `record` into a one-off command buffer, submits it and waits.
+  void run_now(const std::function<void(VkCommandBuffer)>& record) const;
+  // Index of a memory type allowed by `type_bits` with all of `need`, preferring all of `want`.
+  std::optional<uint32_t> memory_type(uint32_t type_bits, VkMemoryPropertyFlags need,
+                                      VkMemoryPropertyFlags want) const;
+  // Labels a handle for validation messages and GPU debuggers (no-op without debug utils).
+  void set_name(VkObjectType type, uint64_t handle, const std::string& name) const;
+
+ private:
+  Instance instance_;
+  uint32_t index_ = 0;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  DeviceCaps caps_;
+  Profile profile_;
+  UniqueDevice device_;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  UniqueCommandPool one_off_pool_;
+  UniqueFence one_off_fence_;
+  std::unique_ptr<KernelCache> kernels_;
+  PFN_vkSetDebugUtilsObjectNameEXT set_name_ = nullptr;
+};
+
+}  // namespace vkllm

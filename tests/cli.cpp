@@ -1,0 +1,37 @@
+// Runs the vkllm binary through the shell, stdout and stderr captured into temporary files.
+#include "cli.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace vkllm::test {
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+CliResult run_vkllm(const std::string& args, const std::string& env) {
+  std::string base = "/tmp/vkllm_cli_" + std::to_string(getpid());
+  std::string cmd = env + " " VKLLM_BIN " " + args + " >" + base + ".out 2>" + base + ".err </dev/null";
+  int status = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(base + ".out");
+  r.err = slurp(base + ".err");
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
+  return r;
+}
+
+}  // namespace vkllm::test

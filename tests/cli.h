@@ -1,0 +1,15 @@
+// Runs the built `vkllm` binary as a user would and captures what it prints.
+#pragma once
+#include <string>
+
+namespace vkllm::test {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// `args` is appended to the vkllm path; `env` (e.g. "VK_ICD_FILENAMES=/none") is prefixed.
+CliResult run_vkllm(const std::string& args, const std::string& env = "");
+
+}  // namespace vkllm::test

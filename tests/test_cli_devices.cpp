@@ -1,0 +1,58 @@
+// `vkllm devices` as a user runs it, and the one-line errors of the command line.
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "catch.h"
+#include "cli.h"
+
+using vkllm::test::run_vkllm;
+
+namespace {
+
+size_t lines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
+
+}  // namespace
+
+TEST_CASE("vkllm devices --json lists devices with their limits", "[cli]") {
+  auto r = run_vkllm("devices --json");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(!j["devices"].empty());
+  bool chosen = false;
+  for (auto& d : j["devices"]) {
+    chosen = chosen || d["chosen"].get<bool>();
+    CHECK(d.contains("profile"));
+    CHECK(d["limits"]["max_storage_buffer_range"].get<uint64_t>() > 0);
+    if (d["name"].get<std::string>().starts_with("llvmpipe")) {  // lavapipe's real limits
+      CHECK(d["limits"]["shared_memory_bytes"] == 32768);
+      CHECK(d["subgroup"]["size"] == 8);
+      CHECK(d["limits"]["max_storage_buffer_range"] == 134217728);
+      CHECK(d["profile"] == "llvmpipe");
+      CHECK(d["uma"] == true);
+    }
+  }
+  CHECK(chosen);
+}
+
+TEST_CASE("vkllm devices prints a readable list", "[cli]") {
+  auto r = run_vkllm("devices");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("maxStorageBufferRange") != std::string::npos);
+  CHECK(r.out.find("<- chosen") != std::string::npos);
+}
+
+TEST_CASE("no Vulkan driver gives one error line", "[cli]") {
+  auto r = run_vkllm("devices", "VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json");
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.starts_with("error: "));
+  CHECK(lines(r.err) == 1);
+}
+
+TEST_CASE("an unknown subcommand or flag gives one error line", "[cli]") {
+  for (const char* args : {"frobnicate", "devices --nope"}) {
+    auto r = run_vkllm(args);
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.starts_with("error: "));
+    CHECK(lines(r.err) == 1);
+  }
+}
