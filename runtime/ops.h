@@ -1,15 +1,5 @@
-// ops::<name>: one typed entry point per kernel. The only code that knows a kernel's binding
-// order, push struct, specialization constants and grid. Shapes are in comments, f32 unless said.
+// ops::<name>: one typed entry point per kernel, grouped by area in ops_<area>.h. These are the
+// only code that knows a kernel's binding order, push struct, specialization constants and grid.
+// Shapes are given in comments, outermost first, f32 unless said.
 #pragma once
-#include "buffer.h"
-#include "stream.h"
-
-namespace vkllm::ops {
-
-// y(n) = a(n) + b(n); y may be a.
-void add(Stream& s, BufferView a, BufferView b, BufferView y, uint32_t n);
-
-// y(rows, dim) = x / sqrt(mean(x^2) + eps) * w(dim), per row; y may be x.
-void rmsnorm(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows, uint32_t dim, float eps);
-
-}  // namespace vkllm::ops
+#include "ops_elementwise.h"

@@ -1,5 +1,5 @@
 // Entry points of the elementwise and row kernels.
-#include "ops.h"
+#include "ops_elementwise.h"
 
 #include "context.h"
 #include "push.h"
