@@ -11,6 +11,18 @@ namespace vkllm::push {
 using uint = std::uint32_t;
 #endif
 
+// Values that change every step live in a small storage buffer, not in push constants, so that a
+// recorded graph replays unchanged for the next token. Kernels that need them bind it as
+//   layout(std430, binding = N) readonly buffer StepBuf { StepParams step; };
+// This step's tokens sit at positions pos0 .. pos0 + n_tokens - 1; after they are stored the KV
+// cache holds n_kv = pos0 + n_tokens entries (the engine fills it before each submit).
+struct StepParams {
+  uint pos0;
+  uint n_tokens;
+  uint n_kv;
+  uint reserved;
+};
+
 #include "push_elementwise.h"
 
 #ifdef __cplusplus

@@ -1,0 +1,38 @@
+// vkllm-bench: kernel benchmarks (not tests). Each apps/bench_<name>.cpp adds one subcommand;
+// the helpers here time a recorded stream by GPU timestamps and measure CPU memory bandwidth.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+
+#include "context.h"
+#include "stream.h"
+
+namespace vkllm::bench {
+
+struct Timing {
+  double ms_median = 0;
+  double ms_min = 0;
+  int runs = 0;
+};
+
+// Records `record` once into a profiling stream, replays it `warmup` times untimed, then `runs`
+// times, and returns the GPU time (first to last timestamp) per replay.
+Timing time_stream(const Context& ctx, const std::function<void(Stream&)>& record, int warmup = 2, int runs = 10);
+
+// Host memory read bandwidth in GB/s (sum over a buffer larger than the caches, all cores).
+double cpu_read_gbps();
+
+// Common options: --device, --profile, --json.
+struct CommonOptions {
+  std::optional<uint32_t> device;
+  std::string profile;
+  bool json = false;
+  ContextOptions context() const { return {.device = device, .profile = profile}; }
+};
+void add_common_options(CLI::App* cmd, CommonOptions& o);
+
+void add_matvec_bench(CLI::App& app);
+void add_matmul_bench(CLI::App& app);
+void add_attention_bench(CLI::App& app);
+
+}  // namespace vkllm::bench

@@ -1,0 +1,55 @@
+// Timing of recorded streams and the CPU bandwidth yardstick for vkllm-bench.
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "bench.h"
+
+namespace vkllm::bench {
+
+Timing time_stream(const Context& ctx, const std::function<void(Stream&)>& record, int warmup, int runs) {
+  Stream s(ctx, /*profiling=*/true);
+  record(s);
+  for (int i = 0; i < warmup; ++i) s.submit_wait();
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    s.submit_wait();
+    double total = 0;
+    for (const KernelTime& k : s.timings()) total += k.ms;
+    ms.push_back(total);
+  }
+  std::sort(ms.begin(), ms.end());
+  return {.ms_median = ms[ms.size() / 2], .ms_min = ms.front(), .runs = runs};
+}
+
+double cpu_read_gbps() {
+  const size_t n = size_t(256) << 20 >> 3;  // 256 MiB of uint64
+  std::vector<uint64_t> data(n, 1);
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    std::vector<uint64_t> sums(threads);
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+        sums[t] = std::accumulate(data.begin() + lo, data.begin() + hi, uint64_t{0});
+      });
+    for (auto& th : pool) th.join();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (std::accumulate(sums.begin(), sums.end(), uint64_t{0}) != n) return 0;  // keeps the sum alive
+    best = std::max(best, n * 8 / s / 1e9);
+  }
+  return best;
+}
+
+void add_common_options(CLI::App* cmd, CommonOptions& o) {
+  cmd->add_option("--device", o.device, "Vulkan device index (see vkllm devices)");
+  cmd->add_option("--profile", o.profile, "Force a vendor profile");
+  cmd->add_flag("--json", o.json, "Print one JSON object");
+}
+
+}  // namespace vkllm::bench
