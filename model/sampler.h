@@ -1,0 +1,50 @@
+// Sampler: picks the next token from host logits. Greedy, or repetition penalty → top-k →
+// top-p → min-p → temperature → a draw from a seeded generator. Same seed, same tokens.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <random>
+#include <span>
+#include <vector>
+
+namespace vkllm {
+
+struct SamplerOptions {
+  float temperature = 0.8f;     // 0: greedy (argmax, lowest id on ties)
+  int top_k = 40;               // 0: off
+  float top_p = 0.95f;          // 1: off
+  float min_p = 0.05f;          // 0: off; drops tokens below min_p × the best token's probability
+  float repeat_penalty = 1.1f;  // 1: off; CTRL-style: divides positive logits, multiplies negative ones
+  int repeat_last_n = 64;       // how many recent tokens the penalty looks at
+  uint64_t seed = 0;
+};
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplerOptions& options);
+  // The next token; logits (vocab) are not modified.
+  int32_t sample(std::span<const float> logits);
+  // Tells the sampler a token joined the sequence (prompt or generated), for the penalty.
+  void accept(int32_t token);
+  void reset();
+  const SamplerOptions& options() const { return options_; }
+
+ private:
+  struct Candidate {
+    int32_t id;
+    float logit;
+    float p;
+  };
+  void penalise(std::vector<Candidate>& c) const;
+  double uniform();
+
+  SamplerOptions options_;
+  std::mt19937_64 rng_;
+  std::deque<int32_t> recent_;
+  std::vector<Candidate> work_;
+};
+
+// Index of the largest value, lowest index on ties.
+int32_t argmax(std::span<const float> logits);
+
+}  // namespace vkllm
