@@ -115,4 +115,41 @@ void Buffer::download(void* dst, VkDeviceSize bytes, VkDeviceSize offset) const 
   }
 }
 
+// --- uploader
+
+Uploader::Uploader(const Context& ctx, VkDeviceSize staging_bytes)
+    : ctx_(ctx), staging_(ctx, staging_bytes, Memory::Host, "upload staging") {}
+
+Uploader::~Uploader() {
+  try {
+    flush();
+  } catch (...) {  // destructors never throw; a failed upload was reported by flush() if called
+  }
+}
+
+void Uploader::write(const Buffer& dst, VkDeviceSize offset, const void* src, VkDeviceSize bytes) {
+  dst.view(offset, bytes);  // range check
+  if (dst.mapped()) {
+    std::memcpy(dst.mapped() + offset, src, bytes);
+    return;
+  }
+  const std::byte* p = static_cast<const std::byte*>(src);
+  while (bytes > 0) {
+    if (used_ == staging_.size()) flush();
+    VkDeviceSize n = std::min(bytes, staging_.size() - used_);
+    std::memcpy(staging_.mapped() + used_, p, n);
+    copies_.push_back({dst.handle(), {.srcOffset = used_, .dstOffset = offset, .size = n}});
+    used_ += n, offset += n, p += n, bytes -= n;
+  }
+}
+
+void Uploader::flush() {
+  if (copies_.empty()) return;
+  ctx_.run_now([&](VkCommandBuffer cb) {
+    for (const Copy& c : copies_) vkCmdCopyBuffer(cb, staging_.handle(), c.dst, 1, &c.region);
+  });
+  copies_.clear();
+  used_ = 0;
+}
+
 }  // namespace vkllm

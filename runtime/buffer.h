@@ -65,4 +65,25 @@ class Buffer {
   std::byte* mapped_ = nullptr;  // unmapped implicitly when memory_ is freed
 };
 
+// Fills many ranges of device buffers from host memory with one reusable staging buffer (or a
+// memcpy where the destination is mapped). Copies become visible to streams submitted after
+// flush(), which the destructor also calls.
+class Uploader {
+ public:
+  explicit Uploader(const Context& ctx, VkDeviceSize staging_bytes = 64ull << 20);
+  ~Uploader();
+  void write(const Buffer& dst, VkDeviceSize offset, const void* src, VkDeviceSize bytes);
+  void flush();
+
+ private:
+  struct Copy {
+    VkBuffer dst;
+    VkBufferCopy region;
+  };
+  const Context& ctx_;
+  Buffer staging_;
+  VkDeviceSize used_ = 0;
+  std::vector<Copy> copies_;
+};
+
 }  // namespace vkllm

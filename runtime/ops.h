@@ -2,4 +2,5 @@
 // only code that knows a kernel's binding order, push struct, specialization constants and grid.
 // Shapes are given in comments, outermost first, f32 unless said.
 #pragma once
+#include "ops_copy.h"
 #include "ops_elementwise.h"

@@ -23,6 +23,7 @@ struct StepParams {
   uint reserved;
 };
 
+#include "push_copy.h"
 #include "push_elementwise.h"
 
 #ifdef __cplusplus
