@@ -7,5 +7,8 @@ namespace vkllm::cli {
 void add_devices_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_tokenize_commands(CLI::App& app);  // tokenize and detokenize
+void add_run_command(CLI::App& app);
+void add_logits_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace vkllm::cli

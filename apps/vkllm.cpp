@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
   vkllm::cli::add_devices_command(app);
   vkllm::cli::add_info_command(app);
   vkllm::cli::add_tokenize_commands(app);
+  vkllm::cli::add_run_command(app);
+  vkllm::cli::add_logits_command(app);
+  vkllm::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,114 @@
+// `vkllm bench [-m MODEL] [-p 128] [-n 64] [-r 3] [--json] [--profile]`: prompt processing and
+// generation speed, as llama-bench measures them (pp: one prompt of p tokens from an empty cache;
+// tg: n single-token steps from an empty cache), median of r runs after a warm-up run.
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "commands.h"
+#include "model_options.h"
+
+namespace vkllm::cli {
+
+namespace {
+
+struct BenchOptions {
+  ModelOptions model;
+  uint32_t prompt = 128, gen = 64, reps = 3;
+  bool json = false, profile = false;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double prompt_run(Engine& e, const std::vector<int32_t>& tokens) {
+  e.reset();
+  auto t0 = Clock::now();
+  e.eval(tokens);
+  return tokens.size() / seconds_since(t0);
+}
+
+double generation_run(Engine& e, uint32_t n) {
+  e.reset();
+  int32_t token = 0;
+  auto t0 = Clock::now();
+  for (uint32_t i = 0; i < n; ++i) {
+    auto logits = e.eval(std::span<const int32_t>(&token, 1));
+    token = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  }
+  return n / seconds_since(t0);
+}
+
+// GPU time per kernel of the last forward, largest first.
+nlohmann::json kernel_table(const std::vector<KernelTime>& times) {
+  std::map<std::string, std::pair<int, double>> by_kernel;
+  double total = 0;
+  for (const KernelTime& k : times) by_kernel[k.name].first++, by_kernel[k.name].second += k.ms, total += k.ms;
+  std::vector<std::pair<std::string, std::pair<int, double>>> rows(by_kernel.begin(), by_kernel.end());
+  std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.second.second > b.second.second; });
+  nlohmann::json out = nlohmann::json::array();
+  for (auto& [name, v] : rows)
+    out.push_back({{"kernel", name}, {"calls", v.first}, {"ms", v.second}, {"percent", 100 * v.second / total}});
+  return out;
+}
+
+void print_table(const char* title, const nlohmann::json& table) {
+  fmt::print("{}\n  {:<28} {:>6} {:>10} {:>7}\n", title, "kernel", "calls", "ms", "%");
+  for (const auto& r : table)
+    fmt::print("  {:<28} {:>6} {:>10.3f} {:>6.1f}%\n", r["kernel"].get<std::string>(), r["calls"].get<int>(),
+               r["ms"].get<double>(), r["percent"].get<double>());
+}
+
+void bench(const BenchOptions& o) {
+  LoadedModel m = load_model(o.model, o.profile);
+  Engine& e = *m.engine;
+  std::mt19937 rng(1);
+  std::vector<int32_t> prompt(o.prompt);
+  for (int32_t& t : prompt) t = int32_t(rng() % e.config().vocab_size);
+  prompt_run(e, prompt), generation_run(e, std::min(o.gen, 2u));  // warm-up: records graphs, builds pipelines
+  std::vector<double> pp, tg;
+  for (uint32_t r = 0; r < o.reps; ++r) pp.push_back(prompt_run(e, prompt));
+  nlohmann::json ops;
+  if (o.profile) ops["prompt"] = kernel_table(e.transformer().last_timings());
+  for (uint32_t r = 0; r < o.reps; ++r) tg.push_back(generation_run(e, o.gen));
+  if (o.profile) ops["generation"] = kernel_table(e.transformer().last_timings());
+  nlohmann::json j = {{"model", m.file->name()},       {"device", m.ctx->caps().name},
+                      {"profile", m.ctx->profile().name}, {"n_prompt", o.prompt},
+                      {"n_gen", o.gen},                 {"repetitions", o.reps},
+                      {"prompt_tokens_per_second", median(pp)}, {"generation_tokens_per_second", median(tg)},
+                      {"prompt_runs", pp},              {"generation_runs", tg},
+                      {"gpu_profiling", o.profile}};
+  if (o.profile) j["kernels"] = ops;
+  if (o.json) return fmt::print("{}\n", j.dump(2));
+  fmt::print("model {} on {} (profile {})\n", m.file->name(), m.ctx->caps().name, m.ctx->profile().name);
+  fmt::print("pp{}: {:.2f} tokens/s\ntg{}: {:.2f} tokens/s   (median of {}{})\n", o.prompt, median(pp), o.gen,
+             median(tg), o.reps, o.profile ? "; timestamps and barriers between all kernels slow these down" : "");
+  if (!o.profile) return;
+  print_table(fmt::format("GPU time per kernel, one pp{} forward:", o.prompt).c_str(), ops["prompt"]);
+  print_table("GPU time per kernel, one tg forward (the last token):", ops["generation"]);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench", "Measure prompt and generation tokens/s");
+  auto o = std::make_shared<BenchOptions>();
+  add_model_options(cmd, o->model);
+  cmd->add_option("-p,--n-prompt", o->prompt, "Prompt tokens")->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("-n,--n-gen", o->gen, "Generated tokens")->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("-r,--repetitions", o->reps, "Runs per measurement (median)")->check(CLI::Range(1u, 1000u));
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_flag("--profile", o->profile, "GPU time per kernel (adds timestamps and barriers)");
+  cmd->callback([o] { bench(*o); });
+}
+
+}  // namespace vkllm::cli

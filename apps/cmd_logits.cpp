@@ -1,0 +1,68 @@
+// `vkllm logits [-m MODEL] --tokens 1,2,3 [--all] [--cpu] [--out FILE]`: the logits of the last
+// (or every) position as text, one position per line; --cpu runs the CPU reference model.
+#include <cstdio>
+#include <fmt/format.h>
+#include <memory>
+
+#include "check.h"
+#include "commands.h"
+#include "model_options.h"
+#include "reference_model.h"
+
+namespace vkllm::cli {
+
+namespace {
+
+struct LogitsOptions {
+  ModelOptions model;
+  std::string tokens, out;
+  bool all = false, cpu = false;
+};
+
+std::vector<float> gpu_logits(const LogitsOptions& o, const std::vector<int32_t>& ids) {
+  LoadedModel m = load_model(o.model);
+  if (o.all) return m.engine->eval_all(ids);
+  auto last = m.engine->eval(ids);
+  return {last.begin(), last.end()};
+}
+
+std::vector<float> cpu_logits(const LogitsOptions& o, const std::vector<int32_t>& ids) {
+  GgufFile file = open_model(o.model.path);
+  ModelConfig config = ModelConfig::from_gguf(file);
+  std::vector<float> all = ref::Model(file, config).forward(ids);
+  if (o.all) return all;
+  return {all.end() - config.vocab_size, all.end()};
+}
+
+void print_logits(const LogitsOptions& o, const std::vector<float>& logits, size_t rows) {
+  std::FILE* f = o.out.empty() ? stdout : std::fopen(o.out.c_str(), "w");
+  ENSURE(f, "cannot write " + o.out);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(f == stdout ? nullptr : f, std::fclose);
+  size_t vocab = logits.size() / rows;
+  std::string line;
+  for (size_t r = 0; r < rows; ++r) {
+    line.clear();
+    for (size_t i = 0; i < vocab; ++i) fmt::format_to(std::back_inserter(line), "{}{:.9g}", i ? " " : "", logits[r * vocab + i]);
+    line += '\n';
+    ENSURE(std::fwrite(line.data(), 1, line.size(), f) == line.size(), "cannot write " + (o.out.empty() ? "stdout" : o.out));
+  }
+}
+
+}  // namespace
+
+void add_logits_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("logits", "Print the logits of a token sequence");
+  auto o = std::make_shared<LogitsOptions>();
+  add_model_options(cmd, o->model);
+  cmd->add_option("--tokens", o->tokens, "Token ids, separated by commas")->required();
+  cmd->add_flag("--all", o->all, "Every position, one per line (default: the last)");
+  cmd->add_flag("--cpu", o->cpu, "Compute with the CPU reference model instead of the GPU");
+  cmd->add_option("--out", o->out, "Write to this file instead of stdout");
+  cmd->callback([o] {
+    std::vector<int32_t> ids = parse_token_list(o->tokens);
+    std::vector<float> logits = o->cpu ? cpu_logits(*o, ids) : gpu_logits(*o, ids);
+    print_logits(*o, logits, o->all ? ids.size() : 1);
+  });
+}
+
+}  // namespace vkllm::cli
