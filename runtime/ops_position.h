@@ -49,7 +49,8 @@ YarnCorrDims rope_yarn_corr_dims(uint32_t rot_dim, uint32_t n_ctx_orig, float th
 //   rope_freqs, LongRoPE factors), or an empty view for none
 void rope(Stream& s, BufferView x, BufferView positions, BufferView freq_factors, BufferView y, const RopeParams& p);
 
-// Writes src into the KV cache at each token's position (positions outside [0, n_ctx) are skipped).
+// Writes src into the KV cache at each token's position. Positions must be distinct (two tokens
+// writing one cache row race); positions outside [0, n_ctx) are skipped.
 //   src: head h of token t at src[t * src_token_stride + h * head_dim], head_dim f32 values
 //   positions: (n_tokens) int32
 //   cache: (n_kv_heads, n_ctx, cache_head_dim) f16 or f32; columns cache_col .. cache_col + head_dim

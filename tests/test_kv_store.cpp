@@ -2,6 +2,8 @@
 // positions, strided sources, and the MLA latent row [c_kv; k_pe] written by two calls.
 #include <fmt/format.h>
 #include <glm/gtc/packing.hpp>
+#include <algorithm>
+#include <numeric>
 #include <random>
 
 #include "catch.h"
@@ -43,10 +45,11 @@ TEST_CASE("kv_store matches the reference", "[kv_store]") {
   test::for_each_profile([&](const Profile& profile) {
     for (Case c : cases)
       for (bool f16 : {true, false}) {
-        std::vector<int32_t> pos(c.n_tokens);
-        std::mt19937 rng(90);
-        for (int32_t& p : pos) p = int32_t(rng() % (c.n_ctx + 2)) - 1;  // -1 and n_ctx are skipped
-        pos[0] = int32_t(c.n_ctx) - 1;
+        // Distinct positions (two tokens never share one), in any order; -1 and n_ctx are skipped.
+        std::vector<int32_t> pos(c.n_ctx + 2);
+        std::iota(pos.begin(), pos.end(), -1);
+        std::shuffle(pos.begin(), pos.end(), std::mt19937(90));
+        pos.resize(c.n_tokens);
         size_t cache_elems = size_t(c.n_kv_heads) * c.n_ctx * c.head_dim;
         auto src = test::random_floats(size_t(c.n_tokens) * c.n_kv_heads * c.head_dim, 91, -70000, 70000);
         for (size_t i = 0; i < src.size(); i += 5) src[i] *= 1e-6f;  // small and subnormal f16 values
