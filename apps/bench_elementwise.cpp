@@ -32,7 +32,8 @@ struct Buffers {
         u(make(ctx, uint64_t(sh.tokens) * sh.ffn * 4)), q(make(ctx, uint64_t(sh.tokens) * sh.heads * sh.head_dim * 4)),
         k(make(ctx, uint64_t(sh.tokens) * sh.kv_heads * sh.head_dim * 4)), pos(make(ctx, sh.tokens * 4)),
         cache(make(ctx, uint64_t(sh.kv_heads) * sh.n_ctx * sh.head_dim * 2)),
-        logits(make(ctx, uint64_t(sh.tokens) * sh.vocab * 4)), idx(make(ctx, uint64_t(sh.tokens) * sh.top_k * 4)),
+        logits(make(ctx, uint64_t(sh.tokens) * sh.vocab * 4)), probs(make(ctx, uint64_t(sh.tokens) * sh.vocab * 4)),
+        idx(make(ctx, uint64_t(sh.tokens) * sh.top_k * 4)),
         val(make(ctx, uint64_t(sh.tokens) * sh.top_k * 4)) {
     std::vector<int32_t> positions(sh.tokens);
     for (uint32_t t = 0; t < sh.tokens; ++t) positions[t] = int32_t(t);
@@ -46,7 +47,7 @@ struct Buffers {
   static Buffer make(const Context& ctx, uint64_t bytes) {
     return Buffer(ctx, std::max<uint64_t>(bytes, 4), Memory::Device, "bench");
   }
-  Buffer x, y, w, g, u, q, k, pos, cache, logits, idx, val;
+  Buffer x, y, w, g, u, q, k, pos, cache, logits, probs, idx, val;
 };
 
 std::vector<Case> cases(const Buffers& b, const Shapes& sh) {
@@ -68,7 +69,7 @@ std::vector<Case> cases(const Buffers& b, const Shapes& sh) {
        [&, rp](Stream& s) { ops::rope(s, b.q, b.pos, {}, b.q, rp); }},
       {"kv_store_f16", fmt::format("{}x{}x{}", t, sh.kv_heads, sh.head_dim), 6.0 * t * sh.kv_heads * sh.head_dim,
        [&, kp](Stream& s) { ops::kv_store(s, b.k, b.pos, b.cache, kp); }},
-      {"softmax_rows", tv, 8 * nv, [&, t](Stream& s) { ops::softmax_rows(s, b.logits, b.logits, t, sh.vocab); }},
+      {"softmax_rows", tv, 8 * nv, [&, t](Stream& s) { ops::softmax_rows(s, b.logits, b.probs, t, sh.vocab); }},
       {"argmax_rows", tv, 4 * nv, [&, t](Stream& s) { ops::argmax_rows(s, b.logits, b.idx, t, sh.vocab); }},
       {fmt::format("topk_rows_k{}", sh.top_k), tv, 4 * nv,
        [&, t](Stream& s) { ops::topk_rows(s, b.logits, b.idx, b.val, t, sh.vocab, sh.top_k); }},
