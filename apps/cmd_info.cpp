@@ -57,8 +57,9 @@ std::string attention_line(const ModelConfig& c) {
   const MlaConfig& m = c.mla;
   switch (c.attention_kind()) {
     case AttentionKind::MLA:
-      return fmt::format("MLA (kv_lora_rank {}, rope dim {}, q_lora_rank {}, {} layout)", m.kv_lora_rank,
-                         m.qk_rope_head_dim, m.q_lora_rank, to_string(m.layout));
+      return fmt::format("MLA (kv_lora_rank {}, rope dim {}, q_lora_rank {}, {} layout: {})", m.kv_lora_rank,
+                         m.qk_rope_head_dim, m.q_lora_rank, to_string(m.layout),
+                         m.layout == MlaLayout::Split ? "attn_k_b + attn_v_b" : "attn_kv_b");
     case AttentionKind::GQA:
       return fmt::format("GQA ({} query heads per KV head)", c.n_heads / c.n_kv_heads);
     default:

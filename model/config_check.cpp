@@ -34,7 +34,7 @@ std::string_view to_string(RopeScaling s) {
 }
 
 std::string_view to_string(MlaLayout l) {
-  constexpr std::string_view names[] = {"none", "split attn_k_b/attn_v_b", "fused attn_kv_b"};
+  constexpr std::string_view names[] = {"none", "split", "fused"};  // attn_k_b + attn_v_b, or attn_kv_b
   return names[int(l)];
 }
 

@@ -1,5 +1,5 @@
 // Tokenizer: the vocabulary and its indices, special-token splitting, encode/decode around the
-// SPM and BPE encoders (tokenizer_spm.cpp, tokenizer_bpe.cpp), and the streaming Detokenizer.
+// SPM and BPE encoders (tokenizer_merge.cpp), and the streaming Detokenizer.
 #include "tokenizer.h"
 
 #include <algorithm>
