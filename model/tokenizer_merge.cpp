@@ -26,8 +26,7 @@ struct ByteTable {
       bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
       uint32_t cp = printable ? uint32_t(b) : uint32_t(256 + extra++);
       bytes[cp] = int16_t(b);
-      chars[b] = cp < 0x80 ? std::string(1, char(cp))
-                           : std::string{char(0xC0 | (cp >> 6)), char(0x80 | (cp & 0x3F))};
+      chars[b] = cp < 0x80 ? std::string(1, char(cp)) : std::string{char(0xC0 | (cp >> 6)), char(0x80 | (cp & 0x3F))};
     }
   }
 };

@@ -1,12 +1,13 @@
 // `vkllm info`, `tokenize` and `detokenize` as a user runs them, on fixture files: KV bytes per
 // token for MHA/GQA/MQA/MLA, and one clear "error: FILE: ..." line for every kind of bad file.
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
-#include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <unistd.h>
 
 #include "catch.h"
 #include "cli.h"
@@ -128,9 +129,10 @@ TEST_CASE("vkllm tokenize and detokenize", "[cli]") {
   auto r = run_vkllm("tokenize -m " + file.path + " -p 'hello world'");
   CHECK(r.exit_code == 0);
   CHECK(r.out == fmt::format("{}\n", fmt::join(ids, " ")));
-  auto pieces = run_vkllm("tokenize --pieces -m " + file.path + " -p 'a\nb'");
-  CHECK(pieces.out.find("1\t<s>\n") == 0);
-  CHECK(pieces.out.find("\\n") != std::string::npos);  // the newline byte token, escaped
+  auto pieces = run_vkllm("tokenize --pieces -m " + file.path + " -p \"$(printf 'a\\nb')\"");
+  CHECK(pieces.exit_code == 0);
+  CHECK(pieces.out.starts_with("1\t<s>\n"));
+  CHECK(pieces.out.find("\n13\t\\n\n") != std::string::npos);  // the byte token <0x0A>, escaped
   auto d = run_vkllm(fmt::format("detokenize -m {} --tokens {}", file.path, fmt::join(ids, ",")));
   CHECK(d.exit_code == 0);
   CHECK(d.out == "hello world\n");
@@ -149,7 +151,17 @@ TEST_CASE("vkllm info on bad files gives one error line naming the file", "[cli]
   std::vector<std::byte> huge_count = good;
   uint64_t n = uint64_t(1) << 50;
   std::memcpy(&huge_count[16], &n, 8);  // the metadata count
+  // The tensor info of token_embd.weight (2 dims): name, n_dims, ne[2], then type and offset.
+  std::string_view all(reinterpret_cast<const char*>(good.data()), good.size());
+  size_t info_at = all.find("token_embd.weight") + 17 + 4 + 16;
+  std::vector<std::byte> bad_type = good, past_end = good;
+  uint32_t type = 99;
+  uint64_t offset = uint64_t(1) << 40;
+  std::memcpy(&bad_type[info_at], &type, 4);
+  std::memcpy(&past_end[info_at + 4], &offset, 8);
   std::vector<std::pair<std::string, std::vector<std::byte>>> cases = {
+      {"unknown tensor type", bad_type},
+      {"offset past the end", past_end},
       {"truncated", std::vector<std::byte>(good.begin(), good.begin() + long(good.size() / 2))},
       {"random bytes", random},
       {"huge count", huge_count},
@@ -164,6 +176,10 @@ TEST_CASE("vkllm info on bad files gives one error line naming the file", "[cli]
     CHECK(r.err.starts_with("error: " + file.path + ": "));
     CHECK(lines(r.err) == 1);
     CHECK(r.out.empty());
+    if (what == "unknown tensor type")
+      CHECK(r.err.find("tensor token_embd.weight has unknown type id 99") != std::string::npos);
+    if (what == "offset past the end")
+      CHECK(r.err.find("tensor token_embd.weight extends past end of file") != std::string::npos);
   }
   auto missing = run_vkllm("info -m /nonexistent/model.gguf");
   CHECK(missing.exit_code != 0);

@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     volatile uint64_t sink = 0;
     for (const GgufKv& kv : f.metadata()) sink = sink + walk(kv.value) + kv.key.size();
     for (const GgufTensor& t : f.tensors())
-      if (!t.data.empty()) sink = sink + std::to_integer<uint8_t>(t.data.front()) + std::to_integer<uint8_t>(t.data.back());
+      if (!t.data.empty())
+        sink = sink + std::to_integer<uint8_t>(t.data.front()) + std::to_integer<uint8_t>(t.data.back());
     try {
       ModelConfig c = ModelConfig::from_gguf(f);
       sink = sink + c.kv_bytes_per_token() + parameter_count(c);

@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
   fused.arch = Arch::Deepseek2, fused.mla_layout = MlaLayout::Fused;
   bpe.tokenizer = "gpt2", bpe.tokenizer_pre = "llama-bpe", bpe.rope_freqs = true, bpe.tied_embeddings = true;
   int n = 0;
-  for (const FixtureSpec& s : {base, qwen, mla, fused, bpe}) fixture_writer(s).save(dir + "/seed" + std::to_string(n++) + ".gguf");
+  for (const FixtureSpec& s : {base, qwen, mla, fused, bpe})
+    fixture_writer(s).save(dir + "/seed" + std::to_string(n++) + ".gguf");
   GgufWriter vocab;
   write_vocab(vocab, fixture_vocab("gpt2", 300, "qwen2"));
   vocab.save(dir + "/vocab.gguf");
