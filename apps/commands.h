@@ -5,5 +5,7 @@
 namespace vkllm::cli {
 
 void add_devices_command(CLI::App& app);
+void add_info_command(CLI::App& app);
+void add_tokenize_commands(CLI::App& app);  // tokenize and detokenize
 
 }  // namespace vkllm::cli

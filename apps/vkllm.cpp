@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   CLI::App app{"vkllm: run Transformer language models on any Vulkan GPU", "vkllm"};
   app.require_subcommand(1);
   vkllm::cli::add_devices_command(app);
+  vkllm::cli::add_info_command(app);
+  vkllm::cli::add_tokenize_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,284 @@
+// ModelConfig from GGUF metadata: attention kinds, exact KV bytes per token and parameter counts of
+// real model shapes, both DeepSeek2 MLA layouts, and errors that name the first wrong tensor.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "catch.h"
+#include "check.h"
+#include "config.h"
+#include "fixture.h"
+#include "gguf.h"
+#include "gguf_writer.h"
+
+using namespace vkllm;
+
+namespace {
+
+GgufFile parse(const GgufWriter& w, const std::string& name = "model.gguf") { return GgufFile::parse(w.bytes(), name); }
+
+// A metadata-only file of a config (no tensors): what vocab-only GGUFs look like.
+GgufFile metadata_file(const ModelConfig& c) {
+  GgufWriter w;
+  write_config(w, c);
+  return parse(w);
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Copies a file's metadata and tensors through `edit`, which may change a tensor's shape (and
+// returns false to drop it).
+using Edit = std::function<bool(std::string& name, std::vector<uint64_t>& ne)>;
+GgufFile rewrite(const GgufFile& f, const Edit& edit, bool add_moe_tensor = false) {
+  GgufWriter w;
+  for (const GgufKv& kv : f.metadata()) w.add(kv.key, kv.value);
+  for (const GgufTensor& t : f.tensors()) {
+    std::string name(t.name);
+    std::vector<uint64_t> ne = t.shape();
+    if (!edit(name, ne)) continue;
+    uint64_t n = 1;
+    for (uint64_t d : ne) n *= d;
+    w.add_tensor(name, ne, t.type, std::vector<std::byte>(row_bytes(t.type, n)));
+  }
+  if (add_moe_tensor)
+    w.add_tensor("blk.0.ffn_gate_exps.weight", {64, 128, 4}, DType::F32, std::vector<std::byte>(64 * 128 * 4 * 4));
+  return parse(w);
+}
+
+FixtureSpec small(Arch arch, uint32_t heads, uint32_t kv_heads) {
+  FixtureSpec s;
+  s.arch = arch;
+  s.dim = 64, s.n_layers = 2, s.n_heads = heads, s.n_kv_heads = kv_heads, s.hidden_dim = 96, s.vocab_size = 300;
+  return s;
+}
+
+FixtureSpec real_shape(uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv, uint32_t ffn, uint32_t vocab) {
+  FixtureSpec s;
+  s.dim = dim, s.n_layers = layers, s.n_heads = heads, s.n_kv_heads = kv, s.hidden_dim = ffn, s.vocab_size = vocab;
+  return s;
+}
+
+FixtureSpec v2_lite_dense() {
+  FixtureSpec s = real_shape(2048, 27, 16, 16, 10944, 102400);
+  s.arch = Arch::Deepseek2;
+  s.kv_lora_rank = 512, s.qk_nope_head_dim = 128, s.qk_rope_head_dim = 64, s.v_head_dim = 128;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("config of fixture models gives attention kind and KV bytes", "[config]") {
+  struct Case {
+    const char* what;
+    FixtureSpec spec;
+    AttentionKind kind;
+    uint64_t kv_bytes;  // by hand: layers * kv heads * (k + v head dims) * 2 bytes
+  };
+  FixtureSpec mla = small(Arch::Deepseek2, 4, 4);
+  FixtureSpec mla_q = mla;
+  mla_q.q_lora_rank = 24, mla_q.mla_layout = MlaLayout::Fused;
+  std::vector<Case> cases = {
+      {"llama MHA", small(Arch::Llama, 4, 4), AttentionKind::MHA, 2 * 4 * (16 + 16) * 2},
+      {"llama GQA", small(Arch::Llama, 8, 2), AttentionKind::GQA, 2 * 2 * (8 + 8) * 2},
+      {"llama MQA", small(Arch::Llama, 4, 1), AttentionKind::MQA, 2 * 1 * (16 + 16) * 2},
+      {"qwen2 GQA", small(Arch::Qwen2, 4, 2), AttentionKind::GQA, 2 * 2 * (16 + 16) * 2},
+      {"deepseek2 MLA", mla, AttentionKind::MLA, 2 * (32 + 8) * 2},  // kv_lora_rank + rope dim per layer
+      {"deepseek2 MLA q_lora fused", mla_q, AttentionKind::MLA, 2 * (32 + 8) * 2},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    GgufFile f = GgufFile::parse(make_fixture_model(c.spec), "fixture.gguf");
+    ModelConfig cfg = ModelConfig::from_gguf(f);
+    CHECK(cfg.attention_kind() == c.kind);
+    CHECK(cfg.kv_bytes_per_token() == c.kv_bytes);
+    CHECK(cfg.arch == c.spec.arch);
+    CHECK(cfg.n_layers == 2);
+    CHECK(cfg.vocab_size == 300);
+    CHECK(!cfg.tied_embeddings);
+    CHECK(cfg.qkv_bias == (c.spec.arch == Arch::Qwen2));
+    CHECK(cfg.rope.mode == (c.spec.arch == Arch::Qwen2 ? RopeMode::Neox : RopeMode::Norm));
+    CHECK(parameter_count(cfg) == [&] {
+      uint64_t n = 0;
+      for (const GgufTensor& t : f.tensors()) n += t.n_elements();
+      return n;
+    }());
+  }
+}
+
+TEST_CASE("config of real model shapes gives known KV bytes and parameter counts", "[config]") {
+  struct Case {
+    const char* what;
+    FixtureSpec spec;
+    uint64_t kv_bytes, parameters;
+  };
+  FixtureSpec qwen = real_shape(896, 24, 14, 2, 4864, 151936);
+  qwen.arch = Arch::Qwen2, qwen.tied_embeddings = true;
+  FixtureSpec smol = real_shape(576, 30, 9, 3, 1536, 49152);
+  smol.tied_embeddings = true;
+  std::vector<Case> cases = {
+      {"Llama-2-7B", real_shape(4096, 32, 32, 32, 11008, 32000), 524288, 6738415616},
+      {"TinyLlama-1.1B", real_shape(2048, 22, 32, 4, 5632, 32000), 22528, 1100048384},
+      {"Llama-3.1-8B", real_shape(4096, 32, 32, 8, 14336, 128256), 131072, 8030261248},
+      {"Qwen2.5-0.5B", qwen, 12288, 494032768},
+      {"SmolLM2-135M", smol, 23040, 134515008},
+      {"Falcon-7B attention as llama (MQA)", real_shape(4544, 32, 71, 1, 18176, 65024), 8192, 0},
+      {"DeepSeek-V2-Lite all dense (MLA)", v2_lite_dense(), 31104, 0},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    ModelConfig cfg = fixture_config(c.spec);
+    CHECK(cfg.kv_bytes_per_token(DType::F16) == c.kv_bytes);
+    if (c.parameters) CHECK(parameter_count(cfg) == c.parameters);
+    // The same through a metadata-only GGUF file.
+    CHECK(ModelConfig::from_gguf(metadata_file(cfg)).kv_bytes_per_token() == c.kv_bytes);
+  }
+  CHECK(fixture_config(cases[0].spec).kv_bytes_per_token(DType::Q8_0) == 32 * 32 * 2 * (128 / 32 * 34));
+  CHECK(fixture_config(v2_lite_dense()).kv_bytes_per_token(DType::F32) == 27 * 576 * 4);
+  CHECK(fixture_config(v2_lite_dense()).kv_bytes_per_token(DType::Q8_0) == 27 * (576 / 32 * 34));
+}
+
+TEST_CASE("config survives write_config and from_gguf unchanged", "[config]") {
+  FixtureSpec a = small(Arch::Llama, 8, 2), b = small(Arch::Qwen2, 4, 4), c = v2_lite_dense();
+  FixtureSpec d = c;
+  d.q_lora_rank = 1536, d.mla_layout = MlaLayout::Fused;
+  for (const FixtureSpec& s : {a, b, c, d}) {
+    ModelConfig want = fixture_config(s);
+    want.hidden_dim.back() += 32;  // per-layer widths survive as an array
+    want.rope.scaling = RopeScaling::Yarn, want.rope.factor = 40, want.rope.original_ctx = 4096;
+    want.rope.yarn_log_multiplier = 0.0707f;
+    ModelConfig got = ModelConfig::from_gguf(metadata_file(want));
+    CHECK(got.arch == want.arch);
+    CHECK(got.arch_name == want.arch_name);
+    CHECK(got.name == want.name);
+    CHECK((got.dim == want.dim && got.n_layers == want.n_layers && got.n_heads == want.n_heads));
+    CHECK((got.n_kv_heads == want.n_kv_heads && got.head_dim == want.head_dim && got.v_head_dim == want.v_head_dim));
+    CHECK(got.hidden_dim == want.hidden_dim);
+    CHECK((got.vocab_size == want.vocab_size && got.seq_len == want.seq_len && got.norm_eps == want.norm_eps));
+    CHECK((got.rope.theta == want.rope.theta && got.rope.dim == want.rope.dim && got.rope.mode == want.rope.mode));
+    CHECK((got.rope.scaling == RopeScaling::Yarn && got.rope.factor == 40 && got.rope.original_ctx == 4096));
+    CHECK(got.rope.yarn_log_multiplier == 0.0707f);
+    CHECK((got.mla.q_lora_rank == want.mla.q_lora_rank && got.mla.kv_lora_rank == want.mla.kv_lora_rank));
+    CHECK((got.mla.qk_nope_head_dim == want.mla.qk_nope_head_dim &&
+           got.mla.qk_rope_head_dim == want.mla.qk_rope_head_dim));
+    CHECK((got.mla.v_head_dim == want.mla.v_head_dim && got.mla.layout == want.mla.layout));
+    CHECK(got.qkv_bias == want.qkv_bias);
+  }
+}
+
+TEST_CASE("config reads both DeepSeek2 MLA layouts", "[config]") {
+  GgufWriter split_w;
+  write_config(split_w, fixture_config(v2_lite_dense()));
+  GgufFile split = parse(split_w);
+  // New files: head_count_kv 1, key/value length 576/512, the *_mla keys 192/128 (FORMATS §1.5).
+  CHECK(split.get_int("deepseek2.attention.head_count_kv") == 1);
+  CHECK(split.get_int("deepseek2.attention.key_length") == 576);
+  CHECK(split.get_int("deepseek2.attention.value_length") == 512);
+  CHECK(split.get_int("deepseek2.attention.key_length_mla") == 192);
+  ModelConfig c = ModelConfig::from_gguf(split);
+  CHECK(c.mla.layout == MlaLayout::Split);
+  CHECK((c.head_dim == 192 && c.v_head_dim == 128 && c.mla.qk_nope_head_dim == 128 && c.rope.dim == 64));
+  FixtureSpec old = v2_lite_dense();
+  old.mla_layout = MlaLayout::Fused;
+  GgufWriter old_w;
+  write_config(old_w, fixture_config(old));
+  GgufFile fused = parse(old_w);
+  // Old files (V2-Lite as converted in 2024): head_count_kv = heads, key/value length 192/128.
+  CHECK(fused.get_int("deepseek2.attention.head_count_kv") == 16);
+  CHECK(fused.get_int("deepseek2.attention.key_length") == 192);
+  CHECK(!fused.has("deepseek2.attention.key_length_mla"));
+  ModelConfig o = ModelConfig::from_gguf(fused);
+  CHECK(o.mla.layout == MlaLayout::Fused);
+  CHECK((o.head_dim == 192 && o.v_head_dim == 128 && o.n_kv_heads == 1 && o.kv_bytes_per_token() == 31104));
+}
+
+TEST_CASE("config errors name the first wrong or missing or unexpected tensor", "[config]") {
+  GgufFile f = GgufFile::parse(make_fixture_model(small(Arch::Llama, 4, 2)), "model.gguf");
+  auto wrong_shape = rewrite(f, [](std::string& n, std::vector<uint64_t>& ne) {
+    if (n == "blk.1.attn_k.weight" || n == "blk.1.attn_v.weight") ne[1] = 16;
+    return true;
+  });
+  CHECK(error_of([&] { ModelConfig::from_gguf(wrong_shape); }) ==
+        "model.gguf: tensor blk.1.attn_k.weight has shape [64, 16], expected [64, 32]");
+  auto missing = rewrite(f, [](std::string& n, std::vector<uint64_t>&) { return n != "blk.1.ffn_up.weight"; });
+  CHECK(error_of([&] { ModelConfig::from_gguf(missing); }) ==
+        "model.gguf: missing tensor blk.1.ffn_up.weight (expected shape [64, 96])");
+  auto moe = rewrite(
+      f, [](std::string&, std::vector<uint64_t>&) { return true; }, true);
+  CHECK(error_of([&] { ModelConfig::from_gguf(moe); }) ==
+        "model.gguf: unexpected tensor blk.0.ffn_gate_exps.weight for a llama model (mixture-of-experts tensors "
+        "are not yet supported)");
+  auto tied = rewrite(f, [](std::string& n, std::vector<uint64_t>&) { return n != "output.weight"; });
+  CHECK(ModelConfig::from_gguf(tied).tied_embeddings);
+}
+
+TEST_CASE("config rejects MoE layers clearly and loads an all-dense deepseek2", "[config]") {
+  ModelConfig c = fixture_config(v2_lite_dense());
+  c.moe.n_experts = 64, c.moe.n_experts_used = 6, c.moe.leading_dense_blocks = 1, c.moe.expert_hidden_dim = 1408;
+  CHECK(error_of([&] { ModelConfig::from_gguf(metadata_file(c)); }) ==
+        "model.gguf: blocks 1..26 are mixture-of-experts layers (64 experts, 6 used per token); MoE is not yet "
+        "supported");
+  c.moe.leading_dense_blocks = 27;  // every block dense: experts declared but unused
+  ModelConfig dense = ModelConfig::from_gguf(metadata_file(c));
+  CHECK(dense.moe.n_experts == 64);
+  CHECK(!dense.is_moe_layer(26));
+  FixtureSpec s = small(Arch::Deepseek2, 4, 4);
+  s.q_lora_rank = 16;
+  CHECK_NOTHROW(ModelConfig::from_gguf(GgufFile::parse(make_fixture_model(s), "mla.gguf")));
+}
+
+TEST_CASE("config metadata errors for unknown arch and missing keys and bad values", "[config]") {
+  ModelConfig c = fixture_config(small(Arch::Llama, 4, 4));
+  GgufWriter w;
+  w.add("general.architecture", "falcon");
+  CHECK(error_of([&] { ModelConfig::from_gguf(parse(w)); }) ==
+        "model.gguf: unknown architecture falcon (supported: llama, mistral, qwen2, deepseek2)");
+  GgufWriter no_blocks;
+  no_blocks.add("general.architecture", "llama");
+  CHECK(error_of([&] { ModelConfig::from_gguf(parse(no_blocks)); }) ==
+        "model.gguf: missing metadata key llama.block_count");
+  ModelConfig uneven = c;
+  uneven.n_kv_heads = 3;
+  CHECK(error_of([&] { ModelConfig::from_gguf(metadata_file(uneven)); }) ==
+        "model.gguf: 4 attention heads cannot be shared evenly by 3 KV heads");
+  ModelConfig mistral = c;
+  mistral.arch_name = "mistral";
+  CHECK(ModelConfig::from_gguf(metadata_file(mistral)).arch == Arch::Llama);
+  GgufWriter u8_counts;  // counts of any integer width (FORMATS pitfall 6)
+  u8_counts.add("general.architecture", "llama");
+  u8_counts.add("llama.block_count", uint8_t(2));
+  u8_counts.add("llama.embedding_length", uint16_t(64));
+  u8_counts.add("llama.context_length", uint64_t(128));
+  u8_counts.add("llama.feed_forward_length", int32_t(96));
+  u8_counts.add("llama.attention.head_count", int64_t(4));
+  u8_counts.add("llama.attention.layer_norm_rms_epsilon", 1e-6);  // f64
+  u8_counts.add("llama.vocab_size", uint32_t(300));
+  ModelConfig u = ModelConfig::from_gguf(parse(u8_counts));
+  CHECK((u.n_layers == 2 && u.dim == 64 && u.seq_len == 128 && u.n_kv_heads == 4 && u.head_dim == 16));
+  CHECK(u.rope.theta == 10000.0f);
+}
+
+TEST_CASE("config Llama 3 rope frequency factors", "[config]") {
+  FixtureSpec s = small(Arch::Llama, 1, 1);
+  s.dim = 128, s.rope_freqs = true, s.rope_theta = 500000.0f;
+  GgufFile f = GgufFile::parse(make_fixture_model(s), "llama3.gguf");
+  ModelConfig c = ModelConfig::from_gguf(f);
+  CHECK(c.rope.has_freq_factors);
+  const GgufTensor& t = f.tensor("rope_freqs.weight");
+  REQUIRE(t.shape() == std::vector<uint64_t>{64});
+  std::vector<float> v(64);
+  std::memcpy(v.data(), t.data.data(), 256);
+  // FORMATS §3.4, Llama-3.1-8B (d 128, base 5e5, factor 8): 29 ones, 29 eights, 6 smoothed.
+  CHECK(std::count(v.begin(), v.end(), 1.0f) == 29);
+  CHECK(std::count(v.begin(), v.end(), 8.0f) == 29);
+  CHECK(v[29] == Approx(1.2075).epsilon(1e-3));
+  CHECK(v[34] == Approx(5.2573).epsilon(1e-3));
+}
