@@ -1,6 +1,7 @@
 // `vkllm info -m FILE [--json]`: what a GGUF model is: architecture, dimensions, attention kind,
 // parameters, tensor types, KV-cache bytes per token, context length and tokenizer.
 #include <fmt/format.h>
+
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -33,9 +34,9 @@ struct Info {
   ModelConfig config;
   std::optional<Tokenizer> tokenizer;
   uint64_t parameters = 0;
-  bool parameters_from_config = false;     // a file without tensors
-  std::map<std::string, uint64_t> types;   // tensor type -> count
-  uint64_t kv_bytes = 0;                   // per token, f16
+  bool parameters_from_config = false;    // a file without tensors
+  std::map<std::string, uint64_t> types;  // tensor type -> count
+  uint64_t kv_bytes = 0;                  // per token, f16
 };
 
 Info gather(const GgufFile& f) {
@@ -57,8 +58,9 @@ std::string attention_line(const ModelConfig& c) {
   const MlaConfig& m = c.mla;
   switch (c.attention_kind()) {
     case AttentionKind::MLA:
-      return fmt::format("MLA (kv_lora_rank {}, rope dim {}, q_lora_rank {}, {} layout)", m.kv_lora_rank,
-                         m.qk_rope_head_dim, m.q_lora_rank, to_string(m.layout));
+      return fmt::format("MLA (kv_lora_rank {}, rope dim {}, q_lora_rank {}, {} layout: {})", m.kv_lora_rank,
+                         m.qk_rope_head_dim, m.q_lora_rank, to_string(m.layout),
+                         m.layout == MlaLayout::Split ? "attn_k_b + attn_v_b" : "attn_kv_b");
     case AttentionKind::GQA:
       return fmt::format("GQA ({} query heads per KV head)", c.n_heads / c.n_kv_heads);
     default:
@@ -74,8 +76,8 @@ std::string hidden_str(const std::vector<uint32_t>& h) {
 void print_text(const Info& i) {
   const ModelConfig& c = i.config;
   const GgufFile& f = i.file;
-  fmt::print("file        {} (GGUF v{}, {} tensors, {} metadata keys, {})\n", f.name(), f.version(),
-             f.tensors().size(), f.metadata().size(), human_bytes(double(f.bytes().size())));
+  fmt::print("file        {} (GGUF v{}, {} tensors, {} metadata keys, {})\n", f.name(), f.version(), f.tensors().size(),
+             f.metadata().size(), human_bytes(double(f.bytes().size())));
   if (!c.name.empty()) fmt::print("name        {}\n", c.name);
   fmt::print("arch        {}\n", c.arch_name);
   fmt::print("dims        dim {}, layers {}, heads {}, kv heads {}, head dim {}, value head dim {}, ffn {}, vocab {}\n",
@@ -121,9 +123,13 @@ nlohmann::json to_json(const Info& i) {
       {"vocab_size", c.vocab_size},
       {"context_length", c.seq_len},
       {"attention", to_string(c.attention_kind())},
-      {"rope", {{"mode", to_string(c.rope.mode)}, {"dim", c.rope.dim}, {"theta", c.rope.theta},
-                {"scaling", to_string(c.rope.scaling)}, {"factor", c.rope.factor},
-                {"freq_factors", c.rope.has_freq_factors}}},
+      {"rope",
+       {{"mode", to_string(c.rope.mode)},
+        {"dim", c.rope.dim},
+        {"theta", c.rope.theta},
+        {"scaling", to_string(c.rope.scaling)},
+        {"factor", c.rope.factor},
+        {"freq_factors", c.rope.has_freq_factors}}},
       {"parameters", i.parameters},
       {"parameters_from_config", i.parameters_from_config},
       {"tensor_types", i.types},
@@ -132,13 +138,20 @@ nlohmann::json to_json(const Info& i) {
       {"tied_embeddings", c.tied_embeddings},
   };
   if (c.attention_kind() == AttentionKind::MLA)
-    j["mla"] = {{"q_lora_rank", c.mla.q_lora_rank}, {"kv_lora_rank", c.mla.kv_lora_rank},
-                {"qk_nope_head_dim", c.mla.qk_nope_head_dim}, {"qk_rope_head_dim", c.mla.qk_rope_head_dim},
-                {"v_head_dim", c.mla.v_head_dim}, {"layout", to_string(c.mla.layout)}};
+    j["mla"] = {{"q_lora_rank", c.mla.q_lora_rank},
+                {"kv_lora_rank", c.mla.kv_lora_rank},
+                {"qk_nope_head_dim", c.mla.qk_nope_head_dim},
+                {"qk_rope_head_dim", c.mla.qk_rope_head_dim},
+                {"v_head_dim", c.mla.v_head_dim},
+                {"layout", to_string(c.mla.layout)}};
   if (i.tokenizer) {
     const Tokenizer& t = *i.tokenizer;
-    j["tokenizer"] = {{"kind", t.kind() == Tokenizer::Kind::Spm ? "llama" : "gpt2"}, {"pre", t.pre()},
-                      {"vocab_size", t.vocab_size()}, {"bos", t.bos()}, {"eos", t.eos()}, {"add_bos", t.add_bos()}};
+    j["tokenizer"] = {{"kind", t.kind() == Tokenizer::Kind::Spm ? "llama" : "gpt2"},
+                      {"pre", t.pre()},
+                      {"vocab_size", t.vocab_size()},
+                      {"bos", t.bos()},
+                      {"eos", t.eos()},
+                      {"add_bos", t.add_bos()}};
   } else {
     j["tokenizer"] = nullptr;
   }
@@ -148,7 +161,8 @@ nlohmann::json to_json(const Info& i) {
 }  // namespace
 
 void add_info_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("info", "Describe a GGUF model: architecture, dimensions, attention, KV cache, tokenizer");
+  auto* cmd =
+      app.add_subcommand("info", "Describe a GGUF model: architecture, dimensions, attention, KV cache, tokenizer");
   auto model = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   cmd->add_option("-m,--model", *model, "GGUF model file")->required();
@@ -156,8 +170,10 @@ void add_info_command(CLI::App& app) {
   cmd->callback([model, json] {
     GgufFile f = GgufFile::open(*model);
     Info i = gather(f);
-    if (*json) fmt::print("{}\n", to_json(i).dump(2));
-    else print_text(i);
+    if (*json)
+      fmt::print("{}\n", to_json(i).dump(2));
+    else
+      print_text(i);
   });
 }
 

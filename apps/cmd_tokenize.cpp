@@ -1,7 +1,8 @@
 // `vkllm tokenize -m FILE -p TEXT [--pieces]`: the ids of a text, BOS included when the model adds
 // it; `vkllm detokenize -m FILE --tokens 1,2,3`: the text of ids. Only the tokenizer is loaded.
-#include <charconv>
 #include <fmt/format.h>
+
+#include <charconv>
 
 #include "check.h"
 #include "commands.h"
@@ -31,12 +32,18 @@ std::string escape_piece(std::string_view p) {
   std::string out;
   for (char ch : p) {
     auto c = static_cast<unsigned char>(ch);
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\\') out += "\\\\";
-    else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8)) out += fmt::format("\\x{:02x}", c);
-    else out += ch;
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\\')
+      out += "\\\\";
+    else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8))
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += ch;
   }
   return out;
 }

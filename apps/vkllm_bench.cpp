@@ -6,6 +6,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"vkllm-bench: GPU kernel benchmarks", "vkllm-bench"};
+  vkllm::bench::add_elementwise_bench(app);
   app.require_subcommand(1);
   try {
     app.parse(argc, argv);

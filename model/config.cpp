@@ -3,9 +3,10 @@
 // Derived quantities, validation and the tensor checks are in config_check.cpp.
 #include "config.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "check.h"
 #include "gguf.h"
@@ -81,10 +82,14 @@ void read_rope_scaling(const GgufFile& f, const Key& k, RopeConfig& r) {
   }
   if (r.factor == 0.0f) r.factor = 1.0f;
   if (type.empty()) type = r.factor == 1.0f ? "none" : "linear";
-  if (type == "none") r.scaling = RopeScaling::None;
-  else if (type == "linear") r.scaling = RopeScaling::Linear;
-  else if (type == "yarn") r.scaling = RopeScaling::Yarn;
-  else f.fail(fmt::format("rope scaling type {} is not supported (none, linear, yarn)", printable(type)));
+  if (type == "none")
+    r.scaling = RopeScaling::None;
+  else if (type == "linear")
+    r.scaling = RopeScaling::Linear;
+  else if (type == "yarn")
+    r.scaling = RopeScaling::Yarn;
+  else
+    f.fail(fmt::format("rope scaling type {} is not supported (none, linear, yarn)", printable(type)));
   r.original_ctx = read_u32(f, k("rope.scaling.original_context_length"), 0);
   r.attn_factor = read_f32(f, k("rope.scaling.attn_factor"), 1.0f);
   r.yarn_log_multiplier = read_f32(f, k("rope.scaling.yarn_log_multiplier"), 0.0f);
@@ -103,8 +108,9 @@ void read_mla(const GgufFile& f, const Key& k, ModelConfig& c) {
   if (key_mla != 0 && value_mla != 0) {
     m.layout = MlaLayout::Split;
     if (key_length != m.kv_lora_rank + m.qk_rope_head_dim || value_length != m.kv_lora_rank)
-      f.fail(fmt::format("deepseek2 MLA key/value length {}/{} should be kv_lora_rank + rope dim / kv_lora_rank = {}/{}",
-                         key_length, value_length, m.kv_lora_rank + m.qk_rope_head_dim, m.kv_lora_rank));
+      f.fail(
+          fmt::format("deepseek2 MLA key/value length {}/{} should be kv_lora_rank + rope dim / kv_lora_rank = {}/{}",
+                      key_length, value_length, m.kv_lora_rank + m.qk_rope_head_dim, m.kv_lora_rank));
     key_length = key_mla;
     value_length = value_mla;
   } else {
@@ -191,9 +197,12 @@ void write_config(GgufWriter& w, const ModelConfig& c) {
   w.add(k("context_length"), c.seq_len);
   w.add(k("embedding_length"), c.dim);
   w.add(k("block_count"), c.n_layers);
-  bool uniform = std::all_of(c.hidden_dim.begin(), c.hidden_dim.end(), [&](uint32_t h) { return h == c.hidden_dim[0]; });
-  if (uniform && !c.hidden_dim.empty()) w.add(k("feed_forward_length"), c.hidden_dim[0]);
-  else w.add_array(k("feed_forward_length"), c.hidden_dim);
+  bool uniform =
+      std::all_of(c.hidden_dim.begin(), c.hidden_dim.end(), [&](uint32_t h) { return h == c.hidden_dim[0]; });
+  if (uniform && !c.hidden_dim.empty())
+    w.add(k("feed_forward_length"), c.hidden_dim[0]);
+  else
+    w.add_array(k("feed_forward_length"), c.hidden_dim);
   w.add(k("attention.head_count"), c.n_heads);
   w.add(k("attention.layer_norm_rms_epsilon"), c.norm_eps);
   w.add(k("rope.dimension_count"), c.rope.dim);
@@ -246,9 +255,7 @@ int32_t read_token_id(const GgufFile& f, const std::string& key) {
   return v < 0 || v > INT32_MAX ? -1 : int32_t(v);
 }
 
-std::vector<std::string> copy_strings(const std::vector<std::string_view>& v) {
-  return {v.begin(), v.end()};
-}
+std::vector<std::string> copy_strings(const std::vector<std::string_view>& v) { return {v.begin(), v.end()}; }
 
 std::optional<bool> read_optional_bool(const GgufFile& f, const std::string& key) {
   if (!f.has(key)) return std::nullopt;

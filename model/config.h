@@ -18,9 +18,9 @@ class GgufWriter;
 
 enum class Arch { Llama, Qwen2, Deepseek2 };  // mistral files are read as llama
 enum class AttentionKind { MHA, GQA, MQA, MLA };
-enum class RopeMode { Norm, Neox };           // pairs (2i, 2i+1) or (i, i + n_rot/2); FORMATS §3.2
+enum class RopeMode { Norm, Neox };  // pairs (2i, 2i+1) or (i, i + n_rot/2); FORMATS §3.2
 enum class RopeScaling { None, Linear, Yarn };
-enum class MlaLayout { None, Split, Fused };   // attn_k_b + attn_v_b (new files) or attn_kv_b (old)
+enum class MlaLayout { None, Split, Fused };  // attn_k_b + attn_v_b (new files) or attn_kv_b (old)
 
 std::string_view to_string(Arch a);
 std::string_view to_string(AttentionKind k);
@@ -29,8 +29,8 @@ std::string_view to_string(RopeScaling s);
 std::string_view to_string(MlaLayout l);
 
 struct RopeConfig {
-  float theta = 10000.0f;         // freq_base
-  uint32_t dim = 0;               // n_rot: rotated dims per head (MLA: the rope part of q and k)
+  float theta = 10000.0f;  // freq_base
+  uint32_t dim = 0;        // n_rot: rotated dims per head (MLA: the rope part of q and k)
   RopeMode mode = RopeMode::Norm;
   RopeScaling scaling = RopeScaling::None;
   float factor = 1.0f;            // freq_scale = 1 / factor
@@ -52,14 +52,14 @@ struct MlaConfig {
 
 // Mixture-of-experts keys: parsed so that a MoE file is named as such (not yet supported).
 struct MoeConfig {
-  uint32_t n_experts = 0;             // 0: dense model
+  uint32_t n_experts = 0;  // 0: dense model
   uint32_t n_experts_used = 0;
   uint32_t n_shared_experts = 0;
   uint32_t expert_hidden_dim = 0;
   uint32_t leading_dense_blocks = 0;  // deepseek2: blocks [0, this) are dense
   float weights_scale = 1.0f;
   bool weights_norm = false;
-  uint32_t gating_func = 1;           // 1 softmax, 2 sigmoid
+  uint32_t gating_func = 1;  // 1 softmax, 2 sigmoid
 };
 
 struct ModelConfig {
@@ -69,16 +69,16 @@ struct ModelConfig {
   uint32_t dim = 0;                 // embedding_length: the residual width
   uint32_t n_layers = 0;
   uint32_t n_heads = 0;
-  uint32_t n_kv_heads = 0;          // MLA: 1 (one latent per token serves every head)
-  uint32_t head_dim = 0;            // query/key width per head (MLA: qk_nope + qk_rope)
-  uint32_t v_head_dim = 0;          // value width per head
-  std::vector<uint32_t> hidden_dim; // (n_layers) FFN width of each layer
+  uint32_t n_kv_heads = 0;           // MLA: 1 (one latent per token serves every head)
+  uint32_t head_dim = 0;             // query/key width per head (MLA: qk_nope + qk_rope)
+  uint32_t v_head_dim = 0;           // value width per head
+  std::vector<uint32_t> hidden_dim;  // (n_layers) FFN width of each layer
   uint32_t vocab_size = 0;
-  uint32_t seq_len = 0;             // context_length the model was trained for
-  float norm_eps = 1e-5f;           // RMSNorm epsilon
+  uint32_t seq_len = 0;    // context_length the model was trained for
+  float norm_eps = 1e-5f;  // RMSNorm epsilon
   RopeConfig rope;
-  bool qkv_bias = false;            // attn_q/k/v.bias (qwen2 always)
-  bool tied_embeddings = false;     // no output.weight: logits use token_embd
+  bool qkv_bias = false;         // attn_q/k/v.bias (qwen2 always)
+  bool tied_embeddings = false;  // no output.weight: logits use token_embd
   MlaConfig mla;
   MoeConfig moe;
 
@@ -119,14 +119,14 @@ void check_tensors(const GgufFile& f, const ModelConfig& c);
 enum class TokenType : int32_t { Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };
 
 struct VocabConfig {
-  std::string model;                 // "llama" (SentencePiece BPE with scores) or "gpt2" (byte-level BPE)
-  std::string pre;                   // BPE pre-tokenizer: "llama-bpe", "qwen2", "smollm", "gpt-2", ...
-  std::vector<std::string> tokens;   // (vocab) text of each id
-  std::vector<float> scores;         // (vocab) SPM scores; may be empty
-  std::vector<TokenType> types;      // (vocab) may be empty (all normal)
-  std::vector<std::string> merges;   // BPE merges "left right", index = rank
+  std::string model;                // "llama" (SentencePiece BPE with scores) or "gpt2" (byte-level BPE)
+  std::string pre;                  // BPE pre-tokenizer: "llama-bpe", "qwen2", "smollm", "gpt-2", ...
+  std::vector<std::string> tokens;  // (vocab) text of each id
+  std::vector<float> scores;        // (vocab) SPM scores; may be empty
+  std::vector<TokenType> types;     // (vocab) may be empty (all normal)
+  std::vector<std::string> merges;  // BPE merges "left right", index = rank
   int32_t bos = -1, eos = -1, unk = -1, pad = -1, eot = -1, eom = -1;  // -1: none
-  std::optional<bool> add_bos, add_eos, add_space_prefix;             // nullopt: the kind's default
+  std::optional<bool> add_bos, add_eos, add_space_prefix;              // nullopt: the kind's default
 };
 
 bool has_vocab(const GgufFile& f);

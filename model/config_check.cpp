@@ -1,9 +1,10 @@
 // What a ModelConfig implies: attention kind, KV bytes per token, validation, and the exact
 // tensor names and shapes per architecture (FORMATS.md §1.4, §1.5), checked against a file.
-#include <algorithm>
-#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "check.h"
@@ -14,9 +15,12 @@ namespace vkllm {
 
 std::string_view to_string(Arch a) {
   switch (a) {
-    case Arch::Llama: return "llama";
-    case Arch::Qwen2: return "qwen2";
-    case Arch::Deepseek2: return "deepseek2";
+    case Arch::Llama:
+      return "llama";
+    case Arch::Qwen2:
+      return "qwen2";
+    case Arch::Deepseek2:
+      return "deepseek2";
   }
   return "?";
 }
@@ -34,7 +38,7 @@ std::string_view to_string(RopeScaling s) {
 }
 
 std::string_view to_string(MlaLayout l) {
-  constexpr std::string_view names[] = {"none", "split attn_k_b/attn_v_b", "fused attn_kv_b"};
+  constexpr std::string_view names[] = {"none", "split", "fused"};  // attn_k_b + attn_v_b, or attn_kv_b
   return names[int(l)];
 }
 
@@ -46,9 +50,7 @@ AttentionKind ModelConfig::attention_kind() const {
   return n_kv_heads == 1 ? AttentionKind::MQA : AttentionKind::GQA;
 }
 
-bool ModelConfig::is_moe_layer(uint32_t layer) const {
-  return moe.n_experts > 0 && layer >= moe.leading_dense_blocks;
-}
+bool ModelConfig::is_moe_layer(uint32_t layer) const { return moe.n_experts > 0 && layer >= moe.leading_dense_blocks; }
 
 namespace {
 
@@ -78,9 +80,10 @@ void check_range(std::string_view what, uint64_t v, uint64_t lo, uint64_t hi) {
 
 void validate_moe(const ModelConfig& c) {
   if (c.moe.n_experts == 0 || c.moe.leading_dense_blocks >= c.n_layers) return;
-  throw Error(fmt::format("blocks {}..{} are mixture-of-experts layers ({} experts, {} used per token); "
-                          "MoE is not yet supported",
-                          c.moe.leading_dense_blocks, c.n_layers - 1, c.moe.n_experts, c.moe.n_experts_used));
+  throw Error(
+      fmt::format("blocks {}..{} are mixture-of-experts layers ({} experts, {} used per token); "
+                  "MoE is not yet supported",
+                  c.moe.leading_dense_blocks, c.n_layers - 1, c.moe.n_experts, c.moe.n_experts_used));
 }
 
 void validate_mla(const ModelConfig& c) {
@@ -110,7 +113,8 @@ void ModelConfig::validate() const {
   check_range("context_length", seq_len, 1, 1u << 31);
   ENSURE(std::isfinite(norm_eps) && norm_eps > 0, fmt::format("layer_norm_rms_epsilon {} must be positive", norm_eps));
   ENSURE(std::isfinite(rope.theta) && rope.theta > 0, fmt::format("rope.freq_base {} must be positive", rope.theta));
-  ENSURE(std::isfinite(rope.factor) && rope.factor > 0, fmt::format("rope scaling factor {} must be positive", rope.factor));
+  ENSURE(std::isfinite(rope.factor) && rope.factor > 0,
+         fmt::format("rope scaling factor {} must be positive", rope.factor));
   ENSURE(rope.dim % 2 == 0 && rope.dim >= 2 && rope.dim <= head_dim,
          fmt::format("rope.dimension_count {} must be even and within the head dim {}", rope.dim, head_dim));
   if (arch == Arch::Deepseek2) {
@@ -187,8 +191,10 @@ std::vector<TensorSpec> expected_tensors(const ModelConfig& c) {
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     std::string blk = fmt::format("blk.{}.", l);
     t.push_back({blk + "attn_norm.weight", {E}});
-    if (c.arch == Arch::Deepseek2) add_mla(t, c, blk);
-    else add_attention(t, c, blk);
+    if (c.arch == Arch::Deepseek2)
+      add_mla(t, c, blk);
+    else
+      add_attention(t, c, blk);
     uint64_t F = c.hidden_dim[l];
     t.push_back({blk + "ffn_norm.weight", {E}});
     t.push_back({blk + "ffn_gate.weight", {E, F}});
@@ -226,8 +232,8 @@ void check_tensors(const GgufFile& f, const ModelConfig& c) {
       f.fail(fmt::format("unexpected tensor {} for a {} model{}", printable(t.name), c.arch_name,
                          unexpected_hint(t.name, c)));
     if (t.shape() != it->second->ne)
-      f.fail(fmt::format("tensor {} has shape {}, expected {}", t.name, shape_str(t.shape()),
-                         shape_str(it->second->ne)));
+      f.fail(
+          fmt::format("tensor {} has shape {}, expected {}", t.name, shape_str(t.shape()), shape_str(it->second->ne)));
   }
   for (const TensorSpec& s : specs)
     if (!f.find_tensor(s.name)) f.fail(fmt::format("missing tensor {} (expected shape {})", s.name, shape_str(s.ne)));

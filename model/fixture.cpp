@@ -2,9 +2,10 @@
 // every storage type (how the values are chosen: fixture.h).
 #include "fixture.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
-#include <fmt/format.h>
 #include <glm/gtc/packing.hpp>
 
 #include "check.h"
@@ -146,17 +147,17 @@ uint16_t to_bf16(float v) {
 // Where a quantised block keeps its f16 scales, and the largest |q * sub-scale| it multiplies.
 struct QuantScales {
   DType type;
-  int d_at, min_at;  // byte offsets of d and of dmin / m (-1: none)
-  float qmax;        // y = d * (up to qmax)
+  int d_at, min_at;    // byte offsets of d and of dmin / m (-1: none)
+  float qmax;          // y = d * (up to qmax)
   bool min_is_offset;  // Q4_1/Q5_1: y = q*d + m; K-quants: y = ... - dmin * mn (mn <= 63 or 15)
   float min_divisor;
 };
 
 constexpr QuantScales kScales[] = {
-    {DType::Q4_0, 0, -1, 8, false, 1},       {DType::Q4_1, 0, 2, 8, true, 1},
-    {DType::Q5_0, 0, -1, 16, false, 1},      {DType::Q5_1, 0, 2, 16, true, 1},
-    {DType::Q8_0, 0, -1, 128, false, 1},     {DType::Q2_K, 80, 82, 15 * 3, false, 2 * 15},
-    {DType::Q3_K, 108, -1, 32 * 4, false, 1}, {DType::Q4_K, 0, 2, 63 * 15, false, 2 * 63},
+    {DType::Q4_0, 0, -1, 8, false, 1},           {DType::Q4_1, 0, 2, 8, true, 1},
+    {DType::Q5_0, 0, -1, 16, false, 1},          {DType::Q5_1, 0, 2, 16, true, 1},
+    {DType::Q8_0, 0, -1, 128, false, 1},         {DType::Q2_K, 80, 82, 15 * 3, false, 2 * 15},
+    {DType::Q3_K, 108, -1, 32 * 4, false, 1},    {DType::Q4_K, 0, 2, 63 * 15, false, 2 * 63},
     {DType::Q5_K, 0, 2, 63 * 31, false, 2 * 63}, {DType::Q6_K, 208, -1, 128 * 32, false, 1},
 };
 
@@ -170,8 +171,10 @@ std::vector<std::byte> random_tensor_bytes(DType type, uint64_t n, float range, 
   if (type == DType::F32 || type == DType::F16 || type == DType::BF16) {
     for (uint64_t i = 0; i < n; ++i) {
       float v = value(rng);
-      if (type == DType::F32) std::memcpy(&out[i * 4], &v, 4);
-      else if (type == DType::F16) put_f16(&out[i * 2], v);
+      if (type == DType::F32)
+        std::memcpy(&out[i * 4], &v, 4);
+      else if (type == DType::F16)
+        put_f16(&out[i * 2], v);
       else {
         uint16_t b = to_bf16(v);
         std::memcpy(&out[i * 2], &b, 2);
@@ -188,7 +191,8 @@ std::vector<std::byte> random_tensor_bytes(DType type, uint64_t n, float range, 
   for (size_t blk = 0; blk < out.size(); blk += ti.block_bytes) {
     put_f16(&out[blk + q->d_at], range / q->qmax * half_to_one(rng));
     if (q->min_at >= 0)
-      put_f16(&out[blk + q->min_at], q->min_is_offset ? -range * half_to_one(rng) : range / q->min_divisor * half_to_one(rng));
+      put_f16(&out[blk + q->min_at],
+              q->min_is_offset ? -range * half_to_one(rng) : range / q->min_divisor * half_to_one(rng));
   }
   return out;
 }
@@ -203,8 +207,10 @@ std::vector<float> llama3_rope_factors(uint32_t dim, float theta) {
   std::vector<float> f;
   for (uint32_t i = 0; i < dim / 2; ++i) {
     double wavelen = 2 * M_PI / std::pow(double(theta), -2.0 * i / dim);
-    if (wavelen < ctx / hi) f.push_back(1.0f);
-    else if (wavelen > ctx / lo) f.push_back(float(factor));
+    if (wavelen < ctx / hi)
+      f.push_back(1.0f);
+    else if (wavelen > ctx / lo)
+      f.push_back(float(factor));
     else {
       double s = (ctx / wavelen - lo) / (hi - lo);
       f.push_back(float(1.0 / ((1 - s) / factor + s)));
@@ -216,9 +222,12 @@ std::vector<float> llama3_rope_factors(uint32_t dim, float theta) {
 std::vector<std::byte> one_d_tensor(const TensorSpec& t, const ModelConfig& c, std::mt19937& rng) {
   std::vector<float> v(t.ne[0]);
   std::uniform_real_distribution<float> u(-0.1f, 0.1f);
-  if (t.name == "rope_freqs.weight") v = llama3_rope_factors(c.rope.dim, c.rope.theta);
-  else if (t.name.ends_with("norm.weight")) for (float& x : v) x = 1.0f + u(rng);
-  else for (float& x : v) x = u(rng);
+  if (t.name == "rope_freqs.weight")
+    v = llama3_rope_factors(c.rope.dim, c.rope.theta);
+  else if (t.name.ends_with("norm.weight"))
+    for (float& x : v) x = 1.0f + u(rng);
+  else
+    for (float& x : v) x = u(rng);
   std::vector<std::byte> out(v.size() * 4);
   std::memcpy(out.data(), v.data(), out.size());
   return out;

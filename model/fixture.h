@@ -26,26 +26,26 @@ struct FixtureSpec {
   uint32_t dim = 64;
   uint32_t n_layers = 2;
   uint32_t n_heads = 4;
-  uint32_t n_kv_heads = 4;          // = n_heads: MHA; 1: MQA; else GQA (deepseek2: ignored)
-  uint32_t head_dim = 0;            // 0: dim / n_heads (llama, qwen2)
+  uint32_t n_kv_heads = 4;  // = n_heads: MHA; 1: MQA; else GQA (deepseek2: ignored)
+  uint32_t head_dim = 0;    // 0: dim / n_heads (llama, qwen2)
   uint32_t hidden_dim = 128;
-  uint32_t vocab_size = 512;        // at least 260 (the tokenizer's bytes and specials)
+  uint32_t vocab_size = 512;  // at least 260 (the tokenizer's bytes and specials)
   uint32_t seq_len = 256;
   float norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
-  bool tied_embeddings = false;     // no output.weight
-  bool rope_freqs = false;          // llama: a rope_freqs.weight tensor (Llama 3.1 style)
+  bool tied_embeddings = false;  // no output.weight
+  bool rope_freqs = false;       // llama: a rope_freqs.weight tensor (Llama 3.1 style)
   // deepseek2 (MLA); head_dim = qk_nope + qk_rope
-  uint32_t q_lora_rank = 0;         // 0: plain attn_q
+  uint32_t q_lora_rank = 0;  // 0: plain attn_q
   uint32_t kv_lora_rank = 32;
   uint32_t qk_nope_head_dim = 16;
   uint32_t qk_rope_head_dim = 8;
   uint32_t v_head_dim = 16;
   MlaLayout mla_layout = MlaLayout::Split;
   // storage
-  DType weight_type = DType::F16;   // matrices (2-D and 3-D)
-  std::optional<DType> embed_type;  // token_embd; default weight_type
-  std::optional<DType> output_type; // output.weight; default weight_type
+  DType weight_type = DType::F16;    // matrices (2-D and 3-D)
+  std::optional<DType> embed_type;   // token_embd; default weight_type
+  std::optional<DType> output_type;  // output.weight; default weight_type
   // tokenizer: "llama" (SentencePiece with byte fallback) or "gpt2" (byte-level BPE, pre below)
   std::string tokenizer = "llama";
   std::string tokenizer_pre = "gpt-2";

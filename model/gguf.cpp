@@ -2,13 +2,14 @@
 // before it is used, and every size product is checked for overflow. Values stay in the file.
 #include "gguf.h"
 
-#include <bit>
-#include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <bit>
+#include <cstring>
 
 #include "check.h"
 
@@ -83,8 +84,14 @@ size_t gguf_type_size(GgufType t) {
 
 bool GgufValue::is_integer() const {
   switch (type_) {
-    case GgufType::U8: case GgufType::I8: case GgufType::U16: case GgufType::I16:
-    case GgufType::U32: case GgufType::I32: case GgufType::U64: case GgufType::I64:
+    case GgufType::U8:
+    case GgufType::I8:
+    case GgufType::U16:
+    case GgufType::I16:
+    case GgufType::U32:
+    case GgufType::I32:
+    case GgufType::U64:
+    case GgufType::I64:
       return true;
     default:
       return false;
@@ -93,19 +100,27 @@ bool GgufValue::is_integer() const {
 
 std::optional<int64_t> GgufValue::to_int() const {
   switch (type_) {
-    case GgufType::U8: return load<uint8_t>(encoded_, 0);
-    case GgufType::I8: return load<int8_t>(encoded_, 0);
-    case GgufType::U16: return load<uint16_t>(encoded_, 0);
-    case GgufType::I16: return load<int16_t>(encoded_, 0);
-    case GgufType::U32: return load<uint32_t>(encoded_, 0);
-    case GgufType::I32: return load<int32_t>(encoded_, 0);
-    case GgufType::I64: return load<int64_t>(encoded_, 0);
+    case GgufType::U8:
+      return load<uint8_t>(encoded_, 0);
+    case GgufType::I8:
+      return load<int8_t>(encoded_, 0);
+    case GgufType::U16:
+      return load<uint16_t>(encoded_, 0);
+    case GgufType::I16:
+      return load<int16_t>(encoded_, 0);
+    case GgufType::U32:
+      return load<uint32_t>(encoded_, 0);
+    case GgufType::I32:
+      return load<int32_t>(encoded_, 0);
+    case GgufType::I64:
+      return load<int64_t>(encoded_, 0);
     case GgufType::U64: {
       uint64_t v = load<uint64_t>(encoded_, 0);
       if (v > uint64_t(INT64_MAX)) return std::nullopt;
       return int64_t(v);
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -178,8 +193,7 @@ class GgufParser {
 
   void need(uint64_t n, std::string_view what) {
     if (n > remaining())
-      f_.fail(fmt::format("file is truncated: {} needs {} bytes at offset {}, {} left", what, n, pos_,
-                          remaining()));
+      f_.fail(fmt::format("file is truncated: {} needs {} bytes at offset {}, {} left", what, n, pos_, remaining()));
   }
 
   template <class T>
@@ -202,8 +216,8 @@ class GgufParser {
     if (b_.size() < 4) f_.fail(fmt::format("not a GGUF file (only {} bytes)", b_.size()));
     if (std::memcmp(b_.data(), "GGUF", 4) != 0) {
       auto u = [&](int i) { return std::to_integer<unsigned>(b_[i]); };
-      f_.fail(fmt::format("not a GGUF file (starts with {:02x} {:02x} {:02x} {:02x}, expected \"GGUF\")", u(0),
-                          u(1), u(2), u(3)));
+      f_.fail(fmt::format("not a GGUF file (starts with {:02x} {:02x} {:02x} {:02x}, expected \"GGUF\")", u(0), u(1),
+                          u(2), u(3)));
     }
     pos_ = 4;
     uint32_t v = read<uint32_t>("the version");
@@ -257,7 +271,8 @@ class GgufParser {
     what = fmt::format("metadata key {}", printable(key));
     GgufType type = read_type(what);
     GgufValue value = read_value(type, 0, what);
-    if (!f_.kv_index_.emplace(key, f_.kvs_.size()).second) f_.fail(fmt::format("duplicate metadata key {}", printable(key)));
+    if (!f_.kv_index_.emplace(key, f_.kvs_.size()).second)
+      f_.fail(fmt::format("duplicate metadata key {}", printable(key)));
     f_.kvs_.push_back({key, value});
   }
 
@@ -318,8 +333,8 @@ class GgufParser {
       if (blocks > UINT64_MAX / info.block_bytes) f_.fail(fmt::format("tensor {} is too large", name));
       uint64_t nbytes = blocks * info.block_bytes;
       if (t.offset % f_.alignment_ != 0)
-        f_.fail(fmt::format("tensor {} offset {} is not a multiple of the alignment {}", name, t.offset,
-                            f_.alignment_));
+        f_.fail(
+            fmt::format("tensor {} offset {} is not a multiple of the alignment {}", name, t.offset, f_.alignment_));
       if (t.offset > data_size || nbytes > data_size - t.offset)
         f_.fail(fmt::format("tensor {} extends past end of file ({} bytes at data offset {}, data section has {})",
                             name, nbytes, t.offset, data_size));
@@ -427,9 +442,7 @@ double GgufFile::get_float(std::string_view key) const {
   return convert(*this, key, v, v.to_float(), "a number");
 }
 
-double GgufFile::get_float(std::string_view key, double fallback) const {
-  return has(key) ? get_float(key) : fallback;
-}
+double GgufFile::get_float(std::string_view key, double fallback) const { return has(key) ? get_float(key) : fallback; }
 
 bool GgufFile::get_bool(std::string_view key) const {
   const GgufValue& v = require(*this, key);
@@ -474,8 +487,7 @@ std::vector<std::string_view> GgufFile::get_string_array(std::string_view key) c
   const GgufValue& a = get_array(key);
   std::vector<std::string_view> out;
   out.reserve(a.size());
-  for (const GgufValue& e : a.elements())
-    out.push_back(convert(*this, key, a, e.to_string(), "an array of strings"));
+  for (const GgufValue& e : a.elements()) out.push_back(convert(*this, key, a, e.to_string(), "an array of strings"));
   return out;
 }
 

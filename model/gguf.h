@@ -40,8 +40,8 @@ class GgufValue {
   bool is_integer() const;
   bool is_float() const { return type_ == GgufType::F32 || type_ == GgufType::F64; }
   // Conversions; nullopt when the type does not fit (or an integer does not fit in int64).
-  std::optional<int64_t> to_int() const;      // any integer width (FORMATS pitfall 6)
-  std::optional<double> to_float() const;     // f32, f64 or any integer
+  std::optional<int64_t> to_int() const;   // any integer width (FORMATS pitfall 6)
+  std::optional<double> to_float() const;  // f32, f64 or any integer
   std::optional<bool> to_bool() const;
   std::optional<std::string_view> to_string() const;
 
@@ -76,8 +76,8 @@ class GgufFile {
  public:
   static constexpr std::string_view kAlignmentKey = "general.alignment";  // the container's own key
   static constexpr uint64_t kDefaultAlignment = 32;
-  static constexpr uint32_t kMaxNameBytes = 63;   // llama.cpp's GGML_MAX_NAME - 1
-  static constexpr int kMaxArrayDepth = 8;        // nested arrays deeper than this are rejected
+  static constexpr uint32_t kMaxNameBytes = 63;  // llama.cpp's GGML_MAX_NAME - 1
+  static constexpr int kMaxArrayDepth = 8;       // nested arrays deeper than this are rejected
 
   // Maps the file read-only. Errors: "<path>: <what>".
   static GgufFile open(const std::string& path);

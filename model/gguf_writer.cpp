@@ -2,8 +2,9 @@
 // infos, padding, and the tensor data, each tensor padded to the alignment (as llama.cpp does).
 #include "gguf_writer.h"
 
-#include <cstring>
 #include <fmt/format.h>
+
+#include <cstring>
 #include <fstream>
 
 #include "check.h"
@@ -128,9 +129,8 @@ void GgufWriter::add_tensor(std::string_view name, std::span<const uint64_t> ne,
          fmt::format("GGUF writer: tensor {}: ne[0] = {} is not a multiple of the {} block size {}", name, ne[0],
                      ti.name, ti.block_values));
   uint64_t nbytes = n / ti.block_values * ti.block_bytes;
-  ENSURE(data.size() == nbytes,
-         fmt::format("GGUF writer: tensor {} has {} bytes of data, its type and shape need {}", name, data.size(),
-                     nbytes));
+  ENSURE(data.size() == nbytes, fmt::format("GGUF writer: tensor {} has {} bytes of data, its type and shape need {}",
+                                            name, data.size(), nbytes));
   ENSURE(tensor_names_.emplace(name).second, fmt::format("GGUF writer: duplicate tensor {}", name));
   tensors_.push_back({std::string(name), {ne.begin(), ne.end()}, type, {data.begin(), data.end()}});
 }

@@ -21,8 +21,8 @@ class GgufWriter {
   // Copies a file's version, metadata (in order) and tensors: rewrites it byte for byte.
   static GgufWriter from(const GgufFile& f);
 
-  void set_version(uint32_t version);       // 2 or 3 (default 3)
-  void set_alignment(uint32_t alignment);   // writes general.alignment (u32); power of two
+  void set_version(uint32_t version);      // 2 or 3 (default 3)
+  void set_alignment(uint32_t alignment);  // writes general.alignment (u32); power of two
 
   // Scalars; the C++ type picks the GGUF type (uint32_t -> u32, float -> f32, ...).
   void add(std::string_view key, uint8_t v) { add_scalar(key, GgufType::U8, &v, 1); }
@@ -92,17 +92,28 @@ class GgufWriter {
 namespace gguf_detail {
 template <class T>
 constexpr GgufType type_of() {
-  if constexpr (std::is_same_v<T, uint8_t>) return GgufType::U8;
-  else if constexpr (std::is_same_v<T, int8_t>) return GgufType::I8;
-  else if constexpr (std::is_same_v<T, uint16_t>) return GgufType::U16;
-  else if constexpr (std::is_same_v<T, int16_t>) return GgufType::I16;
-  else if constexpr (std::is_same_v<T, uint32_t>) return GgufType::U32;
-  else if constexpr (std::is_same_v<T, int32_t>) return GgufType::I32;
-  else if constexpr (std::is_same_v<T, uint64_t>) return GgufType::U64;
-  else if constexpr (std::is_same_v<T, int64_t>) return GgufType::I64;
-  else if constexpr (std::is_same_v<T, float>) return GgufType::F32;
-  else if constexpr (std::is_same_v<T, double>) return GgufType::F64;
-  else static_assert(sizeof(T) == 0, "no GGUF type for this C++ type");
+  if constexpr (std::is_same_v<T, uint8_t>)
+    return GgufType::U8;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return GgufType::I8;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return GgufType::U16;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return GgufType::I16;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return GgufType::U32;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return GgufType::I32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return GgufType::U64;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return GgufType::I64;
+  else if constexpr (std::is_same_v<T, float>)
+    return GgufType::F32;
+  else if constexpr (std::is_same_v<T, double>)
+    return GgufType::F64;
+  else
+    static_assert(sizeof(T) == 0, "no GGUF type for this C++ type");
 }
 // The encoding of an array header plus raw little-endian elements.
 std::vector<std::byte> encode_array(GgufType elem, uint64_t count, const void* data, size_t bytes);

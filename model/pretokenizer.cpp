@@ -2,9 +2,10 @@
 // with PCRE2 (UTF + UCP for \p{L}/\p{N}/\s, MATCH_INVALID_UTF so that no input can crash it).
 #include "pretokenizer.h"
 
-#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
@@ -38,7 +39,8 @@ constexpr std::string_view kDeepseekLetters =
     R"(\x{A78B}-\x{A78E}\x{AB70}-\x{ABBF}\x{FB00}-\x{FB06}\x{FB13}-\x{FB17}\x{FF21}-\x{FF3A}\x{FF41}-\x{FF5A})"
     R"(\x{10400}-\x{1044F}\x{104B0}-\x{104D3}\x{104D8}-\x{104FB}\x{10C80}-\x{10CB2}\x{10CC0}-\x{10CF2})"
     R"(\x{118A0}-\x{118DF}\x{1E900}-\x{1E943}]+)";
-constexpr std::string_view kDeepseekPunct = R"(\s?[!-/:-~\x{FF01}-\x{FF0F}\x{FF1A}-\x{FF5E}\x{2018}-\x{201F}\x{3000}-\x{3002}]+)";
+constexpr std::string_view kDeepseekPunct =
+    R"(\s?[!-/:-~\x{FF01}-\x{FF0F}\x{FF1A}-\x{FF5E}\x{2018}-\x{201F}\x{3000}-\x{3002}]+)";
 constexpr std::string_view kDeepseekCjk = R"([\x{4E00}-\x{9FA5}\x{800}-\x{4E00}\x{AC00}-\x{D7FF}]+)";
 
 struct PreSpec {
@@ -80,8 +82,8 @@ struct PreTokenizer::Regex {
     if (!code) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(err, msg, sizeof(msg));
-      throw Error(fmt::format("pre-tokenizer regex does not compile at offset {}: {}", at,
-                              reinterpret_cast<const char*>(msg)));
+      throw Error(
+          fmt::format("pre-tokenizer regex does not compile at offset {}: {}", at, reinterpret_cast<const char*>(msg)));
     }
   }
   ~Regex() { pcre2_code_free(code); }

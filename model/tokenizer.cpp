@@ -1,9 +1,10 @@
 // Tokenizer: the vocabulary and its indices, special-token splitting, encode/decode around the
-// SPM and BPE encoders (tokenizer_spm.cpp, tokenizer_bpe.cpp), and the streaming Detokenizer.
+// SPM and BPE encoders (tokenizer_merge.cpp), and the streaming Detokenizer.
 #include "tokenizer.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <utility>
 
 #include "check.h"
@@ -16,7 +17,7 @@ namespace {
 constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's visible space
 
 // Texts llama.cpp also treats as end of generation when the vocabulary has them.
-constexpr std::string_view kEogTexts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>",  "<end_of_turn>",
+constexpr std::string_view kEogTexts[] = {"<|eot_id|>",    "<|im_end|>", "<|end|>", "<end_of_turn>",
                                           "<|endoftext|>", "<|eom_id|>", "<EOT>"};
 
 void replace_all(std::string& s, std::string_view from, std::string_view to) {
@@ -36,7 +37,10 @@ int parse_byte_token(std::string_view s) {
   if (s.size() != 6 || !s.starts_with("<0x") || s[5] != '>') return -1;
   int v = 0;
   for (char c : s.substr(3, 2)) {
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                   : -1;
     if (d < 0) return -1;
     v = v * 16 + d;
   }
@@ -54,9 +58,12 @@ struct Fragment {
 // --- construction
 
 Tokenizer::Tokenizer(VocabConfig v) {
-  if (v.model == "llama") kind_ = Kind::Spm;
-  else if (v.model == "gpt2") kind_ = Kind::Bpe;
-  else throw Error(fmt::format("tokenizer model \"{}\" is not supported (llama, gpt2)", printable(v.model)));
+  if (v.model == "llama")
+    kind_ = Kind::Spm;
+  else if (v.model == "gpt2")
+    kind_ = Kind::Bpe;
+  else
+    throw Error(fmt::format("tokenizer model \"{}\" is not supported (llama, gpt2)", printable(v.model)));
   size_t n = v.tokens.size();
   ENSURE(n > 0 && n < (1u << 24), fmt::format("the vocabulary has {} tokens", n));
   ENSURE(v.scores.empty() || v.scores.size() == n,
@@ -111,8 +118,7 @@ void Tokenizer::check_ids(const VocabConfig& v) {
   // SentencePiece defaults (llama.cpp): unk 0, bos 1, eos 2 when the file does not say.
   bool spm = kind_ == Kind::Spm;
   int32_t bos = v.bos >= 0 ? v.bos : spm ? 1 : -1, eos = v.eos >= 0 ? v.eos : spm ? 2 : -1;
-  ENSURE(bos < n && eos < n,
-         fmt::format("BOS/EOS token id {}/{} is outside the vocabulary of {} tokens", bos, eos, n));
+  ENSURE(bos < n && eos < n, fmt::format("BOS/EOS token id {}/{} is outside the vocabulary of {} tokens", bos, eos, n));
   bos_ = bos;
   eos_ = eos;
   unk_ = in_range(v.unk >= 0 ? v.unk : spm ? 0 : -1);
@@ -151,9 +157,7 @@ bool Tokenizer::is_special(int32_t id) const {
   return t == TokenType::Control || t == TokenType::UserDefined || t == TokenType::Unknown;
 }
 
-bool Tokenizer::is_end_of_generation(int32_t id) const {
-  return std::find(eog_.begin(), eog_.end(), id) != eog_.end();
-}
+bool Tokenizer::is_end_of_generation(int32_t id) const { return std::find(eog_.begin(), eog_.end(), id) != eog_.end(); }
 
 // --- encode
 
@@ -184,8 +188,10 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
   if (add_special && add_bos_) out.push_back(bos_);
   bool after_special = true;  // the start counts as after a special token (SPM prefix space)
   for (const Fragment& f : frags) {
-    if (f.token >= 0) out.push_back(f.token);
-    else encode_fragment(f.text, after_special, out);
+    if (f.token >= 0)
+      out.push_back(f.token);
+    else
+      encode_fragment(f.text, after_special, out);
     after_special = f.token >= 0;
   }
   if (add_special && add_eos_) out.push_back(eos_);
@@ -229,8 +235,10 @@ std::string Tokenizer::piece(int32_t id) const {
   for (size_t i = 0; i < t.size();) {
     size_t len = std::min(utf8_char_length(static_cast<unsigned char>(t[i])), t.size() - i);
     int b = len > 1 || static_cast<unsigned char>(t[i]) < 0x80 ? gpt2_char_byte(decode_utf8(t.substr(i, len))) : -1;
-    if (b >= 0) out += char(b);
-    else out.append(t, i, len);
+    if (b >= 0)
+      out += char(b);
+    else
+      out.append(t, i, len);
     i += len;
   }
   return out;

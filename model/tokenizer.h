@@ -63,8 +63,8 @@ class Tokenizer {
   bool is_end_of_generation(int32_t id) const;
   const std::vector<int32_t>& end_of_generation() const { return eog_; }
 
-  // Internals shared by the SPM and BPE encoders (tokenizer_spm.cpp, tokenizer_bpe.cpp).
-  int32_t find(std::string_view text) const;         // -1: not a token
+  // Internals the SPM and BPE encoders use (tokenizer_merge.cpp).
+  int32_t find(std::string_view text) const;                   // -1: not a token
   int32_t byte_token(uint8_t b) const { return byte_id_[b]; }  // -1: none
   float score(int32_t id) const { return score_.empty() ? 0.0f : score_[size_t(id)]; }
   int32_t merge_rank(std::string_view left, std::string_view right) const;  // -1: no merge
@@ -77,14 +77,14 @@ class Tokenizer {
 
   Kind kind_ = Kind::Spm;
   std::string pre_name_;
-  std::vector<std::string> text_;   // (vocab) token text
-  std::vector<float> score_;        // (vocab) SPM scores, or empty
-  std::vector<TokenType> type_;     // (vocab)
-  StringMap to_id_;                 // text -> id
-  StringMap merge_rank_;            // "left right" -> rank (BPE)
-  std::array<int32_t, 256> byte_id_{};  // token of each byte value: <0xNN> (SPM) or its GPT-2 char (BPE)
-  std::vector<int32_t> specials_;   // special ids, longest text first (matched in that order)
-  std::vector<int32_t> eog_;        // end-of-generation ids
+  std::vector<std::string> text_;            // (vocab) token text
+  std::vector<float> score_;                 // (vocab) SPM scores, or empty
+  std::vector<TokenType> type_;              // (vocab)
+  StringMap to_id_;                          // text -> id
+  StringMap merge_rank_;                     // "left right" -> rank (BPE)
+  std::array<int32_t, 256> byte_id_{};       // token of each byte value: <0xNN> (SPM) or its GPT-2 char (BPE)
+  std::vector<int32_t> specials_;            // special ids, longest text first (matched in that order)
+  std::vector<int32_t> eog_;                 // end-of-generation ids
   std::shared_ptr<const PreTokenizer> pre_;  // BPE only
   int32_t bos_ = -1, eos_ = -1, unk_ = -1;
   bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
@@ -116,7 +116,8 @@ uint32_t decode_utf8(std::string_view s);
 // bytes count as complete (they will never become valid).
 size_t complete_utf8_prefix(std::string_view s);
 
-// SentencePiece and byte-level BPE encoders of one text fragment (no special tokens inside).
+// SentencePiece and byte-level BPE encoders of one text fragment (no special tokens inside);
+// tokenizer_merge.cpp.
 void spm_encode(const Tokenizer& t, std::string_view text, std::vector<int32_t>& out);
 void bpe_encode(const Tokenizer& t, const PreTokenizer& pre, std::string_view text, std::vector<int32_t>& out);
 // GPT-2's byte <-> character table (FORMATS §4.2): the UTF-8 of the character standing for b,

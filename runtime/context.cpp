@@ -92,7 +92,7 @@ Instance::Instance(bool validation) : validation_(validation) {
     ENSURE(layer_present(kLayer),
            "the Vulkan validation layer was requested but is not installed (apt install vulkan-validationlayers)");
   uint32_t api = 0;
-  ENSURE(vkEnumerateInstanceVersion && vkEnumerateInstanceVersion(&api) == VK_SUCCESS &&
+  ENSURE(vkEnumerateInstanceVersion(&api) == VK_SUCCESS &&
              VK_API_VERSION_MINOR(api) >= 2,
          "the Vulkan loader is older than 1.2; install a newer libvulkan1");
 

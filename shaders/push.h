@@ -25,6 +25,7 @@ struct StepParams {
 
 #include "push_copy.h"
 #include "push_elementwise.h"
+#include "push_position.h"
 
 #ifdef __cplusplus
 }  // namespace vkllm::push

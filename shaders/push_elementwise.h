@@ -1,13 +1,40 @@
 // Push constants of the elementwise and row kernels (included by push.h; plain structs only).
 
-// y[i] = a[i] + b[i], i < n
-struct AddPush {
+// y[i] = a[i] (op) b[i % nb], i < n (add, mul). nb = n: elementwise; nb = dim: b(dim) is broadcast
+// over the rows of a(rows, dim) (biases, norm weights).
+struct BinaryPush {
+  uint n;
+  uint nb;
+};
+
+// y[i] = f(x[i]) or f(gate[i], up[i]), i < n (gelu, swiglu).
+struct UnaryPush {
   uint n;
 };
 
-// y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * w, for r < rows
-struct RmsnormPush {
+// y[i] = x[i] * s, i < n
+struct ScalePush {
+  uint n;
+  float s;
+};
+
+// Row norms over x(rows, dim): rmsnorm and layernorm.
+struct NormPush {
   uint rows;
   uint dim;
   float eps;
+};
+
+// y[r, :] = softmax(scale * x[r, :]), r < rows
+struct SoftmaxPush {
+  uint rows;
+  uint cols;
+  float scale;
+};
+
+// Per row of x(rows, cols): the index of the largest value (argmax), or the k largest (topk).
+struct SelectPush {
+  uint rows;
+  uint cols;
+  uint k;
 };

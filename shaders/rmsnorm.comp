@@ -13,7 +13,7 @@ shared float red[WG];
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer W { float w[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
-layout(push_constant) uniform PushBlock { RmsnormPush p; };
+layout(push_constant) uniform PushBlock { NormPush p; };
 
 void main() {
   uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;

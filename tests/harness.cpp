@@ -32,11 +32,19 @@ std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
   return v;
 }
 
-Buffer to_gpu(std::span<const float> data, const std::string& name) {
+namespace {
+
+template <class T>
+Buffer upload_to_gpu(std::span<const T> data, const std::string& name) {
   Buffer b(gpu(), std::max<size_t>(data.size_bytes(), 4), Memory::Device, name);
   if (!data.empty()) b.upload(data);
   return b;
 }
+
+}  // namespace
+
+Buffer to_gpu(std::span<const float> data, const std::string& name) { return upload_to_gpu(data, name); }
+Buffer to_gpu(std::span<const int32_t> data, const std::string& name) { return upload_to_gpu(data, name); }
 
 std::vector<float> from_gpu(const Buffer& b) { return b.download<float>(b.size() / sizeof(float)); }
 

@@ -19,6 +19,7 @@ void for_each_profile(const std::function<void(const Profile&)>& body);
 
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
 Buffer to_gpu(std::span<const float> data, const std::string& name = "test input");
+Buffer to_gpu(std::span<const int32_t> data, const std::string& name = "test input");  // token ids, positions
 std::vector<float> from_gpu(const Buffer& b);
 
 struct Comparison {

@@ -1,8 +1,9 @@
 // ModelConfig from GGUF metadata: attention kinds, exact KV bytes per token and parameter counts of
 // real model shapes, both DeepSeek2 MLA layouts, and errors that name the first wrong tensor.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
-#include <fmt/format.h>
 #include <functional>
 
 #include "catch.h"
@@ -48,7 +49,8 @@ GgufFile rewrite(const GgufFile& f, const Edit& edit, bool add_moe_tensor = fals
     for (uint64_t d : ne) n *= d;
     w.add_tensor(name, ne, t.type, std::vector<std::byte>(row_bytes(t.type, n)));
   }
-  if (add_moe_tensor) w.add_tensor("blk.0.ffn_gate_exps.weight", {64, 128, 4}, DType::F32, std::vector<std::byte>(64 * 128 * 4 * 4));
+  if (add_moe_tensor)
+    w.add_tensor("blk.0.ffn_gate_exps.weight", {64, 128, 4}, DType::F32, std::vector<std::byte>(64 * 128 * 4 * 4));
   return parse(w);
 }
 
@@ -165,7 +167,8 @@ TEST_CASE("config survives write_config and from_gguf unchanged", "[config]") {
     CHECK((got.rope.scaling == RopeScaling::Yarn && got.rope.factor == 40 && got.rope.original_ctx == 4096));
     CHECK(got.rope.yarn_log_multiplier == 0.0707f);
     CHECK((got.mla.q_lora_rank == want.mla.q_lora_rank && got.mla.kv_lora_rank == want.mla.kv_lora_rank));
-    CHECK((got.mla.qk_nope_head_dim == want.mla.qk_nope_head_dim && got.mla.qk_rope_head_dim == want.mla.qk_rope_head_dim));
+    CHECK((got.mla.qk_nope_head_dim == want.mla.qk_nope_head_dim &&
+           got.mla.qk_rope_head_dim == want.mla.qk_rope_head_dim));
     CHECK((got.mla.v_head_dim == want.mla.v_head_dim && got.mla.layout == want.mla.layout));
     CHECK(got.qkv_bias == want.qkv_bias);
   }
@@ -197,7 +200,7 @@ TEST_CASE("config reads both DeepSeek2 MLA layouts", "[config]") {
   CHECK((o.head_dim == 192 && o.v_head_dim == 128 && o.n_kv_heads == 1 && o.kv_bytes_per_token() == 31104));
 }
 
-TEST_CASE("config errors name the first wrong, missing or unexpected tensor", "[config]") {
+TEST_CASE("config errors name the first wrong or missing or unexpected tensor", "[config]") {
   GgufFile f = GgufFile::parse(make_fixture_model(small(Arch::Llama, 4, 2)), "model.gguf");
   auto wrong_shape = rewrite(f, [](std::string& n, std::vector<uint64_t>& ne) {
     if (n == "blk.1.attn_k.weight" || n == "blk.1.attn_v.weight") ne[1] = 16;
@@ -208,7 +211,8 @@ TEST_CASE("config errors name the first wrong, missing or unexpected tensor", "[
   auto missing = rewrite(f, [](std::string& n, std::vector<uint64_t>&) { return n != "blk.1.ffn_up.weight"; });
   CHECK(error_of([&] { ModelConfig::from_gguf(missing); }) ==
         "model.gguf: missing tensor blk.1.ffn_up.weight (expected shape [64, 96])");
-  auto moe = rewrite(f, [](std::string&, std::vector<uint64_t>&) { return true; }, true);
+  auto moe = rewrite(
+      f, [](std::string&, std::vector<uint64_t>&) { return true; }, true);
   CHECK(error_of([&] { ModelConfig::from_gguf(moe); }) ==
         "model.gguf: unexpected tensor blk.0.ffn_gate_exps.weight for a llama model (mixture-of-experts tensors "
         "are not yet supported)");
@@ -231,7 +235,7 @@ TEST_CASE("config rejects MoE layers clearly and loads an all-dense deepseek2", 
   CHECK_NOTHROW(ModelConfig::from_gguf(GgufFile::parse(make_fixture_model(s), "mla.gguf")));
 }
 
-TEST_CASE("config metadata errors: unknown arch, missing keys, bad values", "[config]") {
+TEST_CASE("config metadata errors for unknown arch and missing keys and bad values", "[config]") {
   ModelConfig c = fixture_config(small(Arch::Llama, 4, 4));
   GgufWriter w;
   w.add("general.architecture", "falcon");

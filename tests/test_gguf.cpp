@@ -1,10 +1,11 @@
 // GGUF reader and writer: every value type round-trips byte for byte, tensor data stays in place,
 // and every kind of bad input gives one clear error naming the file (FORMATS.md §1).
-#include <cstring>
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <fstream>
 #include <random>
-#include <unistd.h>
 
 #include "catch.h"
 #include "check.h"
@@ -83,7 +84,9 @@ struct Raw {
   Raw& u32(uint32_t v) { return raw(&v, 4); }
   Raw& u64(uint64_t v) { return raw(&v, 8); }
   Raw& str(std::string_view s) { return u64(s.size()).raw(s.data(), s.size()); }
-  Raw& header(uint64_t n_tensors, uint64_t n_kv, uint32_t version = 3) { return raw("GGUF", 4).u32(version).u64(n_tensors).u64(n_kv); }
+  Raw& header(uint64_t n_tensors, uint64_t n_kv, uint32_t version = 3) {
+    return raw("GGUF", 4).u32(version).u64(n_tensors).u64(n_kv);
+  }
   Raw& kv_u32(std::string_view key, uint32_t v) { return str(key).u32(uint32_t(GgufType::U32)).u32(v); }
   Raw& tensor(std::string_view name, std::vector<uint64_t> ne, uint32_t type, uint64_t offset) {
     str(name).u32(uint32_t(ne.size()));
@@ -195,7 +198,8 @@ TEST_CASE("GGUF metadata getters name the file and the key", "[gguf]") {
   };
   CHECK(error_of([&] { f.get_int("nope"); }) == "m.gguf: missing metadata key nope");
   CHECK(error_of([&] { f.get_int("string"); }) == "m.gguf: metadata key string is string, expected an integer");
-  CHECK(error_of([&] { f.get_string("arr.i32"); }) == "m.gguf: metadata key arr.i32 is array of i32, expected a string");
+  CHECK(error_of([&] { f.get_string("arr.i32"); }) ==
+        "m.gguf: metadata key arr.i32 is array of i32, expected a string");
   CHECK(error_of([&] { f.get_string_array("arr.i32"); }) ==
         "m.gguf: metadata key arr.i32 is array of i32, expected an array of strings");
   CHECK(error_of([&] { f.get_bool("u8"); }) == "m.gguf: metadata key u8 is u8, expected a bool");
@@ -237,21 +241,26 @@ TEST_CASE("GGUF bad input gives one clear error per case", "[gguf]") {
       {"truncated header", Raw().raw("GGUF", 4).u32(3).u64(0).b, "file is truncated: the metadata count needs 8"},
       {"huge kv count", Raw().header(0, uint64_t(1) << 60).b, "declares 1152921504606846976 metadata entries"},
       {"huge tensor count", Raw().header(uint64_t(1) << 62, 0).b, "declares 4611686018427387904 tensors"},
-      {"huge string length", Raw().header(0, 1).u64(uint64_t(1) << 63).zeros(16).b, "file is truncated: metadata entry 0 needs 9223372036854775808 bytes"},
+      {"huge string length", Raw().header(0, 1).u64(uint64_t(1) << 63).zeros(16).b,
+       "file is truncated: metadata entry 0 needs 9223372036854775808 bytes"},
       {"unknown value type", Raw().header(0, 1).str("k").u32(13).u32(0).b, "metadata key k has unknown value type 13"},
       {"huge array", Raw().header(0, 1).str("k").u32(9).u32(uint32_t(GgufType::U32)).u64(uint64_t(1) << 61).b,
        "metadata key k declares 2305843009213693952 elements of type u32"},
-      {"bool of 2", Raw().header(0, 1).str("k").u32(7).raw("\x02", 1).zeros(16).b, "metadata key k is a bool with value 2"},
+      {"bool of 2", Raw().header(0, 1).str("k").u32(7).raw("\x02", 1).zeros(16).b,
+       "metadata key k is a bool with value 2"},
       {"duplicate key", Raw().header(0, 2).kv_u32("k", 1).kv_u32("k", 2).b, "duplicate metadata key k"},
-      {"alignment 3", Raw().header(0, 1).kv_u32("general.alignment", 3).b, "general.alignment = 3 is not a power of two"},
+      {"alignment 3", Raw().header(0, 1).kv_u32("general.alignment", 3).b,
+       "general.alignment = 3 is not a power of two"},
       {"unknown tensor type", Raw().header(1, 0).tensor("blk.0.w", {32}, 99, 0).pad().zeros(128).b,
        "tensor blk.0.w has unknown type id 99"},
       {"offset past the end", Raw().header(1, 0).tensor("blk.3.attn_q.weight", {8}, f32, 64).pad().zeros(32).b,
        "tensor blk.3.attn_q.weight extends past end of file (32 bytes at data offset 64, data section has 32)"},
       {"misaligned offset", Raw().header(1, 0).tensor("t", {1}, f32, 4).pad().zeros(64).b,
        "tensor t offset 4 is not a multiple of the alignment 32"},
-      {"five dims", Raw().header(1, 0).tensor("t", {1, 1, 1, 1, 1}, f32, 0).pad().zeros(32).b, "tensor t has 5 dimensions"},
-      {"element overflow", Raw().header(1, 0).tensor("t", {uint64_t(1) << 32, uint64_t(1) << 32}, f32, 0).pad().zeros(32).b,
+      {"five dims", Raw().header(1, 0).tensor("t", {1, 1, 1, 1, 1}, f32, 0).pad().zeros(32).b,
+       "tensor t has 5 dimensions"},
+      {"element overflow",
+       Raw().header(1, 0).tensor("t", {uint64_t(1) << 32, uint64_t(1) << 32}, f32, 0).pad().zeros(32).b,
        "tensor t has too many elements"},
       {"byte overflow", Raw().header(1, 0).tensor("t", {uint64_t(1) << 62}, f32, 0).pad().zeros(32).b,
        "tensor t is too large"},

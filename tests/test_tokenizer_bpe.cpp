@@ -72,6 +72,7 @@ TEST_CASE("BPE pre-tokenizer splits per style", "[tokenizer]") {
   CHECK(llama3.split("Ünïcödé 世界") == Pieces{"Ünïcödé", " 世界"});
   CHECK(deepseek.split("Hello, 世界 123") == Pieces{"Hello", ",", " ", "世界", " ", "123"});
   // Invalid UTF-8 never matches; it stays in between as its own piece.
-  CHECK(gpt2.split("ab\xff" "cd") == Pieces{"ab", "\xff", "cd"});
+  CHECK(gpt2.split("ab\xff"
+                   "cd") == Pieces{"ab", "\xff", "cd"});
   CHECK(llama3.split("").empty());
 }

@@ -2,6 +2,7 @@
 // (emoji, CJK, combining marks, whitespace runs, invalid UTF-8, literal special tokens) and
 // random bytes.
 #include <fmt/format.h>
+
 #include <random>
 
 #include "catch.h"
@@ -26,7 +27,8 @@ std::vector<std::string> tricky_corpus() {
       "emoji 😀👍🏽 family 👨‍👩‍👧 flag 🇺🇳",
       "CJK 世界你好，日本語のテキスト、한국어",
       "combining e\xcc\x81 n\xcc\x83 and precomposed é ñ",
-      "Zalgo Z\xcc\xb4\xcc\xa1\xcc\xa2" "a\xcc\xb7l\xcc\xb8g\xcc\xb6o",
+      "Zalgo Z\xcc\xb4\xcc\xa1\xcc\xa2"
+      "a\xcc\xb7l\xcc\xb8g\xcc\xb6o",
       "RTL עברית العربية",
       "invalid \xff\xfe bytes",
       "truncated \xe2\x82",
@@ -89,7 +91,9 @@ TEST_CASE("tokenizer round trip SPM", "[tokenizer]") {
   check_round_trip(Tokenizer(fixture_vocab("llama", 1000)), "spm fixture vocab");
   // SentencePiece reads U+2581 as a space, so that one character does not survive.
   Tokenizer t(test::spm_test_vocab());
-  CHECK(t.decode(t.encode("a\xe2\x96\x81" "b", true)) == "a b");
+  CHECK(t.decode(t.encode("a\xe2\x96\x81"
+                          "b",
+                          true)) == "a b");
 }
 
 TEST_CASE("tokenizer round trip BPE for every pre-tokenizer", "[tokenizer]") {

@@ -39,8 +39,8 @@ TEST_CASE("SPM tokenizer leading space and special tokens", "[tokenizer]") {
   // parse_special off: control tokens are text, user-defined tokens still match.
   CHECK(t.encode("</s>", false, false) == Ids{259, 3 + '<', 3 + '/', 3 + 's', 3 + '>'});
   CHECK(t.encode("<|user|>hello", false, false) == Ids{277, 271});
-  CHECK(t.decode(Ids{1, 271, 276}) == "hello world");       // BOS and the prefix space dropped
-  CHECK(t.decode(Ids{1, 1, 271}) == "<s>hello");            // a literal <s> stays
+  CHECK(t.decode(Ids{1, 271, 276}) == "hello world");  // BOS and the prefix space dropped
+  CHECK(t.decode(Ids{1, 1, 271}) == "<s>hello");       // a literal <s> stays
   CHECK(t.decode(Ids{271, 2, 276}) == "hello</s>world");
   CHECK(t.decode(Ids{259, 259, 271}) == "  hello");
   CHECK(t.piece(271) == " hello");

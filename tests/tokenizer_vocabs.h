@@ -32,30 +32,30 @@ inline VocabConfig spm_test_vocab() {
     float score;
   };
   std::vector<P> pieces = {
-      {s, -1000},              // 259
-      {"h", -1000},            // 260
-      {"e", -1000},            // 261
-      {"l", -1000},            // 262
-      {"o", -1000},            // 263
-      {"w", -1000},            // 264
-      {"r", -1000},            // 265
-      {"d", -1000},            // 266
-      {"he", -1},              // 267
-      {"ll", -2},              // 268
-      {"llo", -3},             // 269
-      {"hello", -4},           // 270
-      {s + "hello", -5},       // 271
-      {"or", -6},              // 272
-      {"wor", -7},             // 273
-      {"ld", -8},              // 274
-      {"world", -9},           // 275
-      {s + "world", -10},      // 276
-      {"<|user|>", 0},         // 277 user-defined
-      {"a", -1000},            // 278
-      {"b", -1000},            // 279
-      {"c", -1000},            // 280
-      {"ab", -2},              // 281
-      {"bc", -1},              // 282: scores higher than ab
+      {s, -1000},          // 259
+      {"h", -1000},        // 260
+      {"e", -1000},        // 261
+      {"l", -1000},        // 262
+      {"o", -1000},        // 263
+      {"w", -1000},        // 264
+      {"r", -1000},        // 265
+      {"d", -1000},        // 266
+      {"he", -1},          // 267
+      {"ll", -2},          // 268
+      {"llo", -3},         // 269
+      {"hello", -4},       // 270
+      {s + "hello", -5},   // 271
+      {"or", -6},          // 272
+      {"wor", -7},         // 273
+      {"ld", -8},          // 274
+      {"world", -9},       // 275
+      {s + "world", -10},  // 276
+      {"<|user|>", 0},     // 277 user-defined
+      {"a", -1000},        // 278
+      {"b", -1000},        // 279
+      {"c", -1000},        // 280
+      {"ab", -2},          // 281
+      {"bc", -1},          // 282: scores higher than ab
   };
   for (const P& p : pieces) {
     v.tokens.push_back(p.text);
@@ -79,16 +79,16 @@ inline VocabConfig bpe_test_vocab(const std::string& pre) {
   std::string g = std::string(gpt2_byte_char(' '));  // Ġ
   // rank: merge -> token id
   std::vector<std::pair<std::string, std::string>> merges = {
-      {"h", "e"},           // 0 -> 257 he
-      {"l", "l"},           // 1 -> 258 ll
-      {"ll", "o"},          // 2 -> 259 llo
-      {"he", "llo"},        // 3 -> 260 hello
-      {g, "w"},             // 4 -> 261 Ġw
-      {"o", "r"},           // 5 -> 262 or
-      {g + "w", "or"},      // 6 -> 263 Ġwor
-      {"l", "d"},           // 7 -> 264 ld
-      {g + "wor", "ld"},    // 8 -> 265 Ġworld
-      {g, "hello"},         // 9 -> 266 Ġhello
+      {"h", "e"},         // 0 -> 257 he
+      {"l", "l"},         // 1 -> 258 ll
+      {"ll", "o"},        // 2 -> 259 llo
+      {"he", "llo"},      // 3 -> 260 hello
+      {g, "w"},           // 4 -> 261 Ġw
+      {"o", "r"},         // 5 -> 262 or
+      {g + "w", "or"},    // 6 -> 263 Ġwor
+      {"l", "d"},         // 7 -> 264 ld
+      {g + "wor", "ld"},  // 8 -> 265 Ġworld
+      {g, "hello"},       // 9 -> 266 Ġhello
   };
   for (auto& [l, r] : merges) {
     v.merges.push_back(l + " " + r);

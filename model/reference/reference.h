@@ -2,3 +2,4 @@
 #pragma once
 #include "elementwise.h"
 #include "copy.h"
+#include "position.h"

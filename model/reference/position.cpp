@@ -1,0 +1,93 @@
+// Reference rope, Llama-3 frequency factors and KV-cache store.
+#include "position.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace vkllm::ref {
+
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+
+// YaRN's ramp over pair indices (FORMATS 3.5): 1 below `low` (keep the original frequency,
+// extrapolate), 0 above `high` (interpolate), linear between.
+double yarn_ramp(const RopeSpec& s, size_t i) {
+  auto corr = [&](double rotations) {
+    return s.rot_dim * std::log(s.n_ctx_orig / (2 * kPi * rotations)) / (2 * std::log(s.theta_base));
+  };
+  double low = std::max(0.0, std::floor(corr(s.beta_fast)));
+  double high = std::min(double(s.rot_dim) - 1, std::ceil(corr(s.beta_slow)));
+  return 1 - std::clamp((double(i) - low) / std::max(0.001, high - low), 0.0, 1.0);
+}
+
+}  // namespace
+
+void rope(float* y, const float* x, const int32_t* pos, const float* ff, const RopeSpec& s) {
+  size_t head_stride = s.head_stride ? s.head_stride : s.head_dim;
+  size_t token_stride = s.token_stride ? s.token_stride : s.n_heads * head_stride;
+  bool yarn = s.ext_factor != 0;
+  double mscale = s.attn_factor * (yarn ? 1 + 0.1 * std::log(1 / s.freq_scale) : 1.0);
+  size_t half = s.rot_dim / 2;
+  for (size_t t = 0; t < s.n_tokens; ++t)
+    for (size_t h = 0; h < s.n_heads; ++h) {
+      const float* xh = x + t * token_stride + h * head_stride;
+      float* yh = y + t * token_stride + h * head_stride;
+      for (size_t d = s.rot_dim; d < s.head_dim; ++d) yh[d] = xh[d];
+      for (size_t i = 0; i < half; ++i) {
+        double extrap = pos[t] * std::pow(s.theta_base, -2.0 * i / s.rot_dim) / (ff ? ff[i] : 1.0);
+        double interp = s.freq_scale * extrap;
+        double mix = yarn ? yarn_ramp(s, i) * s.ext_factor : 0.0;
+        double theta = interp * (1 - mix) + extrap * mix;
+        size_t a = s.neox ? i : 2 * i, b = s.neox ? i + half : 2 * i + 1;
+        double x0 = xh[a], x1 = xh[b], c = std::cos(theta) * mscale, sn = std::sin(theta) * mscale;
+        yh[a] = float(x0 * c - x1 * sn);
+        yh[b] = float(x0 * sn + x1 * c);
+      }
+    }
+}
+
+std::vector<float> llama3_rope_freq_factors(size_t rot_dim, double base, double factor, double low_freq_factor,
+                                            double high_freq_factor, double n_ctx_orig) {
+  std::vector<float> out(rot_dim / 2);
+  double low_wavelen = n_ctx_orig / low_freq_factor, high_wavelen = n_ctx_orig / high_freq_factor;
+  for (size_t i = 0; i < out.size(); ++i) {
+    double freq = std::pow(base, -2.0 * i / rot_dim);
+    double wavelen = 2 * kPi / freq;
+    if (wavelen < high_wavelen) {
+      out[i] = 1;
+    } else if (wavelen > low_wavelen) {
+      out[i] = float(factor);
+    } else {
+      double smooth = (n_ctx_orig / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
+      out[i] = float(1 / ((1 - smooth) / factor + smooth));
+    }
+  }
+  return out;
+}
+
+float round_to_f16(float v) {
+  if (!std::isfinite(v)) return v;
+  double a = std::fabs(v);
+  if (a >= 65520) return std::copysign(INFINITY, v);  // halfway to the next binade rounds up
+  // f16 has 10 fraction bits; below 2^-14 the spacing stays 2^-24 (subnormals).
+  int e = a > 0 ? std::max(std::ilogb(a), -14) : -14;
+  double step = std::ldexp(1.0, e - 10);
+  return float(std::copysign(std::nearbyint(a / step) * step, v));  // nearbyint: ties to even
+}
+
+void kv_store(float* cache, const float* src, const int32_t* pos, size_t n_tokens, size_t n_kv_heads,
+              size_t head_dim, size_t n_ctx, size_t src_token_stride, size_t cache_head_dim, size_t cache_col,
+              bool f16) {
+  for (size_t t = 0; t < n_tokens; ++t) {
+    if (pos[t] < 0 || size_t(pos[t]) >= n_ctx) continue;
+    for (size_t h = 0; h < n_kv_heads; ++h)
+      for (size_t d = 0; d < head_dim; ++d) {
+        float v = src[t * src_token_stride + h * head_dim + d];
+        cache[(h * n_ctx + pos[t]) * cache_head_dim + cache_col + d] = f16 ? round_to_f16(v) : v;
+      }
+  }
+}
+
+}  // namespace vkllm::ref

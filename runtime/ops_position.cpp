@@ -1,0 +1,103 @@
+// Entry points of rope and kv_store: argument checks and the host-side constants of the math.
+#include "ops_position.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "context.h"
+#include "ops_check.h"
+#include "push.h"
+
+namespace vkllm::ops {
+
+namespace {
+
+// Pair index whose wavelength 2 pi base^(2i/rot_dim) fits `rotations` times into n_ctx_orig.
+double yarn_corr_dim(uint32_t rot_dim, uint32_t n_ctx_orig, double rotations, double base) {
+  return rot_dim * std::log(n_ctx_orig / (rotations * 2 * std::numbers::pi)) / (2 * std::log(base));
+}
+
+// Highest element (plus one) that rope touches, for the size checks.
+uint64_t rope_extent(const RopeParams& p, uint32_t token_stride, uint32_t head_stride) {
+  if (p.n_tokens == 0 || p.n_heads == 0) return 0;
+  return uint64_t(p.n_tokens - 1) * token_stride + uint64_t(p.n_heads - 1) * head_stride + p.head_dim;
+}
+
+}  // namespace
+
+YarnCorrDims rope_yarn_corr_dims(uint32_t rot_dim, uint32_t n_ctx_orig, float theta_base, float beta_fast,
+                                 float beta_slow) {
+  double low = std::floor(yarn_corr_dim(rot_dim, n_ctx_orig, beta_fast, theta_base));
+  double high = std::ceil(yarn_corr_dim(rot_dim, n_ctx_orig, beta_slow, theta_base));
+  return {float(std::max(0.0, low)), float(std::min(double(rot_dim) - 1, high))};
+}
+
+void rope(Stream& s, BufferView x, BufferView positions, BufferView freq_factors, BufferView y, const RopeParams& p) {
+  ENSURE(p.rot_dim % 2 == 0 && p.head_dim % 2 == 0 && p.rot_dim <= p.head_dim && p.rot_dim > 0,
+         fmt::format("rope: rot_dim {} and head_dim {} must be even, 0 < rot_dim <= head_dim", p.rot_dim, p.head_dim));
+  ENSURE(p.theta_base > 1 && p.freq_scale > 0, "rope: theta_base must exceed 1 and freq_scale be positive");
+  ENSURE(p.ext_factor == 0 || p.n_ctx_orig > 0, "rope: YaRN (ext_factor != 0) needs n_ctx_orig");
+  uint32_t head_stride = p.head_stride ? p.head_stride : p.head_dim;
+  uint32_t token_stride = p.token_stride ? p.token_stride : p.n_heads * head_stride;
+  ENSURE(uint64_t(p.n_tokens) * p.n_heads * p.head_dim / 2 <= UINT32_MAX, "rope: too many elements");
+  uint64_t extent = rope_extent(p, token_stride, head_stride) * 4;
+  ensure_holds(x, extent, "rope", "x");
+  ensure_holds(y, extent, "rope", "y");
+  ensure_holds(positions, uint64_t(p.n_tokens) * 4, "rope", "positions");
+  bool has_ff = is_bound(freq_factors);
+  if (has_ff) ensure_holds(freq_factors, p.rot_dim / 2 * 4, "rope", "freq_factors");
+
+  // theta_scale = base^(-2/rot_dim) in double, passed as an f32 and its relative rounding error.
+  double theta_scale = std::pow(double(p.theta_base), -2.0 / p.rot_dim);
+  float ts_hi = float(theta_scale);
+  YarnCorrDims corr{0, 0};
+  float mscale = p.attn_factor;
+  if (p.ext_factor != 0) {
+    corr = rope_yarn_corr_dims(p.rot_dim, p.n_ctx_orig, p.theta_base, p.beta_fast, p.beta_slow);
+    mscale *= float(1 + 0.1 * std::log(1.0 / p.freq_scale));
+  }
+  push::RopePush push{.n_rows = p.n_tokens * p.n_heads,
+                      .n_heads = p.n_heads,
+                      .head_dim = p.head_dim,
+                      .rot_half = p.rot_dim / 2,
+                      .token_stride = token_stride,
+                      .head_stride = head_stride,
+                      .neox = p.mode == RopeMode::Neox ? 1u : 0u,
+                      .theta_scale_hi = ts_hi,
+                      .theta_scale_lo = float((theta_scale - ts_hi) / ts_hi),
+                      .freq_scale = p.freq_scale,
+                      .ext_factor = p.ext_factor,
+                      .corr_low = corr.low,
+                      .corr_high = corr.high,
+                      .mscale = mscale};
+  uint32_t wg = s.context().profile().wg_size;
+  uint32_t threads = p.n_tokens * p.n_heads * (p.head_dim / 2);
+  // Without factors the kernel never reads binding 2; positions fill it, as every binding must be valid.
+  s.dispatch(spirv::rope, {wg, has_ff}, {.reads = {x, positions, has_ff ? freq_factors : positions}, .writes = {y}},
+             push, grid(ceil_div(threads, wg)));
+}
+
+void kv_store(Stream& s, BufferView src, BufferView positions, BufferView cache, const KvStoreParams& p) {
+  uint32_t src_stride = p.src_token_stride ? p.src_token_stride : p.n_kv_heads * p.head_dim;
+  uint32_t cache_head_dim = p.cache_head_dim ? p.cache_head_dim : p.head_dim;
+  ENSURE(p.cache_col + p.head_dim <= cache_head_dim,
+         fmt::format("kv_store: columns {}..{} outside cache rows of {}", p.cache_col, p.cache_col + p.head_dim,
+                     cache_head_dim));
+  ENSURE(src_stride >= p.n_kv_heads * p.head_dim, "kv_store: src_token_stride shorter than a token's heads");
+  uint64_t threads = uint64_t(p.n_tokens) * p.n_kv_heads * p.head_dim;
+  uint64_t cache_elems = uint64_t(p.n_kv_heads) * p.n_ctx * cache_head_dim;
+  ENSURE(threads <= UINT32_MAX && cache_elems <= UINT32_MAX, "kv_store: too many elements");
+  if (threads > 0) {
+    ensure_holds(src, ((p.n_tokens - 1) * uint64_t(src_stride) + p.n_kv_heads * p.head_dim) * 4, "kv_store", "src");
+    ensure_holds(positions, uint64_t(p.n_tokens) * 4, "kv_store", "positions");
+  }
+  ensure_holds(cache, cache_elems * (p.cache_f16 ? 2 : 4), "kv_store", "cache");
+  ENSURE(!p.cache_f16 || s.context().caps().storage16, "kv_store: an f16 cache needs 16-bit storage buffers");
+  push::KvStorePush push{p.n_tokens, p.n_kv_heads, p.head_dim, p.n_ctx, src_stride, cache_head_dim, p.cache_col};
+  uint32_t wg = s.context().profile().wg_size;
+  s.dispatch(p.cache_f16 ? spirv::kv_store_f16 : spirv::kv_store_f32, {wg},
+             {.reads = {src, positions}, .writes = {cache}}, push, grid(ceil_div(threads, wg)));
+}
+
+}  // namespace vkllm::ops

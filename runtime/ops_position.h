@@ -1,0 +1,72 @@
+// Kernels indexed by token positions: rotary embedding and the KV-cache store. Positions come
+// from an int32 buffer, one per token, that the engine fills before each submit, so a recorded
+// graph replays for the next token unchanged.
+#pragma once
+#include "buffer.h"
+#include "stream.h"
+
+namespace vkllm::ops {
+
+enum class RopeMode : uint32_t {
+  Norm = 0,  // pairs (2i, 2i+1): llama, deepseek2
+  Neox = 2,  // pairs (i, i + rot_dim/2): qwen2, phi3, gemma, falcon (ggml's mode number)
+};
+
+// Pair i < rot_dim/2 of a token at position p turns by (FORMATS 3.1, 3.4, 3.5)
+//   theta_i = p * base^(-2i/rot_dim) / ff_i * ((1 - m_i) * freq_scale + m_i),  m_i = ramp_i * ext_factor
+// and the pair is scaled by mscale = attn_factor * (ext_factor != 0 ? 1 + 0.1 ln(1/freq_scale) : 1),
+// as ggml's rope_yarn. ramp_i = 1 - clamp((i - low) / max(0.001, high - low), 0, 1) with
+// low/high = rope_yarn_corr_dims(...). With ext_factor = 0 (no YaRN) this is linear scaling.
+struct RopeParams {
+  uint32_t n_tokens = 0;
+  uint32_t n_heads = 0;
+  uint32_t head_dim = 0;  // elements per head handled: the first rot_dim rotated, the rest copied
+  uint32_t rot_dim = 0;   // even, <= head_dim
+  RopeMode mode = RopeMode::Norm;
+  float theta_base = 10000.0f;
+  float freq_scale = 1.0f;  // 1 / rope.scaling.factor
+  // YaRN (deepseek2): ext_factor 1 turns it on; n_ctx_orig = rope.scaling.original_context_length.
+  float ext_factor = 0.0f;
+  float attn_factor = 1.0f;
+  uint32_t n_ctx_orig = 0;
+  float beta_fast = 32.0f;
+  float beta_slow = 1.0f;
+  // Element strides of x and y (0: contiguous (n_tokens, n_heads, head_dim)). They let rope work
+  // in place on part of a row, e.g. the 64 rope dims at the end of each 192-wide MLA query head.
+  uint32_t token_stride = 0;
+  uint32_t head_stride = 0;
+};
+
+// ggml's YaRN correction range (pair indices) for rot_dim dims: [low, high].
+struct YarnCorrDims {
+  float low, high;
+};
+YarnCorrDims rope_yarn_corr_dims(uint32_t rot_dim, uint32_t n_ctx_orig, float theta_base, float beta_fast,
+                                 float beta_slow);
+
+//   x, y: (n_tokens, n_heads, head_dim) f32 (or as the strides say); y may be x
+//   positions: (n_tokens) int32   freq_factors: (rot_dim/2) f32 dividing theta_i (Llama-3.1
+//   rope_freqs, LongRoPE factors), or an empty view for none
+void rope(Stream& s, BufferView x, BufferView positions, BufferView freq_factors, BufferView y, const RopeParams& p);
+
+// Writes src into the KV cache at each token's position. Positions must be distinct (two tokens
+// writing one cache row race); positions outside [0, n_ctx) are skipped.
+//   src: head h of token t at src[t * src_token_stride + h * head_dim], head_dim f32 values
+//   positions: (n_tokens) int32
+//   cache: (n_kv_heads, n_ctx, cache_head_dim) f16 or f32; columns cache_col .. cache_col + head_dim
+// For MLA the latent row [c_kv; k_pe] is one head of cache_head_dim kv_lora_rank + rope_dim:
+// write c_kv with cache_col 0 and k_pe with cache_col kv_lora_rank (two calls), or both at once
+// when they already sit together in src.
+struct KvStoreParams {
+  uint32_t n_tokens = 0;
+  uint32_t n_kv_heads = 0;
+  uint32_t head_dim = 0;  // values copied per (token, head)
+  uint32_t n_ctx = 0;
+  bool cache_f16 = true;
+  uint32_t src_token_stride = 0;  // 0: n_kv_heads * head_dim
+  uint32_t cache_head_dim = 0;    // 0: head_dim
+  uint32_t cache_col = 0;
+};
+void kv_store(Stream& s, BufferView src, BufferView positions, BufferView cache, const KvStoreParams& p);
+
+}  // namespace vkllm::ops

@@ -1,0 +1,27 @@
+// Body of kv_store_<type>.comp: writes this step's keys or values into the cache at each token's
+// position. The including file defines CACHE_T (the cache element type) and its extensions.
+//   src: (n_tokens, src_token_stride) f32, head h of token t at t * src_token_stride + h * head_dim
+//   pos: (n_tokens) int32
+//   cache: (n_kv_heads, n_ctx, cache_head_dim) CACHE_T; columns cache_col .. + head_dim written
+// Positions outside [0, n_ctx) are skipped (ops::kv_store cannot see them; the engine checks).
+// MLA's latent row [c_kv(512); k_pe(64)] is one head of cache_head_dim 576, written by two calls.
+#include "push.h"
+
+layout(constant_id = 0) const uint WG = 256;
+layout(local_size_x_id = 0) in;
+
+layout(std430, binding = 0) readonly buffer Src { float src[]; };
+layout(std430, binding = 1) readonly buffer Pos { int pos[]; };
+layout(std430, binding = 2) writeonly buffer Cache { CACHE_T cache[]; };
+layout(push_constant) uniform PushBlock { KvStorePush p; };
+
+void main() {
+  uint g = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WG + gl_LocalInvocationIndex;
+  if (g >= p.n_tokens * p.n_kv_heads * p.head_dim) return;
+  uint d = g % p.head_dim, th = g / p.head_dim;
+  uint h = th % p.n_kv_heads, t = th / p.n_kv_heads;
+  int ps = pos[t];
+  if (ps < 0 || uint(ps) >= p.n_ctx) return;
+  uint dst = (h * p.n_ctx + uint(ps)) * p.cache_head_dim + p.cache_col + d;
+  cache[dst] = CACHE_T(src[t * p.src_token_stride + h * p.head_dim + d]);
+}

@@ -1,0 +1,35 @@
+// Push constants of the kernels indexed by token positions: rope and kv_store (included by push.h).
+// Positions come from an int32 buffer (one per token), never from here, so graphs replay.
+
+// Rotary embedding over rows = (token, head). Element d of row (t, h) sits at
+// t * token_stride + h * head_stride + d. Pair i < rot_half rotates by
+//   theta = pos[t] * theta_scale^i * ((1 - m) * freq_scale + m) / ff[i],  m = ramp(i) * ext_factor
+// with theta_scale = base^(-2/rot_dim) given as hi * (1 + lo), and cos/sin scaled by mscale.
+struct RopePush {
+  uint n_rows;        // n_tokens * n_heads
+  uint n_heads;
+  uint head_dim;      // elements per head handled: rot_dim rotated, the rest copied
+  uint rot_half;      // rot_dim / 2
+  uint token_stride;  // elements between tokens
+  uint head_stride;   // elements between heads
+  uint neox;          // 0: pairs (2i, 2i+1); 1: pairs (i, i + rot_half)
+  float theta_scale_hi;
+  float theta_scale_lo;  // relative correction: theta_scale = hi * (1 + lo)
+  float freq_scale;
+  float ext_factor;      // YaRN mix; 0 = off
+  float corr_low;        // YaRN ramp bounds (pair indices)
+  float corr_high;
+  float mscale;          // cos/sin multiplier (attn_factor, times YaRN's magnitude term)
+};
+
+// Copy src(n_tokens, n_kv_heads, head_dim) into cache(n_kv_heads, n_ctx, cache_head_dim) at the
+// token's position, columns cache_col .. cache_col + head_dim - 1 of the cache row.
+struct KvStorePush {
+  uint n_tokens;
+  uint n_kv_heads;
+  uint head_dim;
+  uint n_ctx;
+  uint src_token_stride;  // elements between tokens in src
+  uint cache_head_dim;    // elements per cache row
+  uint cache_col;
+};

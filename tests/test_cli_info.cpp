@@ -1,0 +1,187 @@
+// `vkllm info`, `tokenize` and `detokenize` as a user runs them, on fixture files: KV bytes per
+// token for MHA/GQA/MQA/MLA, and one clear "error: FILE: ..." line for every kind of bad file.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "catch.h"
+#include "cli.h"
+#include "config.h"
+#include "fixture.h"
+#include "gguf_writer.h"
+#include "tokenizer.h"
+
+using namespace vkllm;
+using vkllm::test::run_vkllm;
+
+namespace {
+
+// A file under /tmp that removes itself.
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& tag) : path(fmt::format("/tmp/vkllm_cli_{}_{}.gguf", getpid(), tag)) {}
+  ~TempFile() { std::remove(path.c_str()); }
+  void write(const std::vector<std::byte>& b) const {
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+  }
+};
+
+size_t lines(const std::string& s) { return size_t(std::count(s.begin(), s.end(), '\n')); }
+
+nlohmann::json info_json(const std::string& path) {
+  auto r = run_vkllm("info --json -m " + path);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out);
+}
+
+FixtureSpec spec(Arch arch, uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv, uint32_t ffn, uint32_t vocab) {
+  FixtureSpec s;
+  s.arch = arch;
+  s.dim = dim, s.n_layers = layers, s.n_heads = heads, s.n_kv_heads = kv, s.hidden_dim = ffn, s.vocab_size = vocab;
+  return s;
+}
+
+// Metadata and tokenizer of a real model shape, without tensors (like llama.cpp's vocab files).
+std::vector<std::byte> metadata_only(const FixtureSpec& s) {
+  GgufWriter w;
+  write_config(w, fixture_config(s));
+  write_vocab(w, fixture_vocab(s.tokenizer, s.vocab_size, s.tokenizer_pre));
+  return w.bytes();
+}
+
+struct KvCase {
+  const char* what;
+  FixtureSpec spec;
+  std::string attention;
+  uint64_t kv_bytes;
+};
+
+}  // namespace
+
+TEST_CASE("vkllm info prints KV bytes per token of MHA GQA MQA and MLA fixtures", "[cli]") {
+  FixtureSpec mla = spec(Arch::Deepseek2, 64, 3, 4, 4, 96, 300);
+  mla.q_lora_rank = 32, mla.weight_type = DType::Q8_0;
+  FixtureSpec gqa = spec(Arch::Qwen2, 64, 2, 8, 2, 96, 300);
+  gqa.weight_type = DType::Q4_0, gqa.tokenizer = "gpt2", gqa.tokenizer_pre = "qwen2";
+  std::vector<KvCase> cases = {
+      {"MHA llama f16", spec(Arch::Llama, 64, 2, 4, 4, 96, 300), "MHA", 2 * 4 * (16 + 16) * 2},
+      {"GQA qwen2 q4_0", gqa, "GQA", 2 * 2 * (8 + 8) * 2},
+      {"MQA llama bf16", spec(Arch::Llama, 64, 2, 4, 1, 96, 300), "MQA", 2 * 1 * (16 + 16) * 2},
+      {"MLA deepseek2 q8_0", mla, "MLA", 3 * (32 + 8) * 2},
+  };
+  cases[2].spec.weight_type = DType::BF16;
+  for (const KvCase& c : cases) {
+    INFO(c.what);
+    TempFile file(c.attention);
+    file.write(make_fixture_model(c.spec));
+    nlohmann::json j = info_json(file.path);
+    CHECK(j["attention"] == c.attention);
+    CHECK(j["kv_bytes_per_token"] == c.kv_bytes);
+    CHECK(j["architecture"] == std::string(to_string(c.spec.arch)));
+    CHECK(j["tokenizer"]["vocab_size"] == 300);
+    CHECK(j["parameters_from_config"] == false);
+    auto text = run_vkllm("info -m " + file.path);
+    CHECK(text.exit_code == 0);
+    CHECK(text.out.find(fmt::format("kv cache    {} bytes per token in f16", c.kv_bytes)) != std::string::npos);
+  }
+}
+
+TEST_CASE("vkllm info on real model shapes: Llama-2-7B MHA is 512 KiB per token", "[cli]") {
+  FixtureSpec v2 = spec(Arch::Deepseek2, 2048, 27, 16, 16, 10944, 102400);
+  v2.kv_lora_rank = 512, v2.qk_nope_head_dim = 128, v2.qk_rope_head_dim = 64, v2.v_head_dim = 128;
+  std::vector<KvCase> cases = {
+      {"Llama-2-7B", spec(Arch::Llama, 4096, 32, 32, 32, 11008, 32000), "MHA", 524288},
+      {"Llama-3.1-8B", spec(Arch::Llama, 4096, 32, 32, 8, 14336, 128256), "GQA", 131072},
+      {"Falcon-7B attention (MQA)", spec(Arch::Llama, 4544, 32, 71, 1, 18176, 65024), "MQA", 8192},
+      {"DeepSeek-V2-Lite attention (MLA)", v2, "MLA", 31104},
+  };
+  for (KvCase& c : cases) c.spec.seq_len = 4096;
+  for (const KvCase& c : cases) {
+    INFO(c.what);
+    TempFile file("real");
+    file.write(metadata_only(c.spec));
+    nlohmann::json j = info_json(file.path);
+    CHECK(j["attention"] == c.attention);
+    CHECK(j["kv_bytes_per_token"] == c.kv_bytes);
+    CHECK(j["parameters_from_config"] == true);
+  }
+  TempFile llama2("llama2");
+  llama2.write(metadata_only(cases[0].spec));
+  auto r = run_vkllm("info -m " + llama2.path);
+  CHECK(r.out.find("kv cache    524288 bytes per token in f16 (512.0 KiB); 2.0 GiB at 4096 tokens") !=
+        std::string::npos);
+  CHECK(r.out.find("params      6738415616 (6.74 B)") != std::string::npos);
+}
+
+TEST_CASE("vkllm tokenize and detokenize", "[cli]") {
+  FixtureSpec s = spec(Arch::Llama, 64, 1, 4, 4, 64, 400);
+  TempFile file("tok");
+  file.write(make_fixture_model(s));
+  Tokenizer t(fixture_vocab("llama", 400));
+  std::vector<int32_t> ids = t.encode("hello world", true);
+  REQUIRE(ids.front() == 1);  // BOS: the fixture model adds it
+  auto r = run_vkllm("tokenize -m " + file.path + " -p 'hello world'");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == fmt::format("{}\n", fmt::join(ids, " ")));
+  auto pieces = run_vkllm("tokenize --pieces -m " + file.path + " -p \"$(printf 'a\\nb')\"");
+  CHECK(pieces.exit_code == 0);
+  CHECK(pieces.out.starts_with("1\t<s>\n"));
+  CHECK(pieces.out.find("\n13\t\\n\n") != std::string::npos);  // the byte token <0x0A>, escaped
+  auto d = run_vkllm(fmt::format("detokenize -m {} --tokens {}", file.path, fmt::join(ids, ",")));
+  CHECK(d.exit_code == 0);
+  CHECK(d.out == "hello world\n");
+  auto bad = run_vkllm(fmt::format("detokenize -m {} --tokens 1,99999", file.path));
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.err == fmt::format("error: {}: token id 99999 is outside the vocabulary of 400 tokens\n", file.path));
+}
+
+TEST_CASE("vkllm info on bad files gives one error line naming the file", "[cli]") {
+  std::vector<std::byte> good = make_fixture_model(spec(Arch::Llama, 32, 1, 2, 2, 32, 300));
+  std::mt19937 rng(9);
+  std::vector<std::byte> random(1000);
+  for (auto& b : random) b = std::byte(rng());
+  GgufWriter falcon;
+  falcon.add("general.architecture", "falcon");
+  std::vector<std::byte> huge_count = good;
+  uint64_t n = uint64_t(1) << 50;
+  std::memcpy(&huge_count[16], &n, 8);  // the metadata count
+  // The tensor info of token_embd.weight (2 dims): name, n_dims, ne[2], then type and offset.
+  std::string_view all(reinterpret_cast<const char*>(good.data()), good.size());
+  size_t info_at = all.find("token_embd.weight") + 17 + 4 + 16;
+  std::vector<std::byte> bad_type = good, past_end = good;
+  uint32_t type = 99;
+  uint64_t offset = uint64_t(1) << 40;
+  std::memcpy(&bad_type[info_at], &type, 4);
+  std::memcpy(&past_end[info_at + 4], &offset, 8);
+  std::vector<std::pair<std::string, std::vector<std::byte>>> cases = {
+      {"unknown tensor type", bad_type},
+      {"offset past the end", past_end},
+      {"truncated", std::vector<std::byte>(good.begin(), good.begin() + long(good.size() / 2))},
+      {"random bytes", random},
+      {"huge count", huge_count},
+      {"unknown architecture", falcon.bytes()},
+  };
+  for (const auto& [what, bytes] : cases) {
+    INFO(what);
+    TempFile file("bad");
+    file.write(bytes);
+    auto r = run_vkllm("info -m " + file.path);
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.starts_with("error: " + file.path + ": "));
+    CHECK(lines(r.err) == 1);
+    CHECK(r.out.empty());
+    if (what == "unknown tensor type")
+      CHECK(r.err.find("tensor token_embd.weight has unknown type id 99") != std::string::npos);
+    if (what == "offset past the end")
+      CHECK(r.err.find("tensor token_embd.weight extends past end of file") != std::string::npos);
+  }
+  auto missing = run_vkllm("info -m /nonexistent/model.gguf");
+  CHECK(missing.exit_code != 0);
+  CHECK(missing.err == "error: /nonexistent/model.gguf: cannot open: No such file or directory\n");
+}

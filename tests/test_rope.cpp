@@ -1,0 +1,168 @@
+// ops::rope vs ref::rope: both pairings, partial rotary dims, arbitrary positions, linear scaling,
+// Llama-3 frequency factors at long positions, YaRN on MLA-strided heads (deepseek2), in place,
+// replay with new positions, and the NORM/NEOX permutation identity (FORMATS 3.3).
+// Bounds: the angle pos * freq is an f32 (as in ggml and HF), so its rounding error, up to half an
+// ulp of thousands of radians, sets the NMSE; it grows with the square of the position. Measured
+// on lavapipe: ~7e-10 at positions < 4096, ~1.4e-9 < 8192, ~6e-9 < 30000 (ggml's own CPU rope:
+// 2.6e-9 < 8192; the best any f32 angle can do: 3.7e-10).
+#include <cmath>
+#include <fmt/format.h>
+
+#include "catch.h"
+#include "harness.h"
+#include "ops.h"
+#include "reference.h"
+
+using namespace vkllm;
+
+namespace {
+
+ref::RopeSpec spec_of(const ops::RopeParams& p) {
+  return {.n_tokens = p.n_tokens, .n_heads = p.n_heads, .head_dim = p.head_dim, .rot_dim = p.rot_dim,
+          .neox = p.mode == ops::RopeMode::Neox, .theta_base = p.theta_base, .freq_scale = p.freq_scale,
+          .ext_factor = p.ext_factor, .attn_factor = p.attn_factor, .n_ctx_orig = double(p.n_ctx_orig),
+          .beta_fast = p.beta_fast, .beta_slow = p.beta_slow, .token_stride = p.token_stride,
+          .head_stride = p.head_stride};
+}
+
+std::vector<int32_t> random_positions(size_t n, int32_t lo, int32_t hi, uint32_t seed) {
+  std::vector<int32_t> v;
+  for (float f : test::random_floats(n, seed, float(lo), float(hi) + 1)) v.push_back(std::min(int32_t(f), hi));
+  return v;
+}
+
+// x: the whole buffer (strided layouts leave gaps); `offset` elements in is where rope starts.
+std::vector<float> gpu_rope(const std::vector<float>& x, const std::vector<int32_t>& pos, const std::vector<float>& ff,
+                            const ops::RopeParams& p, size_t offset = 0) {
+  Buffer gx = test::to_gpu(x), gp = test::to_gpu(pos), gf = test::to_gpu(ff);
+  BufferView view = gx.view(offset * 4, (x.size() - offset) * 4);
+  Stream s(test::gpu());
+  ops::rope(s, view, gp, ff.empty() ? BufferView{} : gf.view(), view, p);  // in place
+  s.submit_wait();
+  return test::from_gpu(gx);
+}
+
+std::vector<float> ref_rope(std::vector<float> x, const std::vector<int32_t>& pos, const std::vector<float>& ff,
+                            const ops::RopeParams& p, size_t offset = 0) {
+  ref::rope(x.data() + offset, x.data() + offset, pos.data(), ff.empty() ? nullptr : ff.data(), spec_of(p));
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("rope matches the reference in both pairings", "[rope]") {
+  struct Shape {
+    uint32_t n_tokens, n_heads, head_dim, rot_dim;
+    float base, freq_scale;
+  };
+  const Shape shapes[] = {{1, 1, 2, 2, 1e4f, 1},     {5, 3, 64, 64, 1e4f, 1},  {7, 4, 128, 128, 5e5f, 1},
+                          {3, 2, 80, 80, 1e6f, 0.25f}, {4, 3, 96, 32, 1e4f, 1}, {33, 2, 6, 4, 1e4f, 0.5f}};
+  test::for_each_profile([&](const Profile& profile) {
+    for (Shape sh : shapes)
+      for (ops::RopeMode mode : {ops::RopeMode::Norm, ops::RopeMode::Neox}) {
+        ops::RopeParams p{.n_tokens = sh.n_tokens, .n_heads = sh.n_heads, .head_dim = sh.head_dim,
+                          .rot_dim = sh.rot_dim, .mode = mode, .theta_base = sh.base, .freq_scale = sh.freq_scale};
+        auto x = test::random_floats(size_t(sh.n_tokens) * sh.n_heads * sh.head_dim, 80);
+        auto pos = random_positions(sh.n_tokens, 0, 4096, 81);
+        test::check_nmse(gpu_rope(x, pos, {}, p), ref_rope(x, pos, {}, p), 2e-9,
+                         fmt::format("rope {} tokens={} heads={} head_dim={} rot_dim={} base={} freq_scale={} "
+                                     "profile={}",
+                                     mode == ops::RopeMode::Neox ? "neox" : "norm", sh.n_tokens, sh.n_heads,
+                                     sh.head_dim, sh.rot_dim, sh.base, sh.freq_scale, profile.name));
+      }
+  });
+}
+
+TEST_CASE("rope with Llama-3.2-1B frequency factors up to position 8191", "[rope]") {
+  // rope_freqs as the converter computes them: base 5e5, 64 dims, factor 32, low 1, high 4, L 8192.
+  auto ff = ref::llama3_rope_freq_factors(64, 5e5, 32, 1, 4, 8192);
+  REQUIRE(ff.size() == 32);
+  // FORMATS 3.4: 15 x 1, 3 smoothed (1.6513, 3.2923, 9.6667), 14 x 32.
+  for (int i = 0; i < 15; ++i) CHECK(ff[i] == 1.0f);
+  CHECK(ff[15] == Approx(1.6513).margin(1e-4));
+  CHECK(ff[16] == Approx(3.2923).margin(1e-4));
+  CHECK(ff[17] == Approx(9.6667).margin(1e-4));
+  for (int i = 18; i < 32; ++i) CHECK(ff[i] == 32.0f);
+
+  ops::RopeParams p{.n_tokens = 64, .n_heads = 4, .head_dim = 64, .rot_dim = 64, .theta_base = 5e5f};
+  auto x = test::random_floats(size_t(64) * 4 * 64, 82);
+  auto pos = random_positions(64, 0, 8191, 83);
+  pos[0] = 8191, pos[1] = 0, pos[2] = 1, pos[3] = 7999;
+  test::for_each_profile([&](const Profile& profile) {
+    test::check_nmse(gpu_rope(x, pos, ff, p), ref_rope(x, pos, ff, p), 5e-9,
+                     fmt::format("rope llama3 factors positions<8192 profile={}", profile.name));
+  });
+}
+
+TEST_CASE("rope with YaRN on MLA-strided heads as deepseek2", "[rope]") {
+  // DeepSeek-V2-Lite: 64 rope dims, base 1e4, original context 4096, factor 40 (FORMATS 3.5).
+  auto corr = ops::rope_yarn_corr_dims(64, 4096, 1e4f, 32, 1);
+  CHECK(corr.low == 10.0f);
+  CHECK(corr.high == 23.0f);
+  const uint32_t n_tokens = 9, heads = 3, q_head = 192, nope = 128, kv_row = 576, lora = 512;
+  auto pos = random_positions(n_tokens, 0, 30000, 84);
+  test::for_each_profile([&](const Profile& profile) {
+    for (float attn_factor : {1.0f / (1.0f + 0.1f * std::log(40.0f)), 1.0f}) {
+      ops::RopeParams p{.n_tokens = n_tokens, .n_heads = heads, .head_dim = 64, .rot_dim = 64,
+                        .mode = ops::RopeMode::Norm, .theta_base = 1e4f, .freq_scale = 1.0f / 40,
+                        .ext_factor = 1, .attn_factor = attn_factor, .n_ctx_orig = 4096,
+                        .token_stride = heads * q_head, .head_stride = q_head};
+      // q: (n_tokens, heads, 192) = [q_nope(128); q_pe(64)] per head; rope the q_pe parts in place.
+      auto q = test::random_floats(size_t(n_tokens) * heads * q_head, 85);
+      test::check_nmse(gpu_rope(q, pos, {}, p, nope), ref_rope(q, pos, {}, p, nope), 3e-8,
+                       fmt::format("rope yarn q_pe attn_factor={} profile={}", attn_factor, profile.name));
+      // kv: (n_tokens, 576) = [c_kv(512); k_pe(64)]; one shared k_pe head per token.
+      p.n_heads = 1, p.token_stride = kv_row, p.head_stride = 0;
+      auto kv = test::random_floats(size_t(n_tokens) * kv_row, 86);
+      test::check_nmse(gpu_rope(kv, pos, {}, p, lora), ref_rope(kv, pos, {}, p, lora), 3e-8,
+                       fmt::format("rope yarn k_pe attn_factor={} profile={}", attn_factor, profile.name));
+    }
+  });
+}
+
+TEST_CASE("rope replays with new positions from the buffer", "[rope]") {
+  Context& ctx = test::gpu();
+  ops::RopeParams p{.n_tokens = 2, .n_heads = 2, .head_dim = 16, .rot_dim = 16, .mode = ops::RopeMode::Neox};
+  auto x = test::random_floats(64, 87);
+  Buffer gx = test::to_gpu(x), gy(ctx, 64 * 4, Memory::Device, "y");
+  Buffer gp = test::to_gpu(std::vector<int32_t>{3, 4});
+  Stream s(ctx);
+  ops::rope(s, gx, gp, {}, gy, p);  // x -> y, recorded once
+  for (std::vector<int32_t> pos : {std::vector<int32_t>{3, 4}, std::vector<int32_t>{100, 2000}}) {
+    gp.upload(std::span<const int32_t>(pos));
+    s.submit_wait();
+    test::check_nmse(test::from_gpu(gy), ref_rope(x, pos, {}, p), 1e-9, fmt::format("rope replay pos={}", pos[0]));
+  }
+}
+
+TEST_CASE("neox rope on HF rows equals norm rope on the converter's permuted rows", "[rope]") {
+  // FORMATS 3.3: GGUF row 2j = HF row j, GGUF row 2j+1 = HF row j + half.
+  const uint32_t n_tokens = 5, heads = 2, dim = 32, half = dim / 2;
+  auto hf = test::random_floats(n_tokens * heads * dim, 88);
+  std::vector<float> gguf(hf.size());
+  for (uint32_t r = 0; r < n_tokens * heads; ++r)
+    for (uint32_t j = 0; j < half; ++j)
+      gguf[r * dim + 2 * j] = hf[r * dim + j], gguf[r * dim + 2 * j + 1] = hf[r * dim + j + half];
+  auto pos = random_positions(n_tokens, 0, 2000, 89);
+  ops::RopeParams p{.n_tokens = n_tokens, .n_heads = heads, .head_dim = dim, .rot_dim = dim};
+  p.mode = ops::RopeMode::Neox;
+  auto neox = gpu_rope(hf, pos, {}, p);
+  p.mode = ops::RopeMode::Norm;
+  auto norm = gpu_rope(gguf, pos, {}, p);
+  std::vector<float> unpermuted(norm.size());
+  for (uint32_t r = 0; r < n_tokens * heads; ++r)
+    for (uint32_t j = 0; j < half; ++j)
+      unpermuted[r * dim + j] = norm[r * dim + 2 * j], unpermuted[r * dim + j + half] = norm[r * dim + 2 * j + 1];
+  test::check_nmse(unpermuted, neox, 0.0, "rope neox vs permuted norm");
+}
+
+TEST_CASE("rope rejects bad dimensions", "[rope]") {
+  Context& ctx = test::gpu();
+  Buffer b(ctx, 4096, Memory::Device, "b");
+  Stream s(ctx);
+  ops::RopeParams p{.n_tokens = 1, .n_heads = 1, .head_dim = 64, .rot_dim = 65};
+  CHECK_THROWS_WITH(ops::rope(s, b, b, {}, b, p),
+                    "rope: rot_dim 65 and head_dim 64 must be even, 0 < rot_dim <= head_dim");
+  p.rot_dim = 64, p.ext_factor = 1;
+  CHECK_THROWS_WITH(ops::rope(s, b, b, {}, b, p), "rope: YaRN (ext_factor != 0) needs n_ctx_orig");
+}
