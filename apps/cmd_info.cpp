@@ -1,4 +1,4 @@
-// `vkllm info -m FILE [--json]`: what a GGUF model is: architecture, dimensions, attention kind,
+// `vkllm info [-m FILE] [--json]`: what a GGUF model is: architecture, dimensions, attention kind,
 // parameters, tensor types, KV-cache bytes per token, context length and tokenizer.
 #include <fmt/format.h>
 
@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "config.h"
 #include "gguf.h"
+#include "model_options.h"
 #include "tokenizer.h"
 
 namespace vkllm::cli {
@@ -165,10 +166,10 @@ void add_info_command(CLI::App& app) {
       app.add_subcommand("info", "Describe a GGUF model: architecture, dimensions, attention, KV cache, tokenizer");
   auto model = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  cmd->add_option("-m,--model", *model, "GGUF model file")->required();
+  cmd->add_option("-m,--model", *model, "GGUF model file (default: the embedded model)");
   cmd->add_flag("--json", *json, "Print one JSON object");
   cmd->callback([model, json] {
-    GgufFile f = GgufFile::open(*model);
+    GgufFile f = open_model(*model);
     Info i = gather(f);
     if (*json)
       fmt::print("{}\n", to_json(i).dump(2));

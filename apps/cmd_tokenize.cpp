@@ -1,12 +1,12 @@
-// `vkllm tokenize -m FILE -p TEXT [--pieces]`: the ids of a text, BOS included when the model adds
-// it; `vkllm detokenize -m FILE --tokens 1,2,3`: the text of ids. Only the tokenizer is loaded.
+// `vkllm tokenize [-m FILE] -p TEXT [--pieces]`: the ids of a text, BOS included when the model adds
+// it; `vkllm detokenize [-m FILE] --tokens 1,2,3`: the text of ids. Only the tokenizer is loaded.
 #include <fmt/format.h>
 
-#include <charconv>
 
 #include "check.h"
 #include "commands.h"
 #include "gguf.h"
+#include "model_options.h"
 #include "tokenizer.h"
 
 namespace vkllm::cli {
@@ -48,29 +48,13 @@ std::string escape_piece(std::string_view p) {
   return out;
 }
 
-std::vector<int32_t> parse_ids(const std::string& s) {
-  std::vector<int32_t> ids;
-  for (size_t i = 0; i < s.size();) {
-    if (s[i] == ',' || s[i] == ' ') {
-      ++i;
-      continue;
-    }
-    int32_t v = 0;
-    auto [end, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
-    ENSURE(ec == std::errc() && end != s.data() + i, fmt::format("--tokens: \"{}\" is not a list of token ids", s));
-    ids.push_back(v);
-    i = size_t(end - s.data());
-  }
-  return ids;
-}
-
 struct TokenizeOptions {
   std::string model, prompt;
   bool pieces = false, no_bos = false, no_special = false;
 };
 
 void tokenize(const TokenizeOptions& o) {
-  GgufFile f = GgufFile::open(o.model);
+  GgufFile f = open_model(o.model);
   Tokenizer t = Tokenizer::from_gguf(f);
   std::vector<int32_t> ids = t.encode(o.prompt, !o.no_bos, !o.no_special);
   if (o.pieces) {
@@ -81,12 +65,12 @@ void tokenize(const TokenizeOptions& o) {
 }
 
 void detokenize(const std::string& model, const std::string& tokens) {
-  GgufFile f = GgufFile::open(model);
+  GgufFile f = open_model(model);
   Tokenizer t = Tokenizer::from_gguf(f);
-  std::vector<int32_t> ids = parse_ids(tokens);
+  std::vector<int32_t> ids = parse_token_list(tokens);
   for (int32_t id : ids)
     ENSURE(id >= 0 && uint32_t(id) < t.vocab_size(),
-           fmt::format("{}: token id {} is outside the vocabulary of {} tokens", model, id, t.vocab_size()));
+           fmt::format("{}: token id {} is outside the vocabulary of {} tokens", f.name(), id, t.vocab_size()));
   std::string text = t.decode(ids);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fputc('\n', stdout);
@@ -97,7 +81,7 @@ void detokenize(const std::string& model, const std::string& tokens) {
 void add_tokenize_commands(CLI::App& app) {
   auto* tok = app.add_subcommand("tokenize", "Print the token ids of a text");
   auto o = std::make_shared<TokenizeOptions>();
-  tok->add_option("-m,--model", o->model, "GGUF model file")->required();
+  tok->add_option("-m,--model", o->model, "GGUF model file (default: the embedded model)");
   tok->add_option("-p,--prompt", o->prompt, "Text to tokenize")->required();
   tok->add_flag("--pieces", o->pieces, "One id and its piece per line");
   tok->add_flag("--no-bos", o->no_bos, "Do not add BOS/EOS even when the model does");
@@ -106,7 +90,7 @@ void add_tokenize_commands(CLI::App& app) {
 
   auto* detok = app.add_subcommand("detokenize", "Print the text of token ids");
   auto model = std::make_shared<std::string>(), tokens = std::make_shared<std::string>();
-  detok->add_option("-m,--model", *model, "GGUF model file")->required();
+  detok->add_option("-m,--model", *model, "GGUF model file (default: the embedded model)");
   detok->add_option("--tokens", *tokens, "Token ids, separated by commas or spaces")->required();
   detok->callback([model, tokens] { detokenize(*model, *tokens); });
 }

@@ -87,6 +87,9 @@ struct ModelConfig {
   // Exact KV-cache bytes per token over all layers with K/V stored as `kv` (rows of head_dim
   // per KV head; MLA: one row of kv_lora_rank + rope dim per layer).
   uint64_t kv_bytes_per_token(DType kv = DType::F16) const;
+  // The softmax scale of attention: 1/sqrt(head_dim); DeepSeek under YaRN multiplies it by m^2,
+  // m = 1 + yarn_log_multiplier·ln(factor) (the HF formula, FORMATS.md §5.4).
+  double attention_scale() const;
   // Throws vkllm::Error when the dimensions are inconsistent or unsupported (MoE layers).
   void validate() const;
 

@@ -63,6 +63,15 @@ uint64_t kv_row_bytes(DType kv, uint64_t n) {
 
 }  // namespace
 
+double ModelConfig::attention_scale() const {
+  double scale = 1.0 / std::sqrt(double(head_dim));
+  if (rope.scaling == RopeScaling::Yarn && rope.yarn_log_multiplier > 0) {
+    double m = 1 + rope.yarn_log_multiplier * std::log(rope.factor);
+    scale *= m * m;
+  }
+  return scale;
+}
+
 uint64_t ModelConfig::kv_bytes_per_token(DType kv) const {
   // MLA caches one latent row [c (kv_lora_rank); k_pe (rope dim)] per layer, shared by all heads.
   if (attention_kind() == AttentionKind::MLA)

@@ -27,17 +27,6 @@ std::vector<float> project(const std::vector<float>& w, const float* x, size_t n
   return y;
 }
 
-// DeepSeek's softmax scale: 1/sqrt(qk head dim), times m^2 under YaRN with
-// m = 1 + yarn_log_multiplier·ln(factor) (the HF formula, FORMATS.md §5.4).
-double mla_softmax_scale(const ModelConfig& c) {
-  double scale = 1.0 / std::sqrt(double(c.mla.qk_nope_head_dim + c.mla.qk_rope_head_dim));
-  if (c.rope.scaling == RopeScaling::Yarn && c.rope.yarn_log_multiplier > 0) {
-    double m = 1 + c.rope.yarn_log_multiplier * std::log(c.rope.factor);
-    scale *= m * m;
-  }
-  return scale;
-}
-
 void add_into(std::vector<float>& x, const std::vector<float>& d) {
   add(x.data(), x.data(), d.data(), x.size());
 }
@@ -91,7 +80,7 @@ void Model::attention_block(std::vector<float>& x, uint32_t l, size_t n) const {
   AttentionParams a{.n_q = n, .n_heads = H, .n_kv_heads = G, .dk = hd, .dv = vd,
                     .q_row_stride = H * hd, .o_row_stride = H * vd,
                     .k_head_stride = hd, .k_row_stride = G * hd, .v_head_stride = vd, .v_row_stride = G * vd,
-                    .scale = 1.0 / std::sqrt(double(hd)), .causal = true, .pos0 = 0, .n_kv = n};
+                    .scale = c_.attention_scale(), .causal = true, .pos0 = 0, .n_kv = n};
   attention(o.data(), q.data(), k.data(), v.data(), a);
   add_into(x, project(weight(blk(l, "attn_output.weight")), o.data(), n, H * vd));
 }
@@ -145,7 +134,7 @@ void Model::mla_block(std::vector<float>& x, uint32_t l, size_t n) const {
   AttentionParams a{.n_q = n, .n_heads = H, .n_kv_heads = H, .dk = hd, .dv = vd,
                     .q_row_stride = H * hd, .o_row_stride = H * vd,
                     .k_head_stride = hd, .k_row_stride = H * hd, .v_head_stride = vd, .v_row_stride = H * vd,
-                    .scale = mla_softmax_scale(c_), .causal = true, .pos0 = 0, .n_kv = n};
+                    .scale = c_.attention_scale(), .causal = true, .pos0 = 0, .n_kv = n};
   attention(o.data(), q.data(), k.data(), v.data(), a);
   add_into(x, project(weight(blk(l, "attn_output.weight")), o.data(), n, H * vd));
 }

@@ -156,7 +156,7 @@ void Transformer::record_attention(Stream& s, uint32_t l, uint32_t n) {
   ops::kv_store(s, k, pos, cache_.k(l), {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.n_ctx(), .cache_f16 = f16});
   ops::kv_store(s, v, pos, cache_.v(l), {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.n_ctx(), .cache_f16 = f16});
   ops::AttentionShape shape{.n_q = n, .n_heads = H, .n_kv_heads = G, .dk = hd, .dv = vd, .kv_f16 = f16,
-                            .scale = float(1.0 / std::sqrt(double(hd))), .causal = true, .max_kv = cache_.n_ctx()};
+                            .scale = float(c_.attention_scale()), .causal = true, .max_kv = cache_.n_ctx()};
   ops::attention(s, shape, q, cache_.k(l), cache_.v(l), step_.view(), o, scratch_ ? scratch_->view() : BufferView{});
   BufferView proj = act(a.proj, n * 4ull * c_.dim), x = act(a.x, n * 4ull * c_.dim);
   project(s, *lw.wo, o, proj, n);
@@ -207,7 +207,7 @@ void Transformer::record_mla(Stream& s, uint32_t l, uint32_t n) {
   ops::AttentionShape shape{.n_q = n, .n_heads = H, .n_kv_heads = 1, .dk = row, .dv = lat,
                             .k_head_stride = cache_.n_ctx() * row, .k_row_stride = row,
                             .v_head_stride = cache_.n_ctx() * row, .v_row_stride = row, .kv_f16 = f16,
-                            .scale = float(mla_softmax_scale(c_)), .causal = true, .max_kv = cache_.n_ctx()};
+                            .scale = float(c_.attention_scale()), .causal = true, .max_kv = cache_.n_ctx()};
   ops::attention(s, shape, qcat, cache_.k(l), cache_.v(l), step_.view(), olat, scratch_ ? scratch_->view() : BufferView{});
   ops::matmul(s, lw.wv_b->type, lw.wv_b->view, olat, o, vd, n, lat,
               {.count = H, .x_batch_stride = lat, .x_row_stride = H * lat, .y_batch_stride = vd, .y_row_stride = H * vd});
