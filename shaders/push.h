@@ -24,6 +24,7 @@ struct StepParams {
 };
 
 #include "push_elementwise.h"
+#include "push_matmul.h"
 
 #ifdef __cplusplus
 }  // namespace vkllm::push

@@ -1,3 +1,5 @@
 // The CPU reference: every op written from the math, and (later) a whole-model forward.
 #pragma once
 #include "elementwise.h"
+#include "matmul.h"
+#include "quant.h"
