@@ -3,3 +3,5 @@
 #include "elementwise.h"
 #include "copy.h"
 #include "position.h"
+#include "matmul.h"
+#include "quant.h"
