@@ -70,7 +70,7 @@ void run(const MatOptions& o, bool matvec) {
   double bytes = double(M) * row_bytes(t, K), flops = 2.0 * M * N * K;
   bool cpu = ctx.caps().type == "cpu";  // lavapipe: compare with what the CPU itself can read
   double cpu_gbps = cpu ? cpu_read_gbps() : 0;
-  const char* kernel = matvec || N <= ops::kMatvecMaxTokens ? "matvec" : "tiled";
+  const char* kernel = matvec || N < ctx.profile().matmul_tiled_min_n ? "matvec" : "tiled";
   if (o.common.json) {
     nlohmann::json j = {{"op", matvec ? "matvec" : "matmul"}, {"kernel", kernel},
                         {"type", o.type},   {"m", M},

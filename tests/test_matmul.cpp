@@ -25,9 +25,16 @@ TEST_CASE("tiled matmul under every profile", "[matmul]") {
 }
 
 TEST_CASE("matmul picks a kernel by token count", "[matmul]") {
-  for (DType t : {DType::F16, DType::Q4_0, DType::Q6_K})
-    for (uint32_t n : {1u, ops::kMatvecMaxTokens, ops::kMatvecMaxTokens + 1, 100u})
-      test::check_matmul_case(ops::matmul, "matmul", t, {45, n, test::awkward_k(t)[1]}, 8);
+  // On the device's profile and on generic (GPU-like: matvec up to 8 tokens, tiled above).
+  for (const char* name : {"", "generic"}) {
+    if (*name) test::gpu().set_profile(profile_named(name));
+    const Profile& p = test::gpu().profile();
+    for (DType t : {DType::F16, DType::Q6_K})
+      for (uint32_t n : {1u, p.matmul_tiled_min_n - 1, p.matmul_tiled_min_n, 100u})
+        if (n > 0 && n <= 100)
+          test::check_matmul_case(ops::matmul, "matmul", t, {45, n, test::awkward_k(t)[1]}, 8, false, " profile=" + p.name);
+  }
+  test::gpu().set_profile(choose_profile(test::gpu().caps()));
 }
 
 TEST_CASE("tiled matmul adds a bias", "[matmul]") {
