@@ -57,8 +57,9 @@ void check_matmul(const char* op, DType t, BufferView w, BufferView x, BufferVie
   ENSURE(pc.K > 0 && pc.K % ti.block_values == 0,
          fmt::format("{}: K = {} is not a multiple of {}'s block of {} values", op, pc.K, ti.name, ti.block_values));
   uint64_t w_need = uint64_t(B) * pc.M * row_bytes(t, pc.K);
-  ENSURE(w.size >= w_need, fmt::format("{}: weight view of {} bytes is smaller than {} x {} rows of K = {} {} ({} bytes)",
-                                       op, w.size, B, pc.M, pc.K, ti.name, w_need));
+  ENSURE(w.size >= w_need,
+         fmt::format("{}: weight view of {} bytes is smaller than {} x {} rows of K = {} {} ({} bytes)", op, w.size, B,
+                     pc.M, pc.K, ti.name, w_need));
   uint64_t x_need = 4 * span(B, pc.x_batch_stride, pc.N, pc.x_row_stride, pc.K);
   ENSURE(x.size >= x_need, fmt::format("{}: x view of {} bytes is smaller than its {} x {} tokens of K = {} ({} bytes)",
                                        op, x.size, B, pc.N, pc.K, x_need));
@@ -78,7 +79,8 @@ void check_profile(const Context& ctx, Kind kind, uint32_t n_tokens, uint32_t B)
     ENSURE(std::has_single_bit(p.matvec_wg) && std::has_single_bit(p.matvec_rows) && std::has_single_bit(rt) &&
                rt <= p.matvec_rows && p.matvec_rows <= p.matvec_wg * rt && p.matvec_tokens > 0,
            fmt::format("profile {}: matvec_wg, matvec_rows and matvec_rows_per_thread must be powers of two with "
-                       "rows_per_thread <= rows <= wg x rows_per_thread", p.name));
+                       "rows_per_thread <= rows <= wg x rows_per_thread",
+                       p.name));
     ENSURE(4ull * rt * p.matvec_tokens * p.matvec_wg <= shared,
            fmt::format("profile {}: matvec reduction needs more than {} B of shared memory", p.name, shared));
     uint64_t z = uint64_t(B) * ceil_div(n_tokens, std::min(n_tokens, p.matvec_tokens));
@@ -109,7 +111,6 @@ uint32_t rows_per_binding(const DeviceCaps& caps, uint64_t row_bytes, bool f32_v
 BufferView sub(BufferView v, uint64_t offset, uint64_t size) { return {v.buffer, v.offset + offset, size}; }
 
 // --- dispatch
-
 
 void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferView x, BufferView y, BufferView bias,
               const push::MatmulPush& pc, uint32_t B) {
@@ -176,8 +177,8 @@ void matvec(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, ui
   run_matmul("matvec", Kind::Matvec, s, wtype, w, x, y, M, N, K, batch, bias);
 }
 
-void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N,
-                  uint32_t K, const MatmulBatch& batch, BufferView bias) {
+void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
+                  const MatmulBatch& batch, BufferView bias) {
   run_matmul("matmul_tiled", Kind::Tiled, s, wtype, w, x, y, M, N, K, batch, bias);
 }
 
@@ -190,9 +191,10 @@ void get_rows(Stream& s, DType type, BufferView table, BufferView ids, BufferVie
   uint64_t rb = row_bytes(type, K);
   uint64_t total = table.size / rb;
   ENSURE(total > 0, fmt::format("get_rows: table view of {} bytes holds no row of {} bytes", table.size, rb));
-  ENSURE(ids.size >= 4ull * n_ids, fmt::format("get_rows: ids view of {} bytes holds fewer than {} ids", ids.size, n_ids));
-  ENSURE(y.size >= 4ull * n_ids * K, fmt::format("get_rows: y view of {} bytes is smaller than {} rows of {} floats",
-                                                 y.size, n_ids, K));
+  ENSURE(ids.size >= 4ull * n_ids,
+         fmt::format("get_rows: ids view of {} bytes holds fewer than {} ids", ids.size, n_ids));
+  ENSURE(y.size >= 4ull * n_ids * K,
+         fmt::format("get_rows: y view of {} bytes is smaller than {} rows of {} floats", y.size, n_ids, K));
   const DeviceCaps& caps = s.context().caps();
   ENSURE(n_ids <= caps.max_workgroup_count[1],
          fmt::format("get_rows: {} ids, at most {} per call", n_ids, caps.max_workgroup_count[1]));

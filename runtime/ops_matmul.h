@@ -39,8 +39,8 @@ void matmul(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, ui
 // For tests and benchmarks; use matmul.
 void matvec(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
             const MatmulBatch& batch = {}, BufferView bias = {});
-void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N,
-                  uint32_t K, const MatmulBatch& batch = {}, BufferView bias = {});
+void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
+                  const MatmulBatch& batch = {}, BufferView bias = {});
 
 // y(n_ids, K) f32 = rows ids[i] of table (rows of K values stored as `type`); ids: (n_ids) int32.
 // Ids outside the table give rows of zeros. n_ids <= 65535. A table larger than

@@ -11,8 +11,8 @@ namespace vkllm::test {
 
 struct HandBlock {
   DType type;
-  std::vector<uint8_t> bytes;                  // one block (or a few values of a float type)
-  std::vector<std::pair<int, float>> expect;   // (value index, exact value)
+  std::vector<uint8_t> bytes;                 // one block (or a few values of a float type)
+  std::vector<std::pair<int, float>> expect;  // (value index, exact value)
 };
 
 inline void put_u16(std::vector<uint8_t>& b, size_t at, uint16_t v) { b[at] = uint8_t(v), b[at + 1] = uint8_t(v >> 8); }

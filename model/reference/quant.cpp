@@ -238,11 +238,11 @@ struct Codec {
 };
 
 constexpr Codec kCodecs[] = {
-    {DType::F32, 1, 4, dq_f32, q_f32},           {DType::F16, 1, 2, dq_f16, q_f16},
-    {DType::BF16, 1, 2, dq_bf16, q_bf16},        {DType::Q4_0, 32, 18, dq_q4_0, q_q4_0},
-    {DType::Q4_1, 32, 20, dq_q4_1, q_q4_1},      {DType::Q5_0, 32, 22, dq_q5_0, q_q5_0},
-    {DType::Q8_0, 32, 34, dq_q8_0, q_q8_0},      {DType::Q4_K, 256, 144, dq_q4_k, q_q4_k},
-    {DType::Q5_K, 256, 176, dq_q5_k, q_q5_k},    {DType::Q6_K, 256, 210, dq_q6_k, q_q6_k},
+    {DType::F32, 1, 4, dq_f32, q_f32},        {DType::F16, 1, 2, dq_f16, q_f16},
+    {DType::BF16, 1, 2, dq_bf16, q_bf16},     {DType::Q4_0, 32, 18, dq_q4_0, q_q4_0},
+    {DType::Q4_1, 32, 20, dq_q4_1, q_q4_1},   {DType::Q5_0, 32, 22, dq_q5_0, q_q5_0},
+    {DType::Q8_0, 32, 34, dq_q8_0, q_q8_0},   {DType::Q4_K, 256, 144, dq_q4_k, q_q4_k},
+    {DType::Q5_K, 256, 176, dq_q5_k, q_q5_k}, {DType::Q6_K, 256, 210, dq_q6_k, q_q6_k},
 };
 
 const Codec& codec(DType t, size_t n) {
