@@ -4,3 +4,4 @@
 #pragma once
 #include "ops_elementwise.h"
 #include "ops_position.h"
+#include "ops_matmul.h"

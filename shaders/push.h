@@ -25,6 +25,7 @@ struct StepParams {
 
 #include "push_elementwise.h"
 #include "push_position.h"
+#include "push_matmul.h"
 
 #ifdef __cplusplus
 }  // namespace vkllm::push

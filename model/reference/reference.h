@@ -2,3 +2,5 @@
 #pragma once
 #include "elementwise.h"
 #include "position.h"
+#include "matmul.h"
+#include "quant.h"

@@ -1,0 +1,20 @@
+// CPU reference for the weight-matrix ops: matrix product with the ggml layout and row gather.
+// Plain loops in double over weights dequantised by quant.h; shares no code with the shaders.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "dtype.h"
+
+namespace vkllm::ref {
+
+// y(N, M) = x(N, K) · w(M, K)ᵀ (+ bias(M)): y[n][m] = Σ_k w[m][k]·x[n][k] + bias[m].
+// w is f32 (dequantise first); tokens of x and y are x_row_stride / y_row_stride floats apart
+// (0: packed, i.e. K and M). bias may be null.
+void matmul(float* y, const float* w, const float* x, size_t M, size_t N, size_t K, size_t x_row_stride = 0,
+            size_t y_row_stride = 0, const float* bias = nullptr);
+
+// y(n_ids, K) = rows ids[i] of table (rows of K values stored as type t), as f32.
+void get_rows(DType t, const void* table, const int32_t* ids, float* y, size_t n_ids, size_t K);
+
+}  // namespace vkllm::ref

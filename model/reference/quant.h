@@ -1,0 +1,38 @@
+// CPU reference for weight storage types: f16/bf16 conversion, dequantisation of every block type
+// the kernels read, and simple round-to-nearest quantisers so tests and fixture models can make
+// realistic quantised weights from f32. Written from FORMATS.md §2; shares no code with the shaders.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "dtype.h"
+
+namespace vkllm::ref {
+
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);  // round to nearest even; overflow becomes inf
+float bf16_to_float(uint16_t b);
+uint16_t float_to_bf16(float f);  // round to nearest even
+
+// Bytes that n values of type t occupy (n a multiple of the block size); the reference's own
+// statement of the block geometry, independent of runtime/dtype.cpp.
+size_t stored_bytes(DType t, size_t n);
+
+// dst(n) = the n values stored at src in type t (n a multiple of t's block size). Supports F32,
+// F16, BF16, Q4_0, Q4_1, Q5_0, Q8_0, Q4_K, Q5_K, Q6_K; throws std::invalid_argument otherwise.
+void dequantize_row(DType t, const void* src, float* dst, size_t n);
+
+// dst = src(n) stored as type t, for the same types. Round-to-nearest per block, no search for
+// the best scale (unlike llama.cpp's quantisers): good enough for test weights, not for models.
+//   Q8_0 d = amax/127; Q4_0 d = amax/7 (q in 1..15); Q4_1 d = (max-min)/15, m = min;
+//   Q5_0 d = amax/15; Q4_K/Q5_K per 32-value sub-block scale (max-min')/levels and min -min'
+//   (min' = min(0, min)), 6-bit codes of both relative to d = max/63, dmin = max/63;
+//   Q6_K per 16-value group scale amax/31 as an int8 code relative to d = max/127.
+void quantize_row(DType t, const float* src, void* dst, size_t n);
+
+// Whole matrices of `rows` rows of `cols` values, rows laid out back to back (row_bytes each).
+std::vector<uint8_t> quantize(DType t, const float* src, size_t rows, size_t cols);
+std::vector<float> dequantize(DType t, const void* src, size_t rows, size_t cols);
+
+}  // namespace vkllm::ref

@@ -1,0 +1,217 @@
+// Entry points of the weight-matrix kernels: the shader table per weight type, argument checks,
+// the matvec/tiled choice, and row ranges for weights larger than one binding may be.
+#include "ops_matmul.h"
+
+#include <bit>
+#include <fmt/format.h>
+#include <numeric>
+
+#include "check.h"
+#include "context.h"
+#include "push.h"
+
+namespace vkllm::ops {
+
+namespace {
+
+// --- the shaders of each weight type (compile-time symbols, no lookup by name)
+
+struct TypeKernels {
+  DType type;
+  const spirv::Shader* matvec;
+  const spirv::Shader* matmul;
+  const spirv::Shader* get_rows;
+};
+
+const TypeKernels kKernels[] = {
+    {DType::F32, &spirv::matvec_f32, &spirv::matmul_f32, &spirv::get_rows_f32},
+    {DType::F16, &spirv::matvec_f16, &spirv::matmul_f16, &spirv::get_rows_f16},
+    {DType::BF16, &spirv::matvec_bf16, &spirv::matmul_bf16, &spirv::get_rows_bf16},
+    {DType::Q8_0, &spirv::matvec_q8_0, &spirv::matmul_q8_0, &spirv::get_rows_q8_0},
+    {DType::Q4_0, &spirv::matvec_q4_0, &spirv::matmul_q4_0, &spirv::get_rows_q4_0},
+    {DType::Q4_1, &spirv::matvec_q4_1, &spirv::matmul_q4_1, &spirv::get_rows_q4_1},
+    {DType::Q5_0, &spirv::matvec_q5_0, &spirv::matmul_q5_0, &spirv::get_rows_q5_0},
+    {DType::Q4_K, &spirv::matvec_q4_k, &spirv::matmul_q4_k, &spirv::get_rows_q4_k},
+    {DType::Q5_K, &spirv::matvec_q5_k, &spirv::matmul_q5_k, &spirv::get_rows_q5_k},
+    {DType::Q6_K, &spirv::matvec_q6_k, &spirv::matmul_q6_k, &spirv::get_rows_q6_k},
+};
+
+const TypeKernels& kernels_for(DType t, const char* op) {
+  for (const TypeKernels& k : kKernels)
+    if (k.type == t) return k;
+  throw Error(fmt::format("{}: no kernel reads weights of type {}", op, info(t).name));
+}
+
+// --- checks
+
+enum class Kind { Matvec, Tiled };
+
+// Floats spanned by B batches of N rows of `len` values.
+uint64_t span(uint32_t B, uint64_t batch_stride, uint32_t N, uint64_t row_stride, uint64_t len) {
+  return (B - 1) * batch_stride + (N - 1) * row_stride + len;
+}
+
+void check_matmul(const char* op, DType t, BufferView w, BufferView x, BufferView y, BufferView bias,
+                  const push::MatmulPush& pc, uint32_t B) {
+  const DTypeInfo& ti = info(t);
+  ENSURE(pc.K > 0 && pc.K % ti.block_values == 0,
+         fmt::format("{}: K = {} is not a multiple of {}'s block of {} values", op, pc.K, ti.name, ti.block_values));
+  uint64_t w_need = uint64_t(B) * pc.M * row_bytes(t, pc.K);
+  ENSURE(w.size >= w_need,
+         fmt::format("{}: weight view of {} bytes is smaller than {} x {} rows of K = {} {} ({} bytes)", op, w.size, B,
+                     pc.M, pc.K, ti.name, w_need));
+  uint64_t x_need = 4 * span(B, pc.x_batch_stride, pc.N, pc.x_row_stride, pc.K);
+  ENSURE(x.size >= x_need, fmt::format("{}: x view of {} bytes is smaller than its {} x {} tokens of K = {} ({} bytes)",
+                                       op, x.size, B, pc.N, pc.K, x_need));
+  uint64_t y_need = 4 * span(B, pc.y_batch_stride, pc.N, pc.y_row_stride, pc.M);
+  ENSURE(y.size >= y_need, fmt::format("{}: y view of {} bytes is smaller than its {} x {} tokens of M = {} ({} bytes)",
+                                       op, y.size, B, pc.N, pc.M, y_need));
+  ENSURE(bias.size == 0 || bias.size >= 4ull * B * pc.M,
+         fmt::format("{}: bias view of {} bytes holds fewer than {} x {} floats", op, bias.size, B, pc.M));
+  ENSURE(!x.overlaps(y), fmt::format("{}: y overlaps x", op));
+}
+
+void check_profile(const Context& ctx, Kind kind, uint32_t n_tokens, uint32_t B) {
+  const Profile& p = ctx.profile();
+  uint32_t shared = ctx.caps().max_shared_memory;
+  if (kind == Kind::Matvec) {
+    uint32_t rt = p.matvec_rows_per_thread;
+    ENSURE(std::has_single_bit(p.matvec_wg) && std::has_single_bit(p.matvec_rows) && std::has_single_bit(rt) &&
+               rt <= p.matvec_rows && p.matvec_rows <= p.matvec_wg * rt && p.matvec_tokens > 0,
+           fmt::format("profile {}: matvec_wg, matvec_rows and matvec_rows_per_thread must be powers of two with "
+                       "rows_per_thread <= rows <= wg x rows_per_thread",
+                       p.name));
+    ENSURE(4ull * rt * p.matvec_tokens * p.matvec_wg <= shared,
+           fmt::format("profile {}: matvec reduction needs more than {} B of shared memory", p.name, shared));
+    uint64_t z = uint64_t(B) * ceil_div(n_tokens, std::min(n_tokens, p.matvec_tokens));
+    ENSURE(z <= ctx.caps().max_workgroup_count[2],
+           fmt::format("matvec: {} batches x {} tokens exceed the device's {} workgroups in z", B, n_tokens,
+                       ctx.caps().max_workgroup_count[2]));
+    return;
+  }
+  ENSURE(p.matmul_tm && p.matmul_tn && p.matmul_bm % p.matmul_tm == 0 && p.matmul_bn % p.matmul_tn == 0 &&
+             (p.matmul_bm / p.matmul_tm) * (p.matmul_bn / p.matmul_tn) == p.matmul_wg && p.matmul_bk % 8 == 0,
+         fmt::format("profile {}: matmul tile {}x{}x{} does not split into {} threads of {}x{}", p.name, p.matmul_bm,
+                     p.matmul_bn, p.matmul_bk, p.matmul_wg, p.matmul_tm, p.matmul_tn));
+  ENSURE(4ull * p.matmul_bk * (p.matmul_bm + p.matmul_bn + 1) <= shared,
+         fmt::format("profile {}: matmul tiles need more than {} B of shared memory", p.name, shared));
+}
+
+// Rows per binding so that `row_bytes`-sized rows fit maxStorageBufferRange and each range starts
+// at an offset the device accepts (also for f32 views offset by the same row count).
+uint32_t rows_per_binding(const DeviceCaps& caps, uint64_t row_bytes, bool f32_views_too) {
+  uint64_t a = caps.storage_offset_alignment;
+  uint64_t step = a / std::gcd(row_bytes, a);
+  if (f32_views_too) step = std::lcm(step, a / std::gcd<uint64_t>(4, a));
+  uint64_t rows = caps.max_storage_buffer_range / row_bytes / step * step;
+  ENSURE(rows > 0, fmt::format("a weight row of {} bytes exceeds maxStorageBufferRange", row_bytes));
+  return static_cast<uint32_t>(std::min<uint64_t>(rows, UINT32_MAX));
+}
+
+BufferView sub(BufferView v, uint64_t offset, uint64_t size) { return {v.buffer, v.offset + offset, size}; }
+
+// --- dispatch
+
+void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferView x, BufferView y, BufferView bias,
+              const push::MatmulPush& pc, uint32_t B) {
+  const Profile& p = s.context().profile();
+  bool has_bias = bias.size > 0;
+  BufferView b = has_bias ? bias : x;  // the bias binding exists either way; x stands in
+  if (kind == Kind::Matvec) {
+    // Float rows start 16-byte aligned and x loads as vec4 (else a scalar path is compiled).
+    bool aligned = pc.K % 8 == 0 && pc.x_row_stride % 4 == 0 && (B == 1 || pc.x_batch_stride % 4 == 0);
+    uint32_t nt = std::min(pc.N, p.matvec_tokens);
+    Groups g = grid(ceil_div(pc.M, p.matvec_rows));
+    g.z = B * ceil_div(pc.N, nt);  // batch-major token blocks; check_profile bounds it
+    s.dispatch(*k.matvec, {p.matvec_wg, p.subgroup_ops, p.matvec_rows, nt, aligned, has_bias, p.matvec_rows_per_thread},
+               {.reads = {w, x, b}, .writes = {y}}, pc, g);
+  } else {
+    Groups g{ceil_div(pc.M, p.matmul_bm), ceil_div(pc.N, p.matmul_bn), B};
+    s.dispatch(*k.matmul, {p.matmul_wg, p.matmul_bm, p.matmul_bn, p.matmul_bk, p.matmul_tm, p.matmul_tn, has_bias},
+               {.reads = {w, x, b}, .writes = {y}}, pc, g);
+  }
+}
+
+void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, BufferView x, BufferView y, uint32_t M,
+                uint32_t N, uint32_t K, const MatmulBatch& batch, BufferView bias) {
+  const TypeKernels& k = kernels_for(t, op);
+  uint32_t B = batch.count;
+  if (M == 0 || N == 0 || B == 0) return;
+  push::MatmulPush pc{.M = M,
+                      .N = N,
+                      .K = K,
+                      .x_batch_stride = batch.x_batch_stride,
+                      .x_row_stride = batch.x_row_stride ? batch.x_row_stride : K,
+                      .y_batch_stride = batch.y_batch_stride,
+                      .y_row_stride = batch.y_row_stride ? batch.y_row_stride : M};
+  check_matmul(op, t, w, x, y, bias, pc, B);
+  check_profile(s.context(), kind, N, B);
+  const DeviceCaps& caps = s.context().caps();
+  uint64_t rb = row_bytes(t, K);
+  if (uint64_t(B) * M * rb <= caps.max_storage_buffer_range) {
+    dispatch(s, kind, k, sub(w, 0, uint64_t(B) * M * rb), x, y, bias, pc, B);
+    return;
+  }
+  // One binding cannot hold the weights: ranges of rows, each writing its columns of y.
+  ENSURE(B == 1, fmt::format("{}: batched weights of {} bytes exceed maxStorageBufferRange", op, uint64_t(B) * M * rb));
+  uint32_t step = rows_per_binding(caps, rb, true);
+  for (uint32_t m0 = 0; m0 < M; m0 += step) {
+    uint32_t rows = std::min(step, M - m0);
+    push::MatmulPush part = pc;
+    part.M = rows;
+    BufferView part_bias = bias.size ? sub(bias, 4ull * m0, 4ull * rows) : BufferView{};
+    dispatch(s, kind, k, sub(w, m0 * rb, rows * rb), x, sub(y, 4ull * m0, y.size - 4ull * m0), part_bias, part, 1);
+  }
+}
+
+}  // namespace
+
+void matmul(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
+            const MatmulBatch& batch, BufferView bias) {
+  Kind kind = N < s.context().profile().matmul_tiled_min_n ? Kind::Matvec : Kind::Tiled;
+  run_matmul("matmul", kind, s, wtype, w, x, y, M, N, K, batch, bias);
+}
+
+void matvec(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
+            const MatmulBatch& batch, BufferView bias) {
+  run_matmul("matvec", Kind::Matvec, s, wtype, w, x, y, M, N, K, batch, bias);
+}
+
+void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
+                  const MatmulBatch& batch, BufferView bias) {
+  run_matmul("matmul_tiled", Kind::Tiled, s, wtype, w, x, y, M, N, K, batch, bias);
+}
+
+void get_rows(Stream& s, DType type, BufferView table, BufferView ids, BufferView y, uint32_t n_ids, uint32_t K) {
+  const TypeKernels& k = kernels_for(type, "get_rows");
+  const DTypeInfo& ti = info(type);
+  if (n_ids == 0) return;
+  ENSURE(K > 0 && K % ti.block_values == 0,
+         fmt::format("get_rows: K = {} is not a multiple of {}'s block of {} values", K, ti.name, ti.block_values));
+  uint64_t rb = row_bytes(type, K);
+  uint64_t total = table.size / rb;
+  ENSURE(total > 0, fmt::format("get_rows: table view of {} bytes holds no row of {} bytes", table.size, rb));
+  ENSURE(ids.size >= 4ull * n_ids,
+         fmt::format("get_rows: ids view of {} bytes holds fewer than {} ids", ids.size, n_ids));
+  ENSURE(y.size >= 4ull * n_ids * K,
+         fmt::format("get_rows: y view of {} bytes is smaller than {} rows of {} floats", y.size, n_ids, K));
+  const DeviceCaps& caps = s.context().caps();
+  ENSURE(n_ids <= caps.max_workgroup_count[1],
+         fmt::format("get_rows: {} ids, at most {} per call", n_ids, caps.max_workgroup_count[1]));
+  uint32_t wg = s.context().profile().wg_size;
+  Groups g{std::max(1u, ceil_div(K / 8, wg)), n_ids, 1};
+  uint32_t step = rows_per_binding(caps, rb, false);
+  for (uint64_t r0 = 0; r0 < total; r0 += step) {
+    uint32_t rows = static_cast<uint32_t>(std::min<uint64_t>(step, total - r0));
+    push::GetRowsPush pc{.n_ids = n_ids, .K = K, .row0 = uint32_t(r0), .n_rows = rows, .total_rows = uint32_t(total)};
+    s.dispatch(*k.get_rows, {wg}, {.reads = {sub(table, r0 * rb, rows * rb), ids}, .writes = {y}}, pc, g);
+  }
+}
+
+bool matmul_supports(DType type) {
+  for (const TypeKernels& k : kKernels)
+    if (k.type == type) return true;
+  return false;
+}
+
+}  // namespace vkllm::ops

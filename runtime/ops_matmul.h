@@ -1,0 +1,54 @@
+// Weight-matrix kernels: matmul (the entry every projection uses), its two kernels matvec and
+// matmul_tiled, and get_rows (embedding lookup). Weights stay in their stored type (DType) and are
+// dequantised in the shaders; activations and results are f32, accumulation is f32.
+// Layout (ggml): a weight w of M rows (outputs) by K columns (inputs) is row-major with K
+// contiguous, row_bytes(type, K) bytes per row, quant blocks along K (GGUF ne[0] = K, ne[1] = M).
+#pragma once
+#include "buffer.h"
+#include "dtype.h"
+#include "stream.h"
+
+namespace vkllm::ops {
+
+// Several matrices of one weight tensor in one dispatch, e.g. DeepSeek MLA's per-head attn_k_b
+// {128, 512, H}: weight b starts b·M rows into w, and
+//   x[b][n][k] = x[b·x_batch_stride + n·x_row_stride + k], y[b][n][m] likewise (in floats).
+// "q_lat[h] = Wuk[h]ᵀ q_nope[h] for N tokens" with q_nope token-major (N, H, 128) and q_lat
+// (N, H, 512) is {.count = H, .x_batch_stride = 128, .x_row_stride = H·128,
+//                 .y_batch_stride = 512, .y_row_stride = H·512}.
+struct MatmulBatch {
+  uint32_t count = 1;           // B
+  uint32_t x_batch_stride = 0;  // floats between batches of x (unused when B = 1)
+  uint32_t x_row_stride = 0;    // floats between tokens of x; 0 means K (packed)
+  uint32_t y_batch_stride = 0;
+  uint32_t y_row_stride = 0;  // 0 means M (packed)
+};
+
+// y(B; N, M) = x(B; N, K) · w(B; M, K)ᵀ + bias(B; M), y[b][n][m] = Σ_k w[b][m][k]·x[b][n][k] + bias[b·M+m].
+//   w: stored as `wtype`, B·M rows; x, y, bias: f32. An empty bias view means no bias.
+// For quantised types K must be a multiple of the block size (32 or 256). y must not overlap x.
+// A single weight matrix larger than maxStorageBufferRange is split into row ranges (several
+// dispatches), so e.g. a large output projection works on lavapipe's 128 MiB limit.
+// Kernel: matvec for N < profile.matmul_tiled_min_n (9 on GPUs; always on llvmpipe, where it is
+// the faster one), else matmul_tiled.
+void matmul(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
+            const MatmulBatch& batch = {}, BufferView bias = {});
+
+// The same product by one kernel: matvec (decode: bandwidth-bound, profile.matvec_tokens tokens
+// per workgroup, more as several token blocks) or matmul_tiled (prefill: shared-memory tiles).
+// For tests and benchmarks; use matmul.
+void matvec(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
+            const MatmulBatch& batch = {}, BufferView bias = {});
+void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
+                  const MatmulBatch& batch = {}, BufferView bias = {});
+
+// y(n_ids, K) f32 = rows ids[i] of table (rows of K values stored as `type`); ids: (n_ids) int32.
+// Ids outside the table give rows of zeros. n_ids <= 65535. A table larger than
+// maxStorageBufferRange is gathered by several dispatches over row ranges.
+void get_rows(Stream& s, DType type, BufferView table, BufferView ids, BufferView y, uint32_t n_ids, uint32_t K);
+
+// Whether the kernels read weights of this type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q4_K,
+// Q5_K, Q6_K).
+bool matmul_supports(DType type);
+
+}  // namespace vkllm::ops

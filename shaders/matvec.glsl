@@ -1,0 +1,144 @@
+// Matrix-vector product for decode, the body of every matvec_<type>.comp:
+//   y(B; N, M) = x(B; N, K) · w(B; M, K)ᵀ (+ bias(B; M))   (push_matmul.h for layouts)
+// Bandwidth-bound. A workgroup owns ROWS rows and a block of NT tokens (dispatch z = batch · token
+// blocks + block). Work is counted in units (quant_unit.glsl: a block or 64-value chunk whose
+// values share their loads), each dequantised once for the NT tokens.
+// Each thread works on RT consecutive rows, loading each unit of x once for all of them, and TK =
+// WG·RT/ROWS threads share those rows, striding over their units:
+// - GPUs (TK > 1): neighbouring threads read neighbouring bytes of a row; the TK partial sums are
+//   then added (subgroups where a subgroup lies within one row group, else a shared-memory tree).
+//   RT = 2 halves the x traffic, which for 4-bit weights is several times the weight traffic.
+// - CPU drivers (TK = 1): a thread owns whole rows. llvmpipe gathers every non-constant load lane
+//   by lane, so loads of x, not of weights, would dominate with one row per thread. With RT = 8,
+//   NT = 4 this also beats the shared-memory tiled kernel on llvmpipe (whose every shared load is
+//   a per-lane gather too).
+// Bindings: 0 w (stored type), 1 x f32, 2 bias f32 (bound even when unused), 3 y f32.
+#include "push.h"
+#include "quant.glsl"
+
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : enable
+
+layout(constant_id = 0) const uint WG = 128;              // a power of two
+layout(constant_id = 1) const bool USE_SUBGROUP = true;
+layout(constant_id = 2) const uint ROWS = 2;              // rows per workgroup, a power of two
+layout(constant_id = 3) const uint NT = 1;                // tokens per workgroup
+layout(constant_id = 4) const bool ALIGNED = false;       // K % 8 == 0 and x strides % 4 == 0
+layout(constant_id = 5) const bool HAS_BIAS = false;
+layout(constant_id = 6) const uint RT = 1;                // rows per thread, divides ROWS
+layout(local_size_x_id = 0) in;
+#include "quant_unit.glsl"
+
+layout(std430, binding = 1) readonly restrict buffer X { float x[]; };
+layout(std430, binding = 1) readonly restrict buffer X4 { vec4 x4[]; };
+layout(std430, binding = 2) readonly restrict buffer Bias { float bias[]; };
+layout(std430, binding = 3) writeonly restrict buffer Y { float y[]; };
+layout(push_constant) uniform PushBlock { MatmulPush p; };
+
+const uint TK = WG * RT / ROWS;  // threads per row group, a power of two
+const uint UV = UNIT / 4;        // vec4s per unit
+shared float red[RT * NT * WG];
+float acc[RT * NT];  // this thread's sums: row i, token n at i·NT + n (global: glslang mistypes
+                     // spec-constant-sized arrays passed to functions)
+
+vec4 load_x4(uint i) { return ALIGNED ? x4[i >> 2] : vec4(x[i], x[i + 1], x[i + 2], x[i + 3]); }
+
+uint n_base, n_valid;  // this workgroup's tokens: n_base .. n_base + n_valid - 1
+
+void store(uint row, uint n, uint batch, float v) {
+  if (n >= n_valid) return;
+  if (HAS_BIAS) v += bias[batch * p.M + row];
+  y[batch * p.y_batch_stride + (n_base + n) * p.y_row_stride + row] = v;
+}
+
+// x of token n (of this block) at k; tokens past N read the last one (their sums are not stored).
+uint x_at(uint x0, uint n, uint k) { return x0 + (n_base + min(n, n_valid - 1)) * p.x_row_stride + k; }
+
+// Start (16-bit words) of row + i of this batch's matrix; rows past M read row M-1 (not stored).
+uint row_start(uint batch, uint row, uint i) { return (batch * p.M + min(row + i, p.M - 1)) * (p.K / QK * (QB / 2)); }
+
+// acc[i·NT + n] += unit u of row + i · unit u of token n's x, for the thread's RT rows. Holds
+// whichever is smaller in registers: this unit of x for all tokens, or of the weights for all rows.
+void accumulate(uint batch, uint row, uint u, uint x0) {
+  if (NT <= RT) {
+    vec4 xs[NT * UV], v[UV];
+    for (uint n = 0; n < NT; ++n)
+      for (uint q = 0; q < UV; ++q) xs[n * UV + q] = load_x4(x_at(x0, n, unit_k(u, q)));
+    for (uint i = 0; i < RT; ++i) {
+      dequant_unit(row_start(batch, row, i), u, v);
+      for (uint n = 0; n < NT; ++n)
+        for (uint q = 0; q < UV; ++q) acc[i * NT + n] += dot(v[q], xs[n * UV + q]);
+    }
+  } else {
+    vec4 ws[RT * UV], v[UV];
+    for (uint i = 0; i < RT; ++i) {
+      dequant_unit(row_start(batch, row, i), u, v);
+      for (uint q = 0; q < UV; ++q) ws[i * UV + q] = v[q];
+    }
+    for (uint n = 0; n < NT; ++n)
+      for (uint q = 0; q < UV; ++q) {
+        vec4 xv = load_x4(x_at(x0, n, unit_k(u, q)));
+        for (uint i = 0; i < RT; ++i) acc[i * NT + n] += dot(ws[i * UV + q], xv);
+      }
+  }
+}
+
+void main() {
+  // With subgroups that each lie within one row, number the threads by subgroup so that they do
+  // (Vulkan leaves the order of invocations within subgroups to the implementation).
+  bool sg = USE_SUBGROUP && TK > 1 && TK % gl_SubgroupSize == 0;
+  uint t = sg ? gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID : gl_LocalInvocationIndex;
+  uint r = t / TK * RT, j = t % TK;  // first row (in the workgroup) and lane within the row
+  uint row0 = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * ROWS;
+  if (row0 >= p.M) return;  // uniform: the 2-D grid's spare workgroups
+  uint n_blocks = (p.N + NT - 1) / NT, batch = gl_WorkGroupID.z / n_blocks, row = row0 + r;
+  n_base = gl_WorkGroupID.z % n_blocks * NT;
+  n_valid = min(NT, p.N - n_base);
+  if (TK == 1 && row >= p.M) return;  // no barriers follow when TK == 1
+  uint x0 = batch * p.x_batch_stride;
+
+  for (uint i = 0; i < RT * NT; ++i) acc[i] = 0.0;
+  uint n_units = p.K / UNIT;
+  for (uint u = j; u < n_units; u += TK) accumulate(batch, row, u, x0);
+#ifdef W_FLOAT
+  for (uint k = n_units * UNIT + j; k < p.K; k += TK)  // the ragged K % UNIT tail of float rows
+    for (uint i = 0; i < RT; ++i) {
+      float w = dequant1(row_start(batch, row, i), k);
+      for (uint n = 0; n < NT; ++n) acc[i * NT + n] += w * x[x_at(x0, n, k)];
+    }
+#endif
+
+  if (TK == 1) {
+    for (uint i = 0; i < RT; ++i)
+      if (row + i < p.M)
+        for (uint n = 0; n < NT; ++n) store(row + i, n, batch, acc[i * NT + n]);
+    return;
+  }
+  if (sg) {
+    for (uint i = 0; i < RT * NT; ++i) {
+      float s = subgroupAdd(acc[i]);
+      if (gl_SubgroupInvocationID == 0) red[i * WG + gl_SubgroupID] = s;
+    }
+    barrier();
+    uint per_group = TK / gl_SubgroupSize, g = t / TK;  // subgroups g·per_group .. hold row group g
+    if (j == 0)
+      for (uint i = 0; i < RT * NT; ++i) {
+        float s = 0.0;
+        for (uint k = 0; k < per_group; ++k) s += red[i * WG + g * per_group + k];
+        acc[i] = s;
+      }
+  } else {
+    for (uint i = 0; i < RT * NT; ++i) red[i * WG + t] = acc[i];
+    barrier();
+    for (uint s = TK / 2; s > 0; s >>= 1) {
+      if (j < s)
+        for (uint i = 0; i < RT * NT; ++i) red[i * WG + t] += red[i * WG + t + s];
+      barrier();
+    }
+    for (uint i = 0; i < RT * NT; ++i) acc[i] = red[i * WG + t];
+  }
+  if (j == 0)
+    for (uint i = 0; i < RT; ++i)
+      if (row + i < p.M)
+        for (uint n = 0; n < NT; ++n) store(row + i, n, batch, acc[i * NT + n]);
+}

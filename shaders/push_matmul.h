@@ -1,0 +1,25 @@
+// Push constants of the weight-matrix kernels (matvec, matmul, get_rows; included by push.h).
+
+// y(B; N, M) = x(B; N, K) · w(B; M, K)ᵀ (+ bias(B; M)), for batch b < B (the dispatch's z):
+//   w[b] starts b·M rows into the weight binding (rows of row_bytes(type, K) bytes);
+//   x[b][n][k] = x[b·x_batch_stride + n·x_row_stride + k], y[b][n][m] likewise (floats).
+struct MatmulPush {
+  uint M;
+  uint N;
+  uint K;
+  uint x_batch_stride;
+  uint x_row_stride;
+  uint y_batch_stride;
+  uint y_row_stride;
+};
+
+// y(n_ids, K) = table rows ids[i] as f32. The binding holds table rows row0 .. row0+n_rows-1 (a
+// table larger than maxStorageBufferRange is gathered in several dispatches); ids outside
+// 0 .. total_rows-1 give rows of zeros, written by the dispatch with row0 == 0.
+struct GetRowsPush {
+  uint n_ids;
+  uint K;
+  uint row0;
+  uint n_rows;
+  uint total_rows;
+};

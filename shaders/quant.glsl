@@ -1,0 +1,187 @@
+// Weight storage types, read in their stored format (byte layouts: FORMATS.md §2, ggml-common.h).
+// The including .comp defines exactly one WTYPE_<T> and gets, for that type:
+//   QK, QB                  values and bytes per block (1 and 4/2 for plain floats)
+//   W_FLOAT                 defined for F32/F16/BF16 (any row length; others need K % QK == 0)
+//   void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi)
+//       values 8*k8 .. 8*k8+7 of the row that starts at 16-bit word row16 of binding 0
+//   float dequant1(uint row16, uint k)    (W_FLOAT only) value k, for rows with K % 8 != 0
+// Weights are bound at binding 0 and read as 16-bit words (every block size is even, so every row
+// and block starts 2-byte aligned), as 32-bit words where the type keeps them 4-byte aligned
+// (Q4_1, Q4_K, Q5_K, 4-aligned float runs), and as 16-byte vectors for aligned float runs.
+// f16 goes through unpackHalf2x16, so no f16 arithmetic is needed.
+#ifndef VKLLM_QUANT_GLSL
+#define VKLLM_QUANT_GLSL
+
+#extension GL_EXT_shader_16bit_storage : require
+
+layout(std430, binding = 0) readonly restrict buffer W16 { uint16_t w16[]; };
+layout(std430, binding = 0) readonly restrict buffer W32 { uint w32[]; };
+layout(std430, binding = 0) readonly restrict buffer W128 { uvec4 w128[]; };
+
+// --- word access and unpacking
+
+uint u16_at(uint i) { return uint(w16[i]); }
+uint u32_at16(uint i) { return uint(w16[i]) | (uint(w16[i + 1]) << 16); }  // 2-byte aligned u32
+float f16_at(uint i) { return unpackHalf2x16(uint(w16[i])).x; }
+
+// The aligned word i; a binding whose size is 2 mod 4 ends in half a word, read as 16 bits.
+uint word_at(uint i) {
+  if (i < w32.length()) return w32[i];
+  return 2 * i < w16.length() ? uint(w16[2 * i]) : 0;
+}
+
+// s[k] = the 32 bits at 16-bit words i16 + 2k, i16 + 2k + 1 (k < n <= 8), from n + 1 aligned loads
+// (funnel-shifted when i16 is odd) instead of 2n 16-bit ones: llvmpipe pays per load.
+void span(uint i16, uint n, out uint s[8]) {
+  uint b = i16 >> 1, odd = (i16 & 1) * 16;
+  uint a = w32[b];
+  for (uint k = 0; k < n; ++k) {
+    uint c = k + 1 < n ? w32[b + k + 1] : word_at(b + k + 1);
+    s[k] = odd != 0 ? (a >> 16) | (c << 16) : a;
+    a = c;
+  }
+}
+
+// The four bytes of w, each shifted right by s and masked: byte lanes as a vec4, low byte first.
+vec4 bits4(uint w, uint s, uint mask) {
+  uvec4 v = (uvec4(w) >> (uvec4(0, 8, 16, 24) + s)) & mask;
+  return vec4(v);
+}
+vec4 sbytes4(uint w) {  // the four bytes of w as int8
+  return vec4(ivec4(uvec4(w) << uvec4(24, 16, 8, 0)) >> 24);
+}
+
+// --- legacy 32-value blocks: run r = k8 % 4 holds values 8r .. 8r+7 of block k8 / 4. Runs 0, 1 are
+// the low nibbles of qs[0..7], qs[8..15]; runs 2, 3 their high nibbles.
+
+#if defined(WTYPE_Q4_0)
+const uint QK = 32, QB = 18;  // d, qs[16]
+void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
+  uint b = row16 + (k8 >> 2) * 9, r = k8 & 3;
+  float d = f16_at(b);
+  uint q = b + 1 + (r & 1) * 4, s = (r >> 1) * 4;
+  lo = (bits4(u32_at16(q), s, 15) - 8.0) * d;
+  hi = (bits4(u32_at16(q + 2), s, 15) - 8.0) * d;
+}
+
+#elif defined(WTYPE_Q4_1)
+const uint QK = 32, QB = 20;  // d, m, qs[16]: 5 words, always 4-byte aligned
+void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
+  uint b = (row16 >> 1) + (k8 >> 2) * 5, r = k8 & 3;
+  vec2 dm = unpackHalf2x16(w32[b]);
+  uint q = b + 1 + (r & 1) * 2, s = (r >> 1) * 4;
+  lo = bits4(w32[q], s, 15) * dm.x + dm.y;
+  hi = bits4(w32[q + 1], s, 15) * dm.x + dm.y;
+}
+
+#elif defined(WTYPE_Q5_0)
+const uint QK = 32, QB = 22;  // d, qh[4], qs[16]; bit j of qh is bit 4 of value j
+void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
+  uint b = row16 + (k8 >> 2) * 11, r = k8 & 3;
+  float d = f16_at(b);
+  uint h = u32_at16(b + 1) >> (8 * r);  // the high bits of values 8r .. 8r+7
+  uint q = b + 3 + (r & 1) * 4, s = (r >> 1) * 4;
+  vec4 h_lo = vec4((uvec4(h) >> uvec4(0, 1, 2, 3)) & 1), h_hi = vec4((uvec4(h) >> uvec4(4, 5, 6, 7)) & 1);
+  lo = (bits4(u32_at16(q), s, 15) + h_lo * 16.0 - 16.0) * d;
+  hi = (bits4(u32_at16(q + 2), s, 15) + h_hi * 16.0 - 16.0) * d;
+}
+
+#elif defined(WTYPE_Q8_0)
+const uint QK = 32, QB = 34;  // d, qs[32] int8
+void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
+  uint b = row16 + (k8 >> 2) * 17, r = k8 & 3;
+  float d = f16_at(b);
+  uint q = b + 1 + r * 4;
+  lo = sbytes4(u32_at16(q)) * d;
+  hi = sbytes4(u32_at16(q + 2)) * d;
+}
+
+// --- K-quants, 256-value super-blocks: run r = k8 % 32 holds values 8r .. 8r+7, in sub-block
+// i = r/4 (32 values, one 6-bit scale and min) and 64-value chunk c = r/8, whose values are the low
+// (i even) or high (i odd) nibbles of qs[32c .. 32c+31].
+
+#elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
+#if defined(WTYPE_Q4_K)
+const uint QK = 256, QB = 144;  // d, dmin, scales[12], qs[128]: 36 words
+const uint QWORDS = 36, QS_WORD = 4;
+#else
+const uint QK = 256, QB = 176;  // d, dmin, scales[12], qh[32], qs[128]: 44 words
+const uint QWORDS = 44, QS_WORD = 12;
+#endif
+// (scale, min) of sub-block i from the 12 scale bytes in words sb .. sb+2 (FORMATS §2 Q4_K).
+vec2 scale_min_k4(uint sb, uint i) {
+  uint j = 8 * (i & 3);
+  uint a = (w32[sb] >> j) & 255, m = (w32[sb + 1] >> j) & 255, c = (w32[sb + 2] >> j) & 255;
+  return i < 4 ? vec2(a & 63, m & 63) : vec2((c & 15) | ((a >> 6) << 4), (c >> 4) | ((m >> 6) << 4));
+}
+void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
+  uint b = (row16 >> 1) + (k8 >> 5) * QWORDS, r = k8 & 31, i = r >> 2;
+  vec2 dm = unpackHalf2x16(w32[b]);
+  vec2 sm = scale_min_k4(b + 1, i);
+  float dl = dm.x * sm.x, ml = dm.y * sm.y;
+  uint q = b + QS_WORD + 8 * (r >> 3) + 2 * (r & 3), s = (i & 1) * 4;
+  vec4 qlo = bits4(w32[q], s, 15), qhi = bits4(w32[q + 1], s, 15);
+#if defined(WTYPE_Q5_K)
+  uint h = b + 4 + 2 * (r & 3);  // qh[l] for the same l = 8(r%4) ..; bit i adds 16
+  qlo += bits4(w32[h], i, 1) * 16.0;
+  qhi += bits4(w32[h + 1], i, 1) * 16.0;
+#endif
+  lo = qlo * dl - ml;
+  hi = qhi * dl - ml;
+}
+
+#elif defined(WTYPE_Q6_K)
+const uint QK = 256, QB = 210;  // ql[128], qh[64], scales[16] int8, d: 105 16-bit words
+// Value e = 128h + 32g + l: low 4 bits from nibble g/2 of ql[64h + 32(g%2) + l], high 2 bits from
+// bits 2g of qh[32h + l]; scale scales[e/16]. Run r: h = r/16, g = r/4 % 4, l = 8(r%4) ..
+void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
+  uint b = row16 + (k8 >> 5) * 105, r = k8 & 31;
+  uint h = r >> 4, g = (r >> 2) & 3, l = 8 * (r & 3);
+  float d = f16_at(b + 104);
+  float sc = float(bitfieldExtract(int(u16_at(b + 96 + (r >> 2))), 8 * int((r >> 1) & 1), 8));
+  uint L = b + (64 * h + 32 * (g & 1) + l) / 2, Q = b + 64 + (32 * h + l) / 2;
+  uint ls = 4 * (g >> 1), hs = 2 * g;
+  lo = (bits4(u32_at16(L), ls, 15) + bits4(u32_at16(Q), hs, 3) * 16.0 - 32.0) * (d * sc);
+  hi = (bits4(u32_at16(L + 2), ls, 15) + bits4(u32_at16(Q + 2), hs, 3) * 16.0 - 32.0) * (d * sc);
+}
+
+// --- plain floats: any row length; runs that start 16-byte aligned load as vectors.
+
+#elif defined(WTYPE_F32)
+#define W_FLOAT
+const uint QK = 1, QB = 4;
+float dequant1(uint row16, uint k) { return uintBitsToFloat(w32[(row16 >> 1) + k]); }
+void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
+  uint i = (row16 >> 1) + 8 * k8;
+  if ((i & 3) == 0) {
+    lo = uintBitsToFloat(w128[i >> 2]);
+    hi = uintBitsToFloat(w128[(i >> 2) + 1]);
+  } else {
+    lo = uintBitsToFloat(uvec4(w32[i], w32[i + 1], w32[i + 2], w32[i + 3]));
+    hi = uintBitsToFloat(uvec4(w32[i + 4], w32[i + 5], w32[i + 6], w32[i + 7]));
+  }
+}
+
+#elif defined(WTYPE_F16) || defined(WTYPE_BF16)
+#define W_FLOAT
+const uint QK = 1, QB = 2;
+#if defined(WTYPE_F16)
+vec2 pair(uint w) { return unpackHalf2x16(w); }
+#else
+vec2 pair(uint w) { return uintBitsToFloat(uvec2(w << 16, w & 0xFFFF0000u)); }
+#endif
+float dequant1(uint row16, uint k) { return pair(u16_at(row16 + k)).x; }
+uint u_pair(uint i) { return u32_at16(i); }  // two values at any 16-bit word
+void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
+  uint i = row16 + 8 * k8;
+  uvec4 v = (i & 7) == 0 ? w128[i >> 3]
+                         : uvec4(u32_at16(i), u32_at16(i + 2), u32_at16(i + 4), u32_at16(i + 6));
+  lo = vec4(pair(v.x), pair(v.y));
+  hi = vec4(pair(v.z), pair(v.w));
+}
+
+#else
+#error "define one WTYPE_<type> before including quant.glsl"
+#endif
+
+#endif

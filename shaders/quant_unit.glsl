@@ -1,0 +1,138 @@
+// Matvec units: per weight type, the natural chunk of a row whose values share their loads (both
+// nibbles of each byte, one decode of the scales), so a unit costs few memory accesses per value.
+// Needs quant.glsl and a bool constant ALIGNED (K % 8 == 0: float rows start 16-byte aligned) first.
+// For the type selected by WTYPE_<T>:
+//   UNIT                    values per unit; a row has K / UNIT whole units (plain floats: a
+//                           ragged tail of K % UNIT values is left to dequant1)
+//   void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4])
+//   uint unit_k(uint u, uint j)   position in the row of v[j][0] (v[j] holds 4 consecutive values)
+#ifndef VKLLM_QUANT_UNIT_GLSL
+#define VKLLM_QUANT_UNIT_GLSL
+
+#if defined(WTYPE_Q4_0) || defined(WTYPE_Q4_1) || defined(WTYPE_Q5_0) || defined(WTYPE_Q8_0) || defined(W_FLOAT)
+const uint UNIT = 32;  // one block (legacy types), 32 values (floats)
+uint unit_k(uint u, uint j) { return 32 * u + 4 * j; }
+#else
+const uint UNIT = 64;
+#endif
+
+#if defined(WTYPE_Q4_0)
+// qs word i (bytes 4i..4i+3) holds values 4i.. in its low nibbles and 16+4i.. in its high ones.
+void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
+  uint b = row16 + u * 9, qs[8];
+  float d = f16_at(b);
+  span(b + 1, 4, qs);
+  for (uint i = 0; i < 4; ++i) {
+    uint q = qs[i];
+    v[i] = (bits4(q, 0, 15) - 8.0) * d;
+    v[4 + i] = (bits4(q, 4, 15) - 8.0) * d;
+  }
+}
+
+#elif defined(WTYPE_Q4_1)
+void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
+  uint b = (row16 >> 1) + u * 5;
+  vec2 dm = unpackHalf2x16(w32[b]);
+  for (uint i = 0; i < 4; ++i) {
+    uint q = w32[b + 1 + i];
+    v[i] = bits4(q, 0, 15) * dm.x + dm.y;
+    v[4 + i] = bits4(q, 4, 15) * dm.x + dm.y;
+  }
+}
+
+#elif defined(WTYPE_Q5_0)
+void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
+  uint b = row16 + u * 11, s[8];  // s: qh, then the four qs words
+  float d = f16_at(b);
+  span(b + 1, 5, s);
+  uint h = s[0];
+  for (uint i = 0; i < 4; ++i) {
+    uint q = s[1 + i];
+    v[i] = (bits4(q, 0, 15) + vec4((uvec4(h) >> (uvec4(0, 1, 2, 3) + 4 * i)) & 1) * 16.0 - 16.0) * d;
+    v[4 + i] = (bits4(q, 4, 15) + vec4((uvec4(h) >> (uvec4(16, 17, 18, 19) + 4 * i)) & 1) * 16.0 - 16.0) * d;
+  }
+}
+
+#elif defined(WTYPE_Q8_0)
+void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
+  uint b = row16 + u * 17, qs[8];
+  float d = f16_at(b);
+  span(b + 1, 8, qs);
+  for (uint i = 0; i < 8; ++i) v[i] = sbytes4(qs[i]) * d;
+}
+
+#elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
+// Unit u = 64-value chunk c = u % 4 of super-block u / 4: the low nibbles of qs[32c ..] are
+// sub-block 2c, the high nibbles sub-block 2c+1. Blocks are 16-byte aligned: vector loads.
+uint unit_k(uint u, uint j) { return 64 * u + 4 * j; }
+vec2 scale_min_of(uvec4 head, uint i) {  // head = (d|dmin, scale words 0..2)
+  uint s = 8 * (i & 3);
+  uint a = (head.y >> s) & 255, m = (head.z >> s) & 255, c = (head.w >> s) & 255;
+  return i < 4 ? vec2(a & 63, m & 63) : vec2((c & 15) | ((a >> 6) << 4), (c >> 4) | ((m >> 6) << 4));
+}
+void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
+  uint b = (row16 >> 3) + (u >> 2) * (QWORDS / 4), c = u & 3;  // in 16-byte units
+  uvec4 head = w128[b];
+  vec2 dm = unpackHalf2x16(head.x);
+  vec2 lo = scale_min_of(head, 2 * c), hi = scale_min_of(head, 2 * c + 1);
+  float dl0 = dm.x * lo.x, ml0 = dm.y * lo.y, dl1 = dm.x * hi.x, ml1 = dm.y * hi.y;
+  uvec4 q[2] = {w128[b + QS_WORD / 4 + 2 * c], w128[b + QS_WORD / 4 + 2 * c + 1]};
+#if defined(WTYPE_Q5_K)
+  uvec4 h[2] = {w128[b + 1], w128[b + 2]};  // qh[32]: bit 2c of qh[l] for sub-block 2c, 2c+1 for 2c+1
+#endif
+  for (uint i = 0; i < 8; ++i) {
+    uint w = q[i >> 2][i & 3];
+    vec4 q0 = bits4(w, 0, 15), q1 = bits4(w, 4, 15);
+#if defined(WTYPE_Q5_K)
+    uint hw = h[i >> 2][i & 3];
+    q0 += bits4(hw, 2 * c, 1) * 16.0;
+    q1 += bits4(hw, 2 * c + 1, 1) * 16.0;
+#endif
+    v[i] = q0 * dl0 - ml0;
+    v[8 + i] = q1 * dl1 - ml1;
+  }
+}
+
+#elif defined(WTYPE_Q6_K)
+// Unit u: super-block u / 4, half h = u / 2 % 2, g0 = u % 2: values 128h + 32g0 + l (low nibbles of
+// ql[64h + 32g0 + l], qh bits 2g0) and, 64 further on, 128h + 32(g0+2) + l (high nibbles, bits 2g0+4).
+uint unit_k(uint u, uint j) {
+  return 256 * (u >> 2) + 128 * ((u >> 1) & 1) + 32 * (u & 1) + (j < 8 ? 4 * j : 64 + 4 * (j - 8));
+}
+void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
+  uint b = row16 + (u >> 2) * 105, h = (u >> 1) & 1, g0 = u & 1;
+  float d = f16_at(b + 104);
+  // Scales of the four 16-value groups: bytes 8h + 2g0 + {0, 1} and 8h + 2g0 + 4 + {0, 1}.
+  uint s0 = u16_at(b + 96 + 4 * h + g0), s1 = u16_at(b + 96 + 4 * h + g0 + 2);
+  vec4 sc = vec4(ivec4(uvec4(s0, s0, s1, s1) << uvec4(24, 16, 24, 16)) >> 24) * d;
+  uint L[8], Q[8];
+  span(b + 32 * h + 16 * g0, 8, L);
+  span(b + 64 + 16 * h, 8, Q);
+  for (uint i = 0; i < 8; ++i) {
+    v[i] = (bits4(L[i], 0, 15) + bits4(Q[i], 2 * g0, 3) * 16.0 - 32.0) * sc[i < 4 ? 0 : 1];
+    v[8 + i] = (bits4(L[i], 4, 15) + bits4(Q[i], 2 * g0 + 4, 3) * 16.0 - 32.0) * sc[i < 4 ? 2 : 3];
+  }
+}
+
+#elif defined(WTYPE_F32)
+void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
+  uint i = (row16 >> 1) + 32 * u;
+  for (uint j = 0; j < 8; ++j) {
+    uint k = i + 4 * j;
+    v[j] = uintBitsToFloat(ALIGNED ? w128[k >> 2] : uvec4(w32[k], w32[k + 1], w32[k + 2], w32[k + 3]));
+  }
+}
+
+#elif defined(WTYPE_F16) || defined(WTYPE_BF16)
+void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
+  uint i = row16 + 32 * u;
+  for (uint j = 0; j < 4; ++j) {
+    uint k = i + 8 * j;
+    uvec4 w = ALIGNED ? w128[k >> 3] : uvec4(u_pair(k), u_pair(k + 2), u_pair(k + 4), u_pair(k + 6));
+    v[2 * j] = vec4(pair(w.x), pair(w.y));
+    v[2 * j + 1] = vec4(pair(w.z), pair(w.w));
+  }
+}
+#endif
+
+#endif

@@ -1,0 +1,86 @@
+// ops::matvec (decode kernel) vs the reference: every weight type over awkward shapes (K not a
+// multiple of the workgroup stride, M = 1, odd M, 1 to 8 tokens), K = 11008, every profile, bias,
+// and the batched strided form DeepSeek MLA uses. Each distinct shape class is a pipeline that
+// llvmpipe compiles in 0.5-3 s, so token counts and profiles are spread thinly over the types.
+#include <fmt/format.h>
+
+#include "catch.h"
+#include "weights.h"
+
+using namespace vkllm;
+
+TEST_CASE("matvec matches the reference for every weight type", "[matvec]") {
+  for (DType t : test::weight_types()) {
+    std::vector<uint32_t> ks = test::awkward_k(t);
+    const test::MatmulCase cases[] = {
+        {1, 1, ks[0]}, {37, 1, ks[1]}, {64, 2, ks[2]}, {19, 2, ks.back()}, {130, 1, ks.back()}};
+    for (test::MatmulCase c : cases) test::check_matmul_case(ops::matvec, "matvec", t, c, c.M + c.K);
+  }
+}
+
+TEST_CASE("matvec over several token blocks", "[matvec]") {
+  for (DType t : {DType::F16, DType::Q4_K})
+    for (uint32_t n : {3u, 8u, 21u})
+      test::check_matmul_case(ops::matvec, "matvec", t, {29, n, test::awkward_k(t)[1]}, 10);
+}
+
+TEST_CASE("matvec with K = 11008", "[matvec]") {
+  for (DType t : {DType::F16, DType::Q8_0, DType::Q5_0, DType::Q4_K, DType::Q6_K})
+    test::check_matmul_case(ops::matvec, "matvec", t, {9, 1, 11008}, 7);
+}
+
+TEST_CASE("matvec under every profile", "[matvec]") {
+  test::for_each_profile([&](const Profile& profile) {
+    std::string note = " profile=" + profile.name;
+    for (DType t : test::weight_types())
+      test::check_matmul_case(ops::matvec, "matvec", t, {13, 1, test::awkward_k(t)[1]}, 3, false, note);
+    test::check_matmul_case(ops::matvec, "matvec", DType::F16, {13, 11, 96}, 3, false, note);  // token blocks
+  });
+}
+
+TEST_CASE("matvec adds a bias", "[matvec]") {
+  for (DType t : {DType::F32, DType::Q8_0, DType::Q4_K})
+    for (uint32_t n : {1u, 2u})
+      test::check_matmul_case(ops::matvec, "matvec", t, {21, n, test::awkward_k(t)[1]}, 4, true);
+}
+
+// Per-head products of DeepSeek MLA's absorbed attention (FORMATS §5.3): weight b is rows
+// b·M .. of one tensor, x is token-major (N, H, K) and y (N, H, M).
+void check_batched(test::MatmulFn fn, const char* name, DType t, uint32_t H, uint32_t M, uint32_t N, uint32_t K) {
+  test::Weights w = test::random_weights(t, size_t(H) * M, K, 50);
+  std::vector<float> x = test::random_floats(size_t(N) * H * K, 51), bias = test::random_floats(size_t(H) * M, 52);
+  std::vector<float> want(size_t(N) * H * M);
+  for (uint32_t h = 0; h < H; ++h)
+    ref::matmul(want.data() + h * M, w.values.data() + size_t(h) * M * K, x.data() + h * K, M, N, K, H * K, H * M,
+                bias.data() + h * M);
+  Buffer gw = test::bytes_to_gpu(w.stored), gx = test::to_gpu(x), gb = test::to_gpu(bias);
+  Buffer gy(test::gpu(), want.size() * 4, Memory::Device, "y");
+  Stream s(test::gpu());
+  ops::MatmulBatch batch{
+      .count = H, .x_batch_stride = K, .x_row_stride = H * K, .y_batch_stride = M, .y_row_stride = H * M};
+  fn(s, t, gw, gx, gy, M, N, K, batch, gb);
+  s.submit_wait();
+  test::check_nmse(test::from_gpu(gy), want, test::nmse_bound(t),
+                   fmt::format("{} batched {} H={} M={} N={} K={}", name, test::type_name(t), H, M, N, K));
+}
+
+TEST_CASE("batched matmul for MLA heads", "[matvec][matmul]") {
+  for (DType t : {DType::F16, DType::Q8_0, DType::Q5_0}) {  // what MLA files store attn_k_b/v_b as
+    check_batched(ops::matvec, "matvec", t, 4, 48, 1, 32);
+    check_batched(ops::matvec, "matvec", t, 3, 40, 2, 96);
+    check_batched(ops::matmul_tiled, "matmul_tiled", t, 3, 40, 11, 96);
+    check_batched(ops::matmul, "matmul", t, 5, 17, 20, 64);
+  }
+}
+
+TEST_CASE("matvec rejects bad arguments", "[matvec]") {
+  Context& ctx = test::gpu();
+  Buffer w(ctx, 1 << 16, Memory::Device, "w"), x(ctx, 1 << 16, Memory::Device, "x"),
+      y(ctx, 1 << 16, Memory::Device, "y");
+  Stream s(ctx);
+  CHECK_THROWS_WITH(ops::matvec(s, DType::Q4_K, w, x, y, 4, 1, 100),
+                    Catch::Contains("K = 100 is not a multiple of q4_k's block of 256"));
+  CHECK_THROWS_WITH(ops::matvec(s, DType::Q2_K, w, x, y, 4, 1, 256), Catch::Contains("type q2_k"));
+  CHECK_THROWS_WITH(ops::matvec(s, DType::F32, w, x, y, 1024, 1, 32), Catch::Contains("weight view"));
+  CHECK_THROWS_WITH(ops::matvec(s, DType::F32, w, x, x, 4, 1, 32), Catch::Contains("overlaps"));
+}

@@ -1,0 +1,54 @@
+// The reference's storage types: hand-made blocks decoded to values worked out by hand from
+// FORMATS.md §2 (this proves the byte layouts), f16/bf16 rounding, and quantiser round trips.
+#include <cmath>
+#include <fmt/format.h>
+
+#include "catch.h"
+#include "quant_blocks.h"
+#include "weights.h"
+
+using namespace vkllm;
+
+TEST_CASE("reference dequantises hand-made blocks of every type", "[quant]") {
+  for (const test::HandBlock& hb : test::hand_blocks()) {
+    size_t n = test::is_float(hb.type) ? hb.bytes.size() / (hb.type == DType::F32 ? 4 : 2) : info(hb.type).block_values;
+    std::vector<float> y(n);
+    ref::dequantize_row(hb.type, hb.bytes.data(), y.data(), n);
+    for (auto [i, v] : hb.expect) {
+      INFO(fmt::format("{} value {}", test::type_name(hb.type), i));
+      CHECK(y[i] == v);
+    }
+  }
+}
+
+TEST_CASE("f16 and bf16 conversions round to nearest even", "[quant]") {
+  CHECK(ref::float_to_half(1.0f + std::ldexp(1.0f, -11)) == 0x3C00);      // tie: to even
+  CHECK(ref::float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3C02);  // tie: to even (up)
+  CHECK(ref::float_to_half(65519.0f) == 0x7BFF);
+  CHECK(ref::float_to_half(65520.0f) == 0x7C00);
+  CHECK(ref::float_to_half(std::ldexp(1.0f, -25)) == 0x0000);      // half the smallest subnormal
+  CHECK(ref::float_to_half(3 * std::ldexp(1.0f, -25)) == 0x0002);  // 1.5 quanta: to even
+  CHECK(ref::float_to_half(-2.0f) == 0xC000);
+  for (uint32_t h = 0; h < 65536; ++h) {
+    bool nan = (h & 0x7C00) == 0x7C00 && (h & 1023);
+    if (!nan && ref::float_to_half(ref::half_to_float(uint16_t(h))) != h) FAIL(fmt::format("f16 {:#06x}", h));
+  }
+  CHECK(ref::float_to_bf16(1.0f + std::ldexp(1.0f, -8)) == 0x3F80);
+  CHECK(ref::float_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)) == 0x3F82);
+  CHECK(ref::bf16_to_float(0xC0A0) == -5.0f);
+}
+
+TEST_CASE("reference quantisers round-trip within their step size", "[quant]") {
+  // Uniform values in [-1, 1]: NMSE of round-to-nearest is about step^2/12 / (1/3).
+  const std::pair<DType, double> bounds[] = {
+      {DType::F32, 0},     {DType::F16, 1e-7},  {DType::BF16, 1e-5}, {DType::Q8_0, 1e-4}, {DType::Q6_K, 1e-3},
+      {DType::Q5_0, 3e-3}, {DType::Q5_K, 3e-3}, {DType::Q4_0, 1e-2}, {DType::Q4_1, 1e-2}, {DType::Q4_K, 1e-2}};
+  for (auto [t, bound] : bounds) {
+    size_t rows = 4, K = 512;
+    std::vector<float> f = test::random_floats(rows * K, 5);
+    std::vector<uint8_t> q = ref::quantize(t, f.data(), rows, K);
+    CHECK(q.size() == rows * row_bytes(t, K));
+    std::vector<float> back = ref::dequantize(t, q.data(), rows, K);
+    test::check_nmse(back, f, bound, "quantise round trip " + test::type_name(t));
+  }
+}
