@@ -24,7 +24,8 @@ DType parse_type(const std::string& name) {
   std::optional<DType> t = dtype_named(name);
   ENSURE(t && ops::matmul_supports(*t),
          fmt::format("--type {}: not a weight type the kernels read (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, "
-                     "q4_k, q5_k, q6_k)", name));
+                     "q4_k, q5_k, q6_k)",
+                     name));
   return *t;
 }
 
@@ -70,14 +71,20 @@ void run(const MatOptions& o, bool matvec) {
   double bytes = double(M) * row_bytes(t, K), flops = 2.0 * M * N * K;
   bool cpu = ctx.caps().type == "cpu";  // lavapipe: compare with what the CPU itself can read
   double cpu_gbps = cpu ? cpu_read_gbps() : 0;
-  const char* kernel = matvec || N <= ops::kMatvecMaxTokens ? "matvec" : "tiled";
+  const char* kernel = matvec || N < ctx.profile().matmul_tiled_min_n ? "matvec" : "tiled";
   if (o.common.json) {
-    nlohmann::json j = {{"op", matvec ? "matvec" : "matmul"}, {"kernel", kernel},
-                        {"type", o.type},   {"m", M},
-                        {"n", N},           {"k", K},
-                        {"device", ctx.caps().name}, {"profile", ctx.profile().name},
-                        {"ms_median", tm.ms_median}, {"ms_min", tm.ms_min},
-                        {"runs", tm.runs},  {"gbps", bytes / seconds / 1e9},
+    nlohmann::json j = {{"op", matvec ? "matvec" : "matmul"},
+                        {"kernel", kernel},
+                        {"type", o.type},
+                        {"m", M},
+                        {"n", N},
+                        {"k", K},
+                        {"device", ctx.caps().name},
+                        {"profile", ctx.profile().name},
+                        {"ms_median", tm.ms_median},
+                        {"ms_min", tm.ms_min},
+                        {"runs", tm.runs},
+                        {"gbps", bytes / seconds / 1e9},
                         {"gflops", flops / seconds / 1e9}};
     if (cpu) j["cpu_read_gbps"] = cpu_gbps;
     fmt::print("{}\n", j.dump());
@@ -91,10 +98,12 @@ void run(const MatOptions& o, bool matvec) {
 }
 
 void add_run_options(CLI::App* cmd, MatOptions& o) {
-  cmd->add_option("--type", o.type, "Weight type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q4_k q5_k q6_k")->capture_default_str();
+  cmd->add_option("--type", o.type, "Weight type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q4_k q5_k q6_k")
+      ->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "Untimed replays first")->capture_default_str();
-  cmd->add_option("--runs", o.runs, "Timed replays (the median is reported)")->capture_default_str()->check(
-      CLI::PositiveNumber);
+  cmd->add_option("--runs", o.runs, "Timed replays (the median is reported)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   add_common_options(cmd, o.common);
 }
 

@@ -6,8 +6,8 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"vkllm-bench: GPU kernel benchmarks", "vkllm-bench"};
-  vkllm::bench::add_elementwise_bench(app);
   app.require_subcommand(1);
+  vkllm::bench::add_elementwise_bench(app);
   vkllm::bench::add_matvec_bench(app);
   vkllm::bench::add_matmul_bench(app);
   try {

@@ -21,7 +21,7 @@ Engine::Engine(const Context& ctx, const GgufFile& file, const EngineOptions& op
     : config_(ModelConfig::from_gguf(file)), tokenizer_(std::make_unique<Tokenizer>(Tokenizer::from_gguf(file))) {
   uint32_t n_ctx = options.n_ctx ? options.n_ctx : std::min(config_.seq_len, kDefaultMaxContext);
   ENSURE(n_ctx >= 1, "the context length must be at least 1");
-  weights_ = std::make_unique<Weights>(ctx, file, config_, progress);
+  weights_ = std::make_unique<Weights>(ctx, file, config_, progress, options.max_weight_buffer);
   cache_ = std::make_unique<KvCache>(ctx, config_, n_ctx, options.kv_type);
   transformer_ = std::make_unique<Transformer>(ctx, config_, *weights_, *cache_, std::max(1u, options.batch),
                                                options.profiling);
@@ -29,7 +29,7 @@ Engine::Engine(const Context& ctx, const GgufFile& file, const EngineOptions& op
 
 MemoryReport Engine::memory() const {
   return {.weights = weights_->device_bytes(), .kv_cache = cache_->bytes(),
-          .activations = transformer_->activation_bytes()};
+          .activations = transformer_->activation_bytes(), .weight_buffers = weights_->buffer_count()};
 }
 
 void Engine::check_fits(size_t n) const {

@@ -23,10 +23,12 @@ struct EngineOptions {
   uint32_t batch = 512;        // prefill chunk (tokens per forward)
   DType kv_type = DType::F16;  // F16 or F32
   bool profiling = false;      // GPU timestamps per dispatch (vkllm bench --profile)
+  uint64_t max_weight_buffer = 1ull << 30;  // weights are packed in buffers of at most this
 };
 
 struct MemoryReport {
   uint64_t weights = 0, kv_cache = 0, activations = 0;
+  size_t weight_buffers = 0;
 };
 
 class Engine {

@@ -15,8 +15,6 @@ namespace vkllm {
 
 namespace {
 
-constexpr uint64_t kMaxBufferBytes = 1ull << 30;  // pack weights in buffers of at most 1 GiB
-
 uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 std::vector<std::byte> as_bytes(const std::vector<float>& v) {
@@ -82,9 +80,9 @@ std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelC
 }
 
 void Weights::upload(const Context& ctx, std::vector<Source>& sources,
-                     const std::function<void(const LoadProgress&)>& progress) {
+                     const std::function<void(const LoadProgress&)>& progress, uint64_t max_buffer_bytes) {
   const DeviceCaps& caps = ctx.caps();
-  uint64_t limit = std::min({caps.max_memory_allocation, caps.max_buffer_size, kMaxBufferBytes});
+  uint64_t limit = std::min({caps.max_memory_allocation, caps.max_buffer_size, max_buffer_bytes});
   uint64_t align = std::max<uint64_t>(caps.storage_offset_alignment, 256);
   // Plan: consecutive tensors share a buffer until it would pass the limit.
   std::vector<uint64_t> sizes{0};
@@ -139,9 +137,9 @@ void Weights::bind_layers(const ModelConfig& c) {
 }
 
 Weights::Weights(const Context& ctx, const GgufFile& file, const ModelConfig& config,
-                 const std::function<void(const LoadProgress&)>& progress) {
+                 const std::function<void(const LoadProgress&)>& progress, uint64_t max_buffer_bytes) {
   std::vector<Source> sources = collect(file, config);
-  upload(ctx, sources, progress);
+  upload(ctx, sources, progress, max_buffer_bytes);
   bind_layers(config);
 }
 

@@ -46,8 +46,10 @@ struct LoadProgress {
 
 class Weights {
  public:
+  // Tensors are packed into buffers of at most max_buffer_bytes (and the device's limits); a
+  // tensor larger than that gets a buffer of its own.
   Weights(const Context& ctx, const GgufFile& file, const ModelConfig& config,
-          const std::function<void(const LoadProgress&)>& progress = {});
+          const std::function<void(const LoadProgress&)>& progress = {}, uint64_t max_buffer_bytes = 1ull << 30);
 
   const Tensor& get(const std::string& name) const;
   const Tensor* find(const std::string& name) const;
@@ -67,7 +69,7 @@ class Weights {
   };
   std::vector<Source> collect(const GgufFile& file, const ModelConfig& config) const;
   void upload(const Context& ctx, std::vector<Source>& sources,
-              const std::function<void(const LoadProgress&)>& progress);
+              const std::function<void(const LoadProgress&)>& progress, uint64_t max_buffer_bytes);
   void bind_layers(const ModelConfig& config);
 
   std::vector<Buffer> buffers_;  // weights packed back to back, each buffer within the limits

@@ -68,8 +68,11 @@ struct Profile {
   std::string name;
   uint32_t wg_size = 256;       // threads per workgroup for elementwise and row kernels
   uint32_t matvec_wg = 128;     // threads per workgroup in matvec
-  uint32_t matvec_rows = 2;     // output rows per matvec workgroup: up to matvec_wg, each row is split
-                                // over wg / rows threads; above it each thread owns rows / wg rows
+  uint32_t matvec_rows = 2;     // output rows per matvec workgroup
+  uint32_t matvec_rows_per_thread = 1;  // rows a thread works on (sharing its loads of x); each row
+                                        // group is split over wg·rows_per_thread/rows threads
+  uint32_t matvec_tokens = 8;   // tokens per matvec workgroup (more run as several token blocks)
+  uint32_t matmul_tiled_min_n = 9;  // ops::matmul runs the tiled kernel from this many tokens, else matvec
   uint32_t matmul_bm = 64;      // matmul tile: rows of weights (outputs) per workgroup
   uint32_t matmul_bn = 64;      // tokens per workgroup
   uint32_t matmul_bk = 32;      // K step held in shared memory

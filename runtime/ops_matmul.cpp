@@ -57,8 +57,9 @@ void check_matmul(const char* op, DType t, BufferView w, BufferView x, BufferVie
   ENSURE(pc.K > 0 && pc.K % ti.block_values == 0,
          fmt::format("{}: K = {} is not a multiple of {}'s block of {} values", op, pc.K, ti.name, ti.block_values));
   uint64_t w_need = uint64_t(B) * pc.M * row_bytes(t, pc.K);
-  ENSURE(w.size >= w_need, fmt::format("{}: weight view of {} bytes is smaller than {} x {} rows of K = {} {} ({} bytes)",
-                                       op, w.size, B, pc.M, pc.K, ti.name, w_need));
+  ENSURE(w.size >= w_need,
+         fmt::format("{}: weight view of {} bytes is smaller than {} x {} rows of K = {} {} ({} bytes)", op, w.size, B,
+                     pc.M, pc.K, ti.name, w_need));
   uint64_t x_need = 4 * span(B, pc.x_batch_stride, pc.N, pc.x_row_stride, pc.K);
   ENSURE(x.size >= x_need, fmt::format("{}: x view of {} bytes is smaller than its {} x {} tokens of K = {} ({} bytes)",
                                        op, x.size, B, pc.N, pc.K, x_need));
@@ -70,14 +71,22 @@ void check_matmul(const char* op, DType t, BufferView w, BufferView x, BufferVie
   ENSURE(!x.overlaps(y), fmt::format("{}: y overlaps x", op));
 }
 
-void check_profile(const Context& ctx, Kind kind, uint32_t n_tokens) {
+void check_profile(const Context& ctx, Kind kind, uint32_t n_tokens, uint32_t B) {
   const Profile& p = ctx.profile();
   uint32_t shared = ctx.caps().max_shared_memory;
   if (kind == Kind::Matvec) {
-    ENSURE(std::has_single_bit(p.matvec_wg) && std::has_single_bit(p.matvec_rows),
-           fmt::format("profile {}: matvec_wg and matvec_rows must be powers of two", p.name));
-    ENSURE(4ull * n_tokens * p.matvec_wg <= shared,
+    uint32_t rt = p.matvec_rows_per_thread;
+    ENSURE(std::has_single_bit(p.matvec_wg) && std::has_single_bit(p.matvec_rows) && std::has_single_bit(rt) &&
+               rt <= p.matvec_rows && p.matvec_rows <= p.matvec_wg * rt && p.matvec_tokens > 0,
+           fmt::format("profile {}: matvec_wg, matvec_rows and matvec_rows_per_thread must be powers of two with "
+                       "rows_per_thread <= rows <= wg x rows_per_thread",
+                       p.name));
+    ENSURE(4ull * rt * p.matvec_tokens * p.matvec_wg <= shared,
            fmt::format("profile {}: matvec reduction needs more than {} B of shared memory", p.name, shared));
+    uint64_t z = uint64_t(B) * ceil_div(n_tokens, std::min(n_tokens, p.matvec_tokens));
+    ENSURE(z <= ctx.caps().max_workgroup_count[2],
+           fmt::format("matvec: {} batches x {} tokens exceed the device's {} workgroups in z", B, n_tokens,
+                       ctx.caps().max_workgroup_count[2]));
     return;
   }
   ENSURE(p.matmul_tm && p.matmul_tn && p.matmul_bm % p.matmul_tm == 0 && p.matmul_bn % p.matmul_tn == 0 &&
@@ -103,15 +112,6 @@ BufferView sub(BufferView v, uint64_t offset, uint64_t size) { return {v.buffer,
 
 // --- dispatch
 
-// Rows per matvec workgroup. Where threads own several rows (matvec_rows > matvec_wg, CPU drivers),
-// they own fewer as tokens grow, keeping rows x tokens per thread <= that of one token: the work
-// per thread, and llvmpipe's compile time of the unrolled sums, stay bounded.
-uint32_t matvec_rows(const Profile& p, uint32_t n_tokens) {
-  if (p.matvec_rows <= p.matvec_wg) return p.matvec_rows;
-  uint32_t per_thread = p.matvec_rows / p.matvec_wg;
-  return p.matvec_wg * std::max(1u, per_thread / std::bit_ceil(n_tokens));
-}
-
 void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferView x, BufferView y, BufferView bias,
               const push::MatmulPush& pc, uint32_t B) {
   const Profile& p = s.context().profile();
@@ -120,10 +120,10 @@ void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferVi
   if (kind == Kind::Matvec) {
     // Float rows start 16-byte aligned and x loads as vec4 (else a scalar path is compiled).
     bool aligned = pc.K % 8 == 0 && pc.x_row_stride % 4 == 0 && (B == 1 || pc.x_batch_stride % 4 == 0);
-    uint32_t rows = matvec_rows(p, pc.N);
-    Groups g = grid(ceil_div(pc.M, rows));
-    g.z = B;
-    s.dispatch(*k.matvec, {p.matvec_wg, p.subgroup_ops, rows, pc.N, aligned, has_bias},
+    uint32_t nt = std::min(pc.N, p.matvec_tokens);
+    Groups g = grid(ceil_div(pc.M, p.matvec_rows));
+    g.z = B * ceil_div(pc.N, nt);  // batch-major token blocks; check_profile bounds it
+    s.dispatch(*k.matvec, {p.matvec_wg, p.subgroup_ops, p.matvec_rows, nt, aligned, has_bias, p.matvec_rows_per_thread},
                {.reads = {w, x, b}, .writes = {y}}, pc, g);
   } else {
     Groups g{ceil_div(pc.M, p.matmul_bm), ceil_div(pc.N, p.matmul_bn), B};
@@ -145,9 +145,7 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
                       .y_batch_stride = batch.y_batch_stride,
                       .y_row_stride = batch.y_row_stride ? batch.y_row_stride : M};
   check_matmul(op, t, w, x, y, bias, pc, B);
-  ENSURE(kind != Kind::Matvec || N <= kMatvecMaxTokens,
-         fmt::format("{}: {} tokens, the matvec kernel takes at most {}", op, N, kMatvecMaxTokens));
-  check_profile(s.context(), kind, N);
+  check_profile(s.context(), kind, N, B);
   const DeviceCaps& caps = s.context().caps();
   uint64_t rb = row_bytes(t, K);
   if (uint64_t(B) * M * rb <= caps.max_storage_buffer_range) {
@@ -170,7 +168,7 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
 
 void matmul(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
             const MatmulBatch& batch, BufferView bias) {
-  Kind kind = N <= kMatvecMaxTokens ? Kind::Matvec : Kind::Tiled;
+  Kind kind = N < s.context().profile().matmul_tiled_min_n ? Kind::Matvec : Kind::Tiled;
   run_matmul("matmul", kind, s, wtype, w, x, y, M, N, K, batch, bias);
 }
 
@@ -179,8 +177,8 @@ void matvec(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, ui
   run_matmul("matvec", Kind::Matvec, s, wtype, w, x, y, M, N, K, batch, bias);
 }
 
-void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N,
-                  uint32_t K, const MatmulBatch& batch, BufferView bias) {
+void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
+                  const MatmulBatch& batch, BufferView bias) {
   run_matmul("matmul_tiled", Kind::Tiled, s, wtype, w, x, y, M, N, K, batch, bias);
 }
 
@@ -193,9 +191,10 @@ void get_rows(Stream& s, DType type, BufferView table, BufferView ids, BufferVie
   uint64_t rb = row_bytes(type, K);
   uint64_t total = table.size / rb;
   ENSURE(total > 0, fmt::format("get_rows: table view of {} bytes holds no row of {} bytes", table.size, rb));
-  ENSURE(ids.size >= 4ull * n_ids, fmt::format("get_rows: ids view of {} bytes holds fewer than {} ids", ids.size, n_ids));
-  ENSURE(y.size >= 4ull * n_ids * K, fmt::format("get_rows: y view of {} bytes is smaller than {} rows of {} floats",
-                                                 y.size, n_ids, K));
+  ENSURE(ids.size >= 4ull * n_ids,
+         fmt::format("get_rows: ids view of {} bytes holds fewer than {} ids", ids.size, n_ids));
+  ENSURE(y.size >= 4ull * n_ids * K,
+         fmt::format("get_rows: y view of {} bytes is smaller than {} rows of {} floats", y.size, n_ids, K));
   const DeviceCaps& caps = s.context().caps();
   ENSURE(n_ids <= caps.max_workgroup_count[1],
          fmt::format("get_rows: {} ids, at most {} per call", n_ids, caps.max_workgroup_count[1]));

@@ -24,23 +24,23 @@ struct MatmulBatch {
   uint32_t y_row_stride = 0;  // 0 means M (packed)
 };
 
-// The most tokens matvec takes; matmul uses matvec for N up to this, the tiled kernel above.
-constexpr uint32_t kMatvecMaxTokens = 8;
-
 // y(B; N, M) = x(B; N, K) · w(B; M, K)ᵀ + bias(B; M), y[b][n][m] = Σ_k w[b][m][k]·x[b][n][k] + bias[b·M+m].
 //   w: stored as `wtype`, B·M rows; x, y, bias: f32. An empty bias view means no bias.
 // For quantised types K must be a multiple of the block size (32 or 256). y must not overlap x.
 // A single weight matrix larger than maxStorageBufferRange is split into row ranges (several
 // dispatches), so e.g. a large output projection works on lavapipe's 128 MiB limit.
+// Kernel: matvec for N < profile.matmul_tiled_min_n (9 on GPUs; always on llvmpipe, where it is
+// the faster one), else matmul_tiled.
 void matmul(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
             const MatmulBatch& batch = {}, BufferView bias = {});
 
-// The same product by one kernel: matvec (decode, N <= kMatvecMaxTokens, bandwidth-bound) or
-// matmul_tiled (prefill, any N, shared-memory tiles). For tests and benchmarks; use matmul.
+// The same product by one kernel: matvec (decode: bandwidth-bound, profile.matvec_tokens tokens
+// per workgroup, more as several token blocks) or matmul_tiled (prefill: shared-memory tiles).
+// For tests and benchmarks; use matmul.
 void matvec(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
             const MatmulBatch& batch = {}, BufferView bias = {});
-void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N,
-                  uint32_t K, const MatmulBatch& batch = {}, BufferView bias = {});
+void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
+                  const MatmulBatch& batch = {}, BufferView bias = {});
 
 // y(n_ids, K) f32 = rows ids[i] of table (rows of K values stored as `type`); ids: (n_ids) int32.
 // Ids outside the table give rows of zeros. n_ids <= 65535. A table larger than

@@ -57,7 +57,8 @@ void main() {
   for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0;
   for (uint k0 = 0; k0 < p.K; k0 += BK) {
     // Thread i loads run i / BM of row i % BM: neighbouring threads fill neighbouring shared words.
-    for (uint i = tid; i < BM * (BK / 8); i += WG) load_w_run(w0, row_u16, m0 + i % BM, k0 + 8 * (i / BM), i % BM, i / BM);
+    for (uint i = tid; i < BM * (BK / 8); i += WG)
+      load_w_run(w0, row_u16, m0 + i % BM, k0 + 8 * (i / BM), i % BM, i / BM);
     for (uint i = tid; i < BK * BN; i += WG) {
       uint kk = i % BK, nn = i / BK, n = n0 + nn, k = k0 + kk;
       float v = 0.0;

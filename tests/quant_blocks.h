@@ -11,14 +11,14 @@ namespace vkllm::test {
 
 struct HandBlock {
   DType type;
-  std::vector<uint8_t> bytes;                  // one block (or a few values of a float type)
-  std::vector<std::pair<int, float>> expect;   // (value index, exact value)
+  std::vector<uint8_t> bytes;                 // one block (or a few values of a float type)
+  std::vector<std::pair<int, float>> expect;  // (value index, exact value)
 };
 
 inline void put_u16(std::vector<uint8_t>& b, size_t at, uint16_t v) { b[at] = uint8_t(v), b[at + 1] = uint8_t(v >> 8); }
 
-inline std::vector<HandBlock> hand_blocks() {
-  std::vector<HandBlock> out;
+// Q4_0, Q4_1, Q5_0, Q8_0 and the plain float types.
+inline void add_legacy_blocks(std::vector<HandBlock>& out) {
   {  // Q4_0: d = 0.5; qs[j] = j | (15-j) << 4, so y[j] = (j-8)/2 and y[j+16] = (7-j)/2.
     std::vector<uint8_t> b(18);
     put_u16(b, 0, 0x3800);
@@ -44,6 +44,20 @@ inline std::vector<HandBlock> hand_blocks() {
     for (int j = 0; j < 32; ++j) b[2 + j] = uint8_t(int8_t(j - 16));
     out.push_back({DType::Q8_0, b, {{0, -32}, {16, 0}, {31, 30}}});
   }
+  {  // F16: 1, -2, 2^-24 (smallest subnormal), 65504 (largest finite).
+    std::vector<uint8_t> b(8);
+    put_u16(b, 0, 0x3C00), put_u16(b, 2, 0xC000), put_u16(b, 4, 0x0001), put_u16(b, 6, 0x7BFF);
+    out.push_back({DType::F16, b, {{0, 1}, {1, -2}, {2, 5.9604644775390625e-8f}, {3, 65504}}});
+  }
+  {  // BF16: the top halves of f32 1.0 and -5.0.
+    std::vector<uint8_t> b(4);
+    put_u16(b, 0, 0x3F80), put_u16(b, 2, 0xC0A0);
+    out.push_back({DType::BF16, b, {{0, 1}, {1, -5}}});
+  }
+}
+
+// Q4_K, Q5_K, Q6_K.
+inline void add_k_blocks(std::vector<HandBlock>& out) {
   // Q4_K / Q5_K: d = 1, dmin = 0.5; scale bytes giving sc = {1,2,3,4,17,0,0,15}, mn = {5,6,7,8,2,0,0,51}
   // (sc4 = 1 | (s[0]>>6)<<4 = 17, mn7 = 3 | (s[7]>>6)<<4 = 51); qs[32c+l] = (l%16) | (15 - l%16) << 4.
   auto k4 = [](bool five) {
@@ -72,16 +86,12 @@ inline std::vector<HandBlock> hand_blocks() {
     // e=200: ql[72] high 4 | 2<<4 = 36, scale 4; e=255: ql[127] high 7 | 3<<4 = 55, scale 7.
     out.push_back({DType::Q6_K, b, {{0, 128}, {40, 24}, {77, 0}, {200, 8}, {255, 80.5}}});
   }
-  {  // F16: 1, -2, 2^-24 (smallest subnormal), 65504 (largest finite).
-    std::vector<uint8_t> b(8);
-    put_u16(b, 0, 0x3C00), put_u16(b, 2, 0xC000), put_u16(b, 4, 0x0001), put_u16(b, 6, 0x7BFF);
-    out.push_back({DType::F16, b, {{0, 1}, {1, -2}, {2, 5.9604644775390625e-8f}, {3, 65504}}});
-  }
-  {  // BF16: the top halves of f32 1.0 and -5.0.
-    std::vector<uint8_t> b(4);
-    put_u16(b, 0, 0x3F80), put_u16(b, 2, 0xC0A0);
-    out.push_back({DType::BF16, b, {{0, 1}, {1, -5}}});
-  }
+}
+
+inline std::vector<HandBlock> hand_blocks() {
+  std::vector<HandBlock> out;
+  add_legacy_blocks(out);
+  add_k_blocks(out);
   return out;
 }
 

@@ -11,7 +11,8 @@ using namespace vkllm;
 TEST_CASE("tiled matmul matches the reference for every weight type", "[matmul]") {
   for (DType t : test::weight_types()) {
     std::vector<uint32_t> ks = test::awkward_k(t);
-    const test::MatmulCase cases[] = {{1, 1, ks[0]}, {67, 33, ks[1]}, {1, 70, ks[2]}, {70, 9, ks[2]}, {33, 40, ks.back()}};
+    const test::MatmulCase cases[] = {
+        {1, 1, ks[0]}, {67, 33, ks[1]}, {1, 70, ks[2]}, {70, 9, ks[2]}, {33, 40, ks.back()}};
     for (test::MatmulCase c : cases) test::check_matmul_case(ops::matmul_tiled, "matmul_tiled", t, c, c.M + c.N);
   }
 }
@@ -25,9 +26,17 @@ TEST_CASE("tiled matmul under every profile", "[matmul]") {
 }
 
 TEST_CASE("matmul picks a kernel by token count", "[matmul]") {
-  for (DType t : {DType::F16, DType::Q4_0, DType::Q6_K})
-    for (uint32_t n : {1u, ops::kMatvecMaxTokens, ops::kMatvecMaxTokens + 1, 100u})
-      test::check_matmul_case(ops::matmul, "matmul", t, {45, n, test::awkward_k(t)[1]}, 8);
+  // On the device's profile and on generic (GPU-like: matvec up to 8 tokens, tiled above).
+  for (const char* name : {"", "generic"}) {
+    if (*name) test::gpu().set_profile(profile_named(name));
+    const Profile& p = test::gpu().profile();
+    for (DType t : {DType::F16, DType::Q6_K})
+      for (uint32_t n : {1u, p.matmul_tiled_min_n - 1, p.matmul_tiled_min_n, 100u})
+        if (n > 0 && n <= 100)
+          test::check_matmul_case(ops::matmul, "matmul", t, {45, n, test::awkward_k(t)[1]}, 8, false,
+                                  " profile=" + p.name);
+  }
+  test::gpu().set_profile(choose_profile(test::gpu().caps()));
 }
 
 TEST_CASE("tiled matmul adds a bias", "[matmul]") {

@@ -18,9 +18,10 @@ TEST_CASE("matvec matches the reference for every weight type", "[matvec]") {
   }
 }
 
-TEST_CASE("matvec with up to 8 tokens", "[matvec]") {
+TEST_CASE("matvec over several token blocks", "[matvec]") {
   for (DType t : {DType::F16, DType::Q4_K})
-    for (uint32_t n : {3u, 8u}) test::check_matmul_case(ops::matvec, "matvec", t, {29, n, test::awkward_k(t)[1]}, 10);
+    for (uint32_t n : {3u, 8u, 21u})
+      test::check_matmul_case(ops::matvec, "matvec", t, {29, n, test::awkward_k(t)[1]}, 10);
 }
 
 TEST_CASE("matvec with K = 11008", "[matvec]") {
@@ -33,13 +34,14 @@ TEST_CASE("matvec under every profile", "[matvec]") {
     std::string note = " profile=" + profile.name;
     for (DType t : test::weight_types())
       test::check_matmul_case(ops::matvec, "matvec", t, {13, 1, test::awkward_k(t)[1]}, 3, false, note);
-    test::check_matmul_case(ops::matvec, "matvec", DType::Q4_K, {13, 3, 768}, 3, false, note);
+    test::check_matmul_case(ops::matvec, "matvec", DType::F16, {13, 11, 96}, 3, false, note);  // token blocks
   });
 }
 
 TEST_CASE("matvec adds a bias", "[matvec]") {
   for (DType t : {DType::F32, DType::Q8_0, DType::Q4_K})
-    for (uint32_t n : {1u, 2u}) test::check_matmul_case(ops::matvec, "matvec", t, {21, n, test::awkward_k(t)[1]}, 4, true);
+    for (uint32_t n : {1u, 2u})
+      test::check_matmul_case(ops::matvec, "matvec", t, {21, n, test::awkward_k(t)[1]}, 4, true);
 }
 
 // Per-head products of DeepSeek MLA's absorbed attention (FORMATS §5.3): weight b is rows
@@ -54,7 +56,8 @@ void check_batched(test::MatmulFn fn, const char* name, DType t, uint32_t H, uin
   Buffer gw = test::bytes_to_gpu(w.stored), gx = test::to_gpu(x), gb = test::to_gpu(bias);
   Buffer gy(test::gpu(), want.size() * 4, Memory::Device, "y");
   Stream s(test::gpu());
-  ops::MatmulBatch batch{.count = H, .x_batch_stride = K, .x_row_stride = H * K, .y_batch_stride = M, .y_row_stride = H * M};
+  ops::MatmulBatch batch{
+      .count = H, .x_batch_stride = K, .x_row_stride = H * K, .y_batch_stride = M, .y_row_stride = H * M};
   fn(s, t, gw, gx, gy, M, N, K, batch, gb);
   s.submit_wait();
   test::check_nmse(test::from_gpu(gy), want, test::nmse_bound(t),
@@ -62,7 +65,7 @@ void check_batched(test::MatmulFn fn, const char* name, DType t, uint32_t H, uin
 }
 
 TEST_CASE("batched matmul for MLA heads", "[matvec][matmul]") {
-  for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q5_0}) {
+  for (DType t : {DType::F16, DType::Q8_0, DType::Q5_0}) {  // what MLA files store attn_k_b/v_b as
     check_batched(ops::matvec, "matvec", t, 4, 48, 1, 32);
     check_batched(ops::matvec, "matvec", t, 3, 40, 2, 96);
     check_batched(ops::matmul_tiled, "matmul_tiled", t, 3, 40, 11, 96);
@@ -72,12 +75,12 @@ TEST_CASE("batched matmul for MLA heads", "[matvec][matmul]") {
 
 TEST_CASE("matvec rejects bad arguments", "[matvec]") {
   Context& ctx = test::gpu();
-  Buffer w(ctx, 1 << 16, Memory::Device, "w"), x(ctx, 1 << 16, Memory::Device, "x"), y(ctx, 1 << 16, Memory::Device, "y");
+  Buffer w(ctx, 1 << 16, Memory::Device, "w"), x(ctx, 1 << 16, Memory::Device, "x"),
+      y(ctx, 1 << 16, Memory::Device, "y");
   Stream s(ctx);
   CHECK_THROWS_WITH(ops::matvec(s, DType::Q4_K, w, x, y, 4, 1, 100),
                     Catch::Contains("K = 100 is not a multiple of q4_k's block of 256"));
   CHECK_THROWS_WITH(ops::matvec(s, DType::Q2_K, w, x, y, 4, 1, 256), Catch::Contains("type q2_k"));
-  CHECK_THROWS_WITH(ops::matvec(s, DType::F32, w, x, y, 4, 9, 32), Catch::Contains("at most 8"));
   CHECK_THROWS_WITH(ops::matvec(s, DType::F32, w, x, y, 1024, 1, 32), Catch::Contains("weight view"));
   CHECK_THROWS_WITH(ops::matvec(s, DType::F32, w, x, x, 4, 1, 32), Catch::Contains("overlaps"));
 }

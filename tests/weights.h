@@ -83,8 +83,9 @@ inline void check_matmul_case(MatmulFn fn, const char* name, DType t, MatmulCase
   Stream s(gpu());
   fn(s, t, gw, gx, gy, c.M, c.N, c.K, {}, with_bias ? gb.view() : BufferView{});
   s.submit_wait();
-  check_nmse(from_gpu(gy), want, nmse_bound(t),
-             fmt::format("{} {} M={} N={} K={}{}{}", name, type_name(t), c.M, c.N, c.K, with_bias ? " bias" : "", note));
+  check_nmse(
+      from_gpu(gy), want, nmse_bound(t),
+      fmt::format("{} {} M={} N={} K={}{}{}", name, type_name(t), c.M, c.N, c.K, with_bias ? " bias" : "", note));
 }
 
 }  // namespace vkllm::test

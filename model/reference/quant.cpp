@@ -1,5 +1,5 @@
 // Reference dequantisers and quantisers, byte by byte from FORMATS.md §2 (ggml-common.h layouts).
-// Block geometry is restated here on purpose instead of taken from runtime/dtype.cpp.
+// Block geometry is restated here (kCodecs) on purpose instead of taken from runtime/dtype.cpp.
 #include "quant.h"
 
 #include <algorithm>
@@ -41,29 +41,9 @@ uint16_t float_to_bf16(float f) {
   return uint16_t((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
 }
 
-// --- block geometry
+// --- helpers
 
 namespace {
-
-struct Geometry {
-  size_t values, bytes;
-};
-
-Geometry geometry(DType t) {
-  switch (t) {
-    case DType::F32: return {1, 4};
-    case DType::F16: return {1, 2};
-    case DType::BF16: return {1, 2};
-    case DType::Q4_0: return {32, 18};
-    case DType::Q4_1: return {32, 20};
-    case DType::Q5_0: return {32, 22};
-    case DType::Q8_0: return {32, 34};
-    case DType::Q4_K: return {256, 144};
-    case DType::Q5_K: return {256, 176};
-    case DType::Q6_K: return {256, 210};
-    default: throw std::invalid_argument("reference: unsupported type id " + std::to_string(uint32_t(t)));
-  }
-}
 
 uint16_t le16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
 float f16_at(const uint8_t* p) { return half_to_float(le16(p)); }
@@ -142,37 +122,13 @@ void dq_q6_k(const uint8_t* b, float* y) {
   }
 }
 
-}  // namespace
-
-size_t stored_bytes(DType t, size_t n) {
-  Geometry g = geometry(t);
-  return n / g.values * g.bytes;
-}
-
-void dequantize_row(DType t, const void* src, float* dst, size_t n) {
-  Geometry g = geometry(t);
-  if (n % g.values) throw std::invalid_argument("reference: row length is not a multiple of the block size");
-  const uint8_t* p = static_cast<const uint8_t*>(src);
-  for (size_t i = 0; i < n / g.values; ++i, p += g.bytes, dst += g.values) {
-    switch (t) {
-      case DType::F32: std::memcpy(dst, p, 4); break;
-      case DType::F16: *dst = half_to_float(le16(p)); break;
-      case DType::BF16: *dst = bf16_to_float(le16(p)); break;
-      case DType::Q4_0: dq_q4_0(p, dst); break;
-      case DType::Q4_1: dq_q4_1(p, dst); break;
-      case DType::Q5_0: dq_q5_0(p, dst); break;
-      case DType::Q8_0: dq_q8_0(p, dst); break;
-      case DType::Q4_K: dq_k4(p, dst, false); break;
-      case DType::Q5_K: dq_k4(p, dst, true); break;
-      case DType::Q6_K: dq_q6_k(p, dst); break;
-      default: break;  // geometry() threw
-    }
-  }
-}
+void dq_f32(const uint8_t* b, float* y) { std::memcpy(y, b, 4); }
+void dq_f16(const uint8_t* b, float* y) { *y = half_to_float(le16(b)); }
+void dq_bf16(const uint8_t* b, float* y) { *y = bf16_to_float(le16(b)); }
+void dq_q4_k(const uint8_t* b, float* y) { dq_k4(b, y, false); }
+void dq_q5_k(const uint8_t* b, float* y) { dq_k4(b, y, true); }
 
 // --- quantisation, one block each (round to nearest; see quant.h)
-
-namespace {
 
 float amax_of(const float* x, int n) {
   float a = 0;
@@ -266,27 +222,55 @@ void q_q6_k(const float* x, uint8_t* b) {
   }
 }
 
+void q_f32(const float* x, uint8_t* b) { std::memcpy(b, x, 4); }
+void q_f16(const float* x, uint8_t* b) { put16(b, float_to_half(*x)); }
+void q_bf16(const float* x, uint8_t* b) { put16(b, float_to_bf16(*x)); }
+void q_q4_k(const float* x, uint8_t* b) { q_k4(x, b, false); }
+void q_q5_k(const float* x, uint8_t* b) { q_k4(x, b, true); }
+
+// --- the table: geometry and codec of each type
+
+struct Codec {
+  DType type;
+  size_t values, bytes;  // per block
+  void (*dequantize)(const uint8_t* block, float* y);
+  void (*quantize)(const float* x, uint8_t* block);
+};
+
+constexpr Codec kCodecs[] = {
+    {DType::F32, 1, 4, dq_f32, q_f32},        {DType::F16, 1, 2, dq_f16, q_f16},
+    {DType::BF16, 1, 2, dq_bf16, q_bf16},     {DType::Q4_0, 32, 18, dq_q4_0, q_q4_0},
+    {DType::Q4_1, 32, 20, dq_q4_1, q_q4_1},   {DType::Q5_0, 32, 22, dq_q5_0, q_q5_0},
+    {DType::Q8_0, 32, 34, dq_q8_0, q_q8_0},   {DType::Q4_K, 256, 144, dq_q4_k, q_q4_k},
+    {DType::Q5_K, 256, 176, dq_q5_k, q_q5_k}, {DType::Q6_K, 256, 210, dq_q6_k, q_q6_k},
+};
+
+const Codec& codec(DType t, size_t n) {
+  for (const Codec& c : kCodecs)
+    if (c.type == t) {
+      if (n % c.values) throw std::invalid_argument("reference: row length is not a multiple of the block size");
+      return c;
+    }
+  throw std::invalid_argument("reference: unsupported type id " + std::to_string(uint32_t(t)));
+}
+
 }  // namespace
 
+size_t stored_bytes(DType t, size_t n) {
+  const Codec& c = codec(t, n);
+  return n / c.values * c.bytes;
+}
+
+void dequantize_row(DType t, const void* src, float* dst, size_t n) {
+  const Codec& c = codec(t, n);
+  const uint8_t* p = static_cast<const uint8_t*>(src);
+  for (size_t i = 0; i < n / c.values; ++i) c.dequantize(p + i * c.bytes, dst + i * c.values);
+}
+
 void quantize_row(DType t, const float* src, void* dst, size_t n) {
-  Geometry g = geometry(t);
-  if (n % g.values) throw std::invalid_argument("reference: row length is not a multiple of the block size");
+  const Codec& c = codec(t, n);
   uint8_t* p = static_cast<uint8_t*>(dst);
-  for (size_t i = 0; i < n / g.values; ++i, p += g.bytes, src += g.values) {
-    switch (t) {
-      case DType::F32: std::memcpy(p, src, 4); break;
-      case DType::F16: put16(p, float_to_half(*src)); break;
-      case DType::BF16: put16(p, float_to_bf16(*src)); break;
-      case DType::Q4_0: q_q4_0(src, p); break;
-      case DType::Q4_1: q_q4_1(src, p); break;
-      case DType::Q5_0: q_q5_0(src, p); break;
-      case DType::Q8_0: q_q8_0(src, p); break;
-      case DType::Q4_K: q_k4(src, p, false); break;
-      case DType::Q5_K: q_k4(src, p, true); break;
-      case DType::Q6_K: q_q6_k(src, p); break;
-      default: break;
-    }
-  }
+  for (size_t i = 0; i < n / c.values; ++i) c.quantize(src + i * c.values, p + i * c.bytes);
 }
 
 std::vector<uint8_t> quantize(DType t, const float* src, size_t rows, size_t cols) {

@@ -1,0 +1,136 @@
+// The whole model on the GPU vs the CPU reference model, for every attention kind and weight
+// type: logits at every position, greedy generation, KV-cache consistency, chunking, limits.
+#include <fmt/format.h>
+
+#include "catch.h"
+#include "engine.h"
+#include "engine_fixtures.h"
+#include "gguf.h"
+#include "harness.h"
+#include "reference_model.h"
+
+using namespace vkllm;
+
+namespace {
+
+struct Loaded {
+  GgufFile file;
+  std::unique_ptr<Engine> engine;
+};
+
+Loaded load(const FixtureSpec& spec, EngineOptions options = {}) {
+  Loaded l{GgufFile::parse(make_fixture_model(spec), "fixture"), nullptr};
+  l.engine = std::make_unique<Engine>(test::gpu(), l.file, options);
+  return l;
+}
+
+std::vector<int32_t> some_tokens(size_t n, uint32_t vocab, uint32_t seed) {
+  std::vector<int32_t> t(n);
+  for (size_t i = 0; i < n; ++i) t[i] = int32_t((i * 2654435761u + seed * 97u) % vocab);
+  return t;
+}
+
+int32_t best(std::span<const float> logits) {
+  return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+}  // namespace
+
+TEST_CASE("GPU logits match the reference model at every position", "[transformer]") {
+  for (DType type : {DType::F16, DType::Q8_0, DType::Q4_0})
+    for (const test::EngineFixture& f : test::engine_fixtures(type)) {
+      Loaded l = load(f.spec);
+      auto tokens = some_tokens(37, f.spec.vocab_size, 1);
+      std::vector<float> got = l.engine->eval_all(tokens);
+      std::vector<float> want = ref::Model(l.file, l.engine->config()).forward(tokens);
+      test::check_nmse(got, want, 1e-4, "logits " + f.name);
+    }
+}
+
+TEST_CASE("32 greedy tokens are the same on the GPU and the reference", "[transformer]") {
+  for (const test::EngineFixture& f : test::engine_fixtures(DType::Q8_0)) {
+    Loaded l = load(f.spec, {.kv_type = DType::F32});
+    ref::Model reference(l.file, l.engine->config());
+    std::vector<int32_t> seq = some_tokens(5, f.spec.vocab_size, 2), gpu_seq = seq;
+    std::span<const float> logits = l.engine->eval(seq);
+    for (int step = 0; step < 32; ++step) {
+      std::vector<float> all = reference.forward(seq);
+      seq.push_back(best(std::span(all).last(f.spec.vocab_size)));
+      gpu_seq.push_back(best(logits));
+      logits = l.engine->eval(std::span<const int32_t>(&gpu_seq.back(), 1));
+    }
+    INFO(f.name);
+    CHECK(gpu_seq == seq);
+  }
+}
+
+TEST_CASE("prefill then decode equals one prefill and chunking changes nothing", "[transformer]") {
+  for (const test::EngineFixture& f : test::engine_fixtures(DType::F16)) {
+    auto tokens = some_tokens(40, f.spec.vocab_size, 3);
+    Loaded whole = load(f.spec), chunked = load(f.spec, {.batch = 7});
+    std::vector<float> want = whole.engine->eval_all(tokens);
+    std::vector<float> got = chunked.engine->eval_all(tokens);
+    test::check_nmse(got, want, 1e-12, "chunks of 7 vs one batch, " + f.name);
+
+    whole.engine->reset();
+    whole.engine->eval(std::span(tokens).first(33));
+    std::vector<float> stepwise;
+    for (size_t i = 33; i < tokens.size(); ++i) {
+      auto l = whole.engine->eval(std::span(tokens).subspan(i, 1));
+      stepwise.insert(stepwise.end(), l.begin(), l.end());
+    }
+    std::vector<float> tail(want.end() - 7 * f.spec.vocab_size, want.end());
+    test::check_nmse(stepwise, tail, 1e-10, "prefill 33 + decode 7 vs prefill 40, " + f.name);
+  }
+}
+
+TEST_CASE("truncating the sequence lets a chat rewrite its tail", "[transformer]") {
+  test::EngineFixture f = test::engine_fixtures(DType::F16)[1];
+  Loaded l = load(f.spec);
+  auto a = some_tokens(20, f.spec.vocab_size, 4), b = some_tokens(6, f.spec.vocab_size, 5);
+  l.engine->eval(a);
+  l.engine->truncate(12);
+  std::vector<float> got = l.engine->eval_all(b);
+  std::vector<int32_t> seq(a.begin(), a.begin() + 12);
+  seq.insert(seq.end(), b.begin(), b.end());
+  l.engine->reset();
+  std::vector<float> all = l.engine->eval_all(seq);
+  std::vector<float> want(all.end() - got.size(), all.end());
+  test::check_nmse(got, want, 1e-10, "truncate to 12 then 6 more");
+}
+
+TEST_CASE("the same seed samples the same tokens", "[transformer]") {
+  test::EngineFixture f = test::engine_fixtures(DType::Q4_0)[0];
+  Loaded l = load(f.spec);
+  auto run = [&](uint64_t seed) {
+    l.engine->reset();
+    Sampler sampler({.temperature = 1.0f, .seed = seed});
+    std::vector<int32_t> out;
+    generate(*l.engine, sampler, some_tokens(4, f.spec.vocab_size, 6), 24, [&](int32_t t) {
+      out.push_back(t);
+      return true;
+    });
+    return out;
+  };
+  CHECK(run(7) == run(7));
+  CHECK(run(7) != run(8));
+}
+
+TEST_CASE("a sequence longer than the context is a clear error", "[transformer]") {
+  test::EngineFixture f = test::engine_fixtures(DType::F16)[0];
+  Loaded l = load(f.spec, {.n_ctx = 16});
+  REQUIRE_THROWS_WITH(l.engine->eval(some_tokens(17, f.spec.vocab_size, 7)),
+                      Catch::Contains("do not fit the context of 16 tokens"));
+  l.engine->eval(some_tokens(16, f.spec.vocab_size, 7));
+  int32_t one = 1;
+  REQUIRE_THROWS_WITH(l.engine->eval(std::span<const int32_t>(&one, 1)), Catch::Contains("context of 16"));
+}
+
+TEST_CASE("a model split across many weight buffers gives the same logits", "[transformer]") {
+  test::EngineFixture f = test::engine_fixtures(DType::Q8_0)[1];
+  Loaded one = load(f.spec), many = load(f.spec, {.max_weight_buffer = 64 << 10});
+  CHECK(one.engine->memory().weight_buffers == 1);
+  CHECK(many.engine->memory().weight_buffers > 4);
+  auto tokens = some_tokens(9, f.spec.vocab_size, 8);
+  test::check_nmse(many.engine->eval_all(tokens), one.engine->eval_all(tokens), 0.0, "64 KiB weight buffers");
+}
