@@ -7,6 +7,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"vkllm-bench: GPU kernel benchmarks", "vkllm-bench"};
   app.require_subcommand(1);
+  vkllm::bench::add_attention_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

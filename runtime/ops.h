@@ -3,3 +3,4 @@
 // Shapes are given in comments, outermost first, f32 unless said.
 #pragma once
 #include "ops_elementwise.h"
+#include "ops_attention.h"

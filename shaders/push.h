@@ -24,6 +24,7 @@ struct StepParams {
 };
 
 #include "push_elementwise.h"
+#include "push_attention.h"
 
 #ifdef __cplusplus
 }  // namespace vkllm::push
