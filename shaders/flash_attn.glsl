@@ -75,12 +75,6 @@ vec4 acc[OA * OB];  // this thread's output accumulators (a private global: glsl
 
 uint group_size() { return p.n_heads / p.n_kv_heads; }
 
-// Four consecutive elements of a row (zero past `len`), as a vec4.
-#define LOAD4(buf, base, i, len, scale)                                     \
-  vec4 x = vec4(0.0);                                                       \
-  [[unroll]] for (uint e = 0; e < 4; ++e)                                   \
-    if (i + e < len) x[e] = float(buf[base + i + e]) * scale;
-
 // Loads the block's rows (token, query head) from Q, scaled into the base-2 domain; rows past
 // the last one are zero.
 void load_q(uint row0, uint n_rows) {
@@ -91,36 +85,32 @@ void load_q(uint row0, uint n_rows) {
     if (idx >= BR * DK4) break;
     uint base = (qrow / gs) * p.q_row_stride + (g * gs + qrow % gs) * DK;
     uint len = qrow < n_rows ? DK : 0;
-    LOAD4(q, base, i, len, p.scale_log2)
+    vec4 x = vec4(0.0);
+    [[unroll]] for (uint e = 0; e < 4; ++e)
+      if (i + e < len) x[e] = q[base + i + e] * p.scale_log2;
     q_s[idx] = x;
   }
 }
 
-// Keys [k0, k0 + BC) of this KV head's K (or V) into kv_s; keys at or past `hi` are zero, so a
-// zero probability never meets an uninitialised value.
-void load_tile_k(int k0, int hi) {
-  uint head = gl_WorkGroupID.y * p.k_head_stride;
-  [[dont_unroll]] for (uint n = 0; n < LK; ++n) {
+// Keys [k0, k0 + BC) of this KV head's K (or V: from_v, a constant at each call) into kv_s;
+// keys at or past `hi` are zero, so a zero probability never meets an uninitialised value.
+void load_tile(const bool from_v, int k0, int hi) {
+  const uint d = from_v ? DV : DK, d4 = from_v ? DV4 : DK4, loops = from_v ? LV : LK;
+  uint head = gl_WorkGroupID.y * (from_v ? p.v_head_stride : p.k_head_stride);
+  uint row_stride = from_v ? p.v_row_stride : p.k_row_stride;
+  [[dont_unroll]] for (uint n = 0; n < loops; ++n) {
     uint idx = gl_LocalInvocationIndex + n * WG;
-    uint c = idx / DK4, i = (idx % DK4) * 4;
-    if (idx >= BC * DK4) break;
+    uint c = idx / d4, i = (idx % d4) * 4;
+    if (idx >= BC * d4) break;
     int t = k0 + int(c);
-    uint base = head + uint(t) * p.k_row_stride, len = t < hi ? DK : 0;
-    LOAD4(k, base, i, len, 1.0)
-    kv_s[c * KS4 + idx % DK4] = x;
-  }
-}
-
-void load_tile_v(int k0, int hi) {
-  uint head = gl_WorkGroupID.y * p.v_head_stride;
-  [[dont_unroll]] for (uint n = 0; n < LV; ++n) {
-    uint idx = gl_LocalInvocationIndex + n * WG;
-    uint c = idx / DV4, i = (idx % DV4) * 4;
-    if (idx >= BC * DV4) break;
-    int t = k0 + int(c);
-    uint base = head + uint(t) * p.v_row_stride, len = t < hi ? DV : 0;
-    LOAD4(v, base, i, len, 1.0)
-    kv_s[c * KS4 + idx % DV4] = x;
+    uint base = head + uint(t) * row_stride, len = t < hi ? d : 0;
+    vec4 x = vec4(0.0);
+    [[unroll]] for (uint e = 0; e < 4; ++e) {
+      if (i + e >= len) break;
+      if (from_v) x[e] = float(v[base + i + e]);  // branches, not a select: never read both
+      else x[e] = float(k[base + i + e]);
+    }
+    kv_s[c * KS4 + idx % d4] = x;
   }
 }
 
@@ -276,11 +266,11 @@ void main() {
 
   for (int k0 = range.x; k0 < range.y; k0 += int(BC)) {
     barrier();  // the previous tile's readers of kv_s and p_s are done
-    load_tile_k(k0, range.y);
+    load_tile(false, k0, range.y);
     barrier();
     scores(k0, range.x, range.y, row0, n_rows, pos0);
     barrier();  // K tile and raw scores complete
-    if (p.v_from_k == 0) load_tile_v(k0, range.y);
+    if (p.v_from_k == 0) load_tile(true, k0, range.y);
     softmax_rows();
     barrier();
     accumulate();

@@ -27,6 +27,12 @@ struct AttentionCase {
 
   uint32_t capacity() const { return max_kv ? max_kv : std::max(n_kv, 1u); }
   uint32_t first_pos() const { return pos0 >= 0 ? uint32_t(pos0) : (n_kv >= n_q ? n_kv - n_q : 0); }
+  ops::AttentionShape shape() const {
+    ops::AttentionShape sh{.n_q = n_q, .n_heads = heads, .n_kv_heads = kv_heads, .dk = dk, .dv = dv, .kv_f16 = f16,
+                           .causal = causal, .window = window, .max_kv = capacity(), .force_splits = splits};
+    if (mla_view) sh.v_head_stride = capacity() * dk, sh.v_row_stride = dk;
+    return sh;
+  }
   std::string describe() const {
     return fmt::format("q={} kv={} heads={}/{} d={}/{} {}{}{}{}{}{}", n_q, n_kv, heads, kv_heads, dk, dv,
                        f16 ? "f16" : "f32", causal ? " causal" : "", window ? fmt::format(" window={}", window) : "",
@@ -54,9 +60,7 @@ class AttentionRun {
     k_ = random_floats(size_t(c.kv_heads) * cap * c.dk, seed + 1, -1, 1);
     if (!c.mla_view) v_ = random_floats(size_t(c.kv_heads) * cap * c.dv, seed + 2, -1, 1);
     if (c.f16) k_ = round_half(k_), v_ = round_half(v_);
-    shape_ = {.n_q = c.n_q, .n_heads = c.heads, .n_kv_heads = c.kv_heads, .dk = c.dk, .dv = c.dv,
-              .kv_f16 = c.f16, .causal = c.causal, .window = c.window, .max_kv = cap, .force_splits = c.splits};
-    if (c.mla_view) shape_.v_head_stride = cap * c.dk, shape_.v_row_stride = c.dk;
+    shape_ = c.shape();
     Context& ctx = gpu();
     gq_.emplace(to_gpu(q_, "q"));
     gk_.emplace(upload_kv(k_, "k"));
