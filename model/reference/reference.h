@@ -5,3 +5,4 @@
 #include "position.h"
 #include "matmul.h"
 #include "quant.h"
+#include "attention.h"
