@@ -198,8 +198,6 @@ std::vector<Profile> make_profiles() {
   nvidia.attn_target_wgs = 256;
   rdna.name = "amd_rdna";
   rdna.matvec_wg = 64, rdna.matvec_rows = 4, rdna.matvec_rows_per_thread = 2, rdna.fp16_math = true;
-  rdna.attn_br = 16, rdna.attn_bc = 64, rdna.attn_wg = 128;
-  rdna.matvec_wg = 64, rdna.matvec_rows = 2, rdna.fp16_math = true;
   rdna.attn_br = 16, rdna.attn_bc = 64, rdna.attn_wg = 128, rdna.attn_target_wgs = 128;
   gcn.name = "amd_gcn";
   gcn.matvec_wg = 64, gcn.matvec_rows = 1, gcn.wg_size = 256;
