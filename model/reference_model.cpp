@@ -1,6 +1,7 @@
 // The CPU reference forward: pre-norm decoder, llama / qwen2 / deepseek2 (naive MLA).
 #include "reference_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 

@@ -63,6 +63,8 @@ Transformer::Transformer(const Context& ctx, const ModelConfig& config, const We
   plan_arena();
 }
 
+Transformer::~Transformer() = default;
+
 // Lifetimes are op indices within one block; every block reuses the same offsets.
 void Transformer::plan_arena() {
   Acts& a = *acts_;

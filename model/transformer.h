@@ -25,6 +25,7 @@ class Transformer {
   // one storage-buffer binding. profiling: graphs record GPU timestamps per dispatch.
   Transformer(const Context& ctx, const ModelConfig& config, const Weights& weights, KvCache& cache,
               uint32_t max_batch, bool profiling = false);
+  ~Transformer();
 
   // Stores the K/V of `tokens` (at positions pos0 ..) in the cache and returns logits: the last
   // token's (vocab), or every token's (n, vocab), valid until the next call.
