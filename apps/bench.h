@@ -34,6 +34,7 @@ void add_common_options(CLI::App* cmd, CommonOptions& o);
 void add_matvec_bench(CLI::App& app);
 void add_matmul_bench(CLI::App& app);
 void add_attention_bench(CLI::App& app);
+void add_fixture_command(CLI::App& app);
 void add_elementwise_bench(CLI::App& app);
 
 }  // namespace vkllm::bench

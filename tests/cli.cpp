@@ -34,4 +34,12 @@ CliResult run_vkllm(const std::string& args, const std::string& env) {
   return r;
 }
 
+TempFile::TempFile(const std::string& tag) : path("/tmp/vkllm_cli_" + std::to_string(getpid()) + "_" + tag + ".gguf") {}
+
+TempFile::~TempFile() { std::remove(path.c_str()); }
+
+void TempFile::write(const std::vector<std::byte>& bytes) const {
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+}
+
 }  // namespace vkllm::test

@@ -1,6 +1,8 @@
 // Runs the built `vkllm` binary as a user would and captures what it prints.
 #pragma once
+#include <cstddef>
 #include <string>
+#include <vector>
 
 namespace vkllm::test {
 
@@ -11,5 +13,13 @@ struct CliResult {
 
 // `args` is appended to the vkllm path; `env` (e.g. "VK_ICD_FILENAMES=/none") is prefixed.
 CliResult run_vkllm(const std::string& args, const std::string& env = "");
+
+// A file under /tmp that removes itself.
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& tag);
+  ~TempFile();
+  void write(const std::vector<std::byte>& bytes) const;
+};
 
 }  // namespace vkllm::test

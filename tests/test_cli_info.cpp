@@ -18,18 +18,9 @@
 
 using namespace vkllm;
 using vkllm::test::run_vkllm;
+using vkllm::test::TempFile;
 
 namespace {
-
-// A file under /tmp that removes itself.
-struct TempFile {
-  std::string path;
-  explicit TempFile(const std::string& tag) : path(fmt::format("/tmp/vkllm_cli_{}_{}.gguf", getpid(), tag)) {}
-  ~TempFile() { std::remove(path.c_str()); }
-  void write(const std::vector<std::byte>& b) const {
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
-  }
-};
 
 size_t lines(const std::string& s) { return size_t(std::count(s.begin(), s.end(), '\n')); }
 

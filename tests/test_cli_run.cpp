@@ -1,0 +1,105 @@
+// `vkllm run`, `logits` and `bench` as a user runs them, on fixture files and the embedded model:
+// streaming output, determinism per seed, GPU logits vs --cpu, and one-line errors.
+#include <algorithm>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "catch.h"
+#include "cli.h"
+#include "fixture.h"
+#include "harness.h"
+
+using namespace vkllm;
+using test::run_vkllm;
+using test::TempFile;
+
+namespace {
+
+size_t lines(const std::string& s) { return size_t(std::count(s.begin(), s.end(), '\n')); }
+
+std::vector<float> floats(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<float> v;
+  float x;
+  while (in >> x) v.push_back(x);
+  return v;
+}
+
+const TempFile& gqa_model() {
+  static TempFile f = [] {
+    TempFile t("run_gqa");
+    t.write(make_fixture_model({.dim = 128, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .head_dim = 64,
+                                .hidden_dim = 192, .vocab_size = 300, .weight_type = DType::Q8_0}));
+    return t;
+  }();
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("vkllm run generates and the same seed gives the same text", "[cli-run]") {
+  std::string args = fmt::format("run -m {} -p \"hello world\" -n 12 --seed 5", gqa_model().path);
+  auto a = run_vkllm(args), b = run_vkllm(args);
+  INFO(a.err);
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.out.starts_with("hello world"));
+  CHECK(a.out == b.out);
+  CHECK(a.err.find("generation: ") != std::string::npos);
+  CHECK(a.err.find("tokens/s") != std::string::npos);
+}
+
+TEST_CASE("vkllm run without -m runs the embedded default model", "[cli-run]") {
+  auto r = run_vkllm("run -p \"In the beginning\" -n 8 --seed 1");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.starts_with("In the beginning"));
+  CHECK(r.out.size() > std::string("In the beginning").size());
+}
+
+TEST_CASE("vkllm logits on the GPU matches --cpu", "[cli-run]") {
+  for (const char* all : {"", " --all"}) {
+    std::string args = fmt::format("logits -m {} --tokens 1,7,42,99,5{}", gqa_model().path, all);
+    auto gpu = run_vkllm(args), cpu = run_vkllm(args + " --cpu");
+    INFO(gpu.err << cpu.err);
+    REQUIRE(gpu.exit_code == 0);
+    REQUIRE(cpu.exit_code == 0);
+    CHECK(lines(gpu.out) == (*all ? 5u : 1u));
+    auto g = floats(gpu.out), c = floats(cpu.out);
+    CHECK(g.size() == lines(gpu.out) * 300);
+    test::check_nmse(g, c, 1e-4, fmt::format("vkllm logits{} vs --cpu", all));
+  }
+}
+
+TEST_CASE("vkllm bench --json reports tokens per second", "[cli-run]") {
+  auto r = run_vkllm(fmt::format("bench -m {} -p 16 -n 4 -r 1 --json --profile", gqa_model().path));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["prompt_tokens_per_second"].get<double>() > 0);
+  CHECK(j["generation_tokens_per_second"].get<double>() > 0);
+  CHECK(!j["kernels"]["generation"].empty());
+}
+
+TEST_CASE("bad input to run gives one error line", "[cli-run]") {
+  TempFile truncated("run_truncated"), moe("run_moe");
+  auto bytes = make_fixture_model({.vocab_size = 300});
+  truncated.write(std::vector<std::byte>(bytes.begin(), bytes.begin() + bytes.size() / 2));
+  const std::pair<std::string, std::string> cases[] = {
+      {fmt::format("run -m {} -p hi", truncated.path), "extends past end of file"},
+      {fmt::format("run -m {} -p \"{}\" --ctx 8", gqa_model().path, std::string(64, 'a')), "do not fit the context"},
+      {fmt::format("run -m {} -p hi --ctx 100000000", gqa_model().path), "smaller context"},
+      {"run -m /nonexistent.gguf -p hi", "/nonexistent.gguf"},
+      {fmt::format("run -m {} -p hi --device 7", gqa_model().path), "device index 7 is out of range"},
+      {fmt::format("logits -m {} --tokens 1,x", gqa_model().path), "'x' is not a token id"},
+      {fmt::format("logits -m {} --tokens 1,300", gqa_model().path), "outside the vocabulary"},
+  };
+  for (const auto& [args, message] : cases) {
+    auto r = run_vkllm(args);
+    INFO(args << "\n" << r.err);
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.starts_with("error: "));
+    CHECK(r.err.find(message) != std::string::npos);
+    CHECK(lines(r.err) == 1);
+  }
+}
