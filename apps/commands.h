@@ -10,5 +10,6 @@ void add_tokenize_commands(CLI::App& app);  // tokenize and detokenize
 void add_run_command(CLI::App& app);
 void add_logits_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_perplexity_command(CLI::App& app);
 
 }  // namespace vkllm::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   vkllm::cli::add_run_command(app);
   vkllm::cli::add_logits_command(app);
   vkllm::cli::add_bench_command(app);
+  vkllm::cli::add_perplexity_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
