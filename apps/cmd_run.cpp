@@ -27,6 +27,11 @@ void run(RunOptions& o) {
   o.sampling.seed = o.seed ? *o.seed : std::random_device{}();
   Sampler sampler(o.sampling);
   std::vector<int32_t> prompt = tok.encode(o.prompt, true);
+  MemoryReport mem = engine.memory();
+  auto mib = [](uint64_t b) { return b / 1048576.0; };
+  std::fprintf(stderr, "%s on %s: weights %.1f MiB, KV cache %.1f MiB (%u tokens), activations %.1f MiB\n",
+               m.file->name().c_str(), m.ctx->caps().name.c_str(), mib(mem.weights), mib(mem.kv_cache),
+               engine.n_ctx(), mib(mem.activations));
   std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
   std::fflush(stdout);
   Detokenizer detok(tok);
@@ -41,9 +46,9 @@ void run(RunOptions& o) {
   std::fwrite(rest.data(), 1, rest.size(), stdout);
   std::fputc('\n', stdout);
   std::fflush(stdout);
-  std::fprintf(stderr, "prompt: %u tokens, %.1f tokens/s; generation: %u tokens, %.1f tokens/s (seed %llu, %s)\n",
+  std::fprintf(stderr, "prompt: %u tokens, %.1f tokens/s; generation: %u tokens, %.1f tokens/s (seed %llu)\n",
                stats.prompt_tokens, stats.prompt_tps(), stats.generated_tokens, stats.generation_tps(),
-               (unsigned long long)o.sampling.seed, m.ctx->caps().name.c_str());
+               (unsigned long long)o.sampling.seed);
 }
 
 }  // namespace

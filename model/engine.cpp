@@ -23,8 +23,8 @@ Engine::Engine(const Context& ctx, const GgufFile& file, const EngineOptions& op
   ENSURE(n_ctx >= 1, "the context length must be at least 1");
   weights_ = std::make_unique<Weights>(ctx, file, config_, progress, options.max_weight_buffer);
   cache_ = std::make_unique<KvCache>(ctx, config_, n_ctx, options.kv_type);
-  transformer_ = std::make_unique<Transformer>(ctx, config_, *weights_, *cache_, std::max(1u, options.batch),
-                                               options.profiling);
+  uint32_t batch = std::clamp(options.batch, 1u, n_ctx);
+  transformer_ = std::make_unique<Transformer>(ctx, config_, *weights_, *cache_, batch, options.profiling);
 }
 
 MemoryReport Engine::memory() const {
