@@ -136,6 +136,11 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   ENSURE(plan.shared_bytes <= limit, fmt::format("attention: head dims {}/{} need {} bytes of shared memory even "
                                                  "with one-row tiles; the device has {}",
                                                  sh.dk, sh.dv, plan.shared_bytes, limit));
+  // Small tiles (decode: one row per KV head) get a smaller workgroup, down to one subgroup of
+  // the widest size, rather than idle threads at every barrier.
+  uint32_t narrow = std::max({std::bit_ceil(plan.br * plan.bc), ctx.caps().max_subgroup_size, 1u});
+  if (narrow < plan.wg && flash_layout(plan.br, plan.bc, narrow, sh.dk, sh.dv).accumulators <= kMaxAccumulators)
+    plan.wg = narrow;
 
   uint32_t base = ceil_div(rows_per_kv_head(sh), plan.br) * sh.n_kv_heads;
   if (sh.force_splits > 0) {

@@ -48,7 +48,8 @@ struct AttentionPlan {
 
 // Rule: br is the profile's attn_br, lowered to the rows of one KV group (n_q * n_heads /
 // n_kv_heads) and so that each thread keeps at most 64 output accumulators; then bc and br are
-// halved (the larger first) until the tiles fit the device's shared memory. Split-K (decode)
+// halved (the larger first) until the tiles fit the device's shared memory; wg shrinks to
+// br * bc threads when that is fewer (not below the widest subgroup). Split-K (decode)
 // is used when the query blocks alone give fewer workgroups than the profile's attn_target_wgs
 // and max_kv holds at least two splits of attn_split_min keys: splits = enough workgroups to
 // reach the target, at most max_kv / attn_split_min and 64. The split count depends on max_kv
