@@ -166,6 +166,9 @@ uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape
 void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
                BufferView o, BufferView scratch) {
   AttentionShape sh = check_bindings(shape, q, k, v, step, o);
+  bool even = sh.dk % 2 == 0 && sh.dv % 2 == 0 && sh.k_head_stride % 2 == 0 && sh.k_row_stride % 2 == 0 &&
+              sh.v_head_stride % 2 == 0 && sh.v_row_stride % 2 == 0;
+  ENSURE(even, "flash attention reads K/V two elements at a time: head dims and K/V strides must be even");
   AttentionPlan plan = attention_plan(s.context(), sh);
   // MLA: V is the prefix of each K row, so the K tile already in shared memory is the V tile.
   bool v_from_k = k.buffer == v.buffer && k.offset == v.offset && sh.k_head_stride == sh.v_head_stride &&

@@ -62,7 +62,8 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape);
 uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape);
 
 // o = softmax(q k^T * scale + mask) v, flash attention. step: StepParams (16 bytes). scratch:
-// at least attention_scratch_bytes(); may be an empty view when that is 0.
+// at least attention_scratch_bytes(); may be an empty view when that is 0. K/V are read two
+// elements at a time: dk, dv and the K/V strides must be even.
 void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
                BufferView o, BufferView scratch);
 
