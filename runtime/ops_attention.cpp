@@ -150,8 +150,8 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   }
   // A device that cuts long loops short (lavapipe) gets enough splits that no workgroup walks
   // more tiles than its loops may iterate, with a factor 2 of margin.
-  if (uint32_t limit = ctx.caps().loop_iteration_limit) {
-    uint32_t max_tiles = limit / 2 / flash_loop_iterations_per_tile(plan, sh.dk, sh.dv, ctx.caps());
+  if (uint32_t loop_limit = ctx.caps().loop_iteration_limit) {
+    uint32_t max_tiles = loop_limit / 2 / flash_loop_iterations_per_tile(plan, sh.dk, sh.dv, ctx.caps());
     plan.splits = std::max(plan.splits, ceil_div(sh.max_kv, uint64_t(max_tiles) * plan.bc));
   }
   return plan;
