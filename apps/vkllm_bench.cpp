@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   vkllm::bench::add_elementwise_bench(app);
   vkllm::bench::add_matvec_bench(app);
   vkllm::bench::add_matmul_bench(app);
+  vkllm::bench::add_attention_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -115,6 +115,7 @@ DeviceCaps read_caps(VkPhysicalDevice pd) {
   VkPhysicalDeviceProperties2 p2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = chain};
   vkGetPhysicalDeviceProperties2(pd, &p2);
   c.driver = fmt::format("{} {}", p12.driverName, p12.driverInfo);
+  if (p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) c.loop_iteration_limit = 65535;  // LP_MAX_TGSI_LOOP_ITERATIONS
   c.subgroup_size = p11.subgroupSize;
   c.min_subgroup_size = c.max_subgroup_size = p11.subgroupSize;
   if (size_control) {
@@ -194,12 +195,13 @@ std::vector<Profile> make_profiles() {
   nvidia.matvec_wg = 128, nvidia.matvec_rows = 4, nvidia.matvec_rows_per_thread = 2, nvidia.fp16_math = true;
   nvidia.matmul_bm = 64, nvidia.matmul_bn = 64, nvidia.matmul_bk = 32, nvidia.matmul_wg = 256;
   nvidia.attn_br = 32, nvidia.attn_bc = 32, nvidia.attn_wg = 128, nvidia.attn_split_min = 256;
+  nvidia.attn_target_wgs = 256;
   rdna.name = "amd_rdna";
   rdna.matvec_wg = 64, rdna.matvec_rows = 4, rdna.matvec_rows_per_thread = 2, rdna.fp16_math = true;
-  rdna.attn_br = 16, rdna.attn_bc = 64, rdna.attn_wg = 128;
+  rdna.attn_br = 16, rdna.attn_bc = 64, rdna.attn_wg = 128, rdna.attn_target_wgs = 128;
   gcn.name = "amd_gcn";
   gcn.matvec_wg = 64, gcn.matvec_rows = 1, gcn.wg_size = 256;
-  gcn.attn_br = 16, gcn.attn_bc = 32, gcn.attn_wg = 64;
+  gcn.attn_br = 16, gcn.attn_bc = 32, gcn.attn_wg = 64, gcn.attn_target_wgs = 128;
   intel.name = "intel";
   intel.matvec_wg = 64, intel.matvec_rows = 4, intel.wg_size = 128, intel.subgroup_ops = false;
   intel.matmul_bm = 32, intel.matmul_bn = 32, intel.matmul_bk = 32, intel.matmul_wg = 128;
@@ -216,6 +218,7 @@ std::vector<Profile> make_profiles() {
   llvmpipe.matmul_tiled_min_n = UINT32_MAX;
   llvmpipe.matmul_bm = 32, llvmpipe.matmul_bn = 32, llvmpipe.matmul_bk = 32, llvmpipe.matmul_wg = 64;
   llvmpipe.attn_br = 16, llvmpipe.attn_bc = 64, llvmpipe.attn_wg = 64, llvmpipe.attn_split_min = 512;
+  llvmpipe.attn_target_wgs = 8;  // a few per CPU thread
   return {generic, nvidia, rdna, gcn, intel, llvmpipe};
 }
 

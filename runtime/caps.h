@@ -53,6 +53,10 @@ struct DeviceCaps {
   uint64_t storage_offset_alignment = 0;
   std::vector<MemoryHeap> heaps;
   bool uma = false;  // one memory for CPU and GPU: device-local memory can be mapped, no staging
+  // Quirk: lavapipe (llvmpipe) ends every loop of a shader invocation, silently, once the loops
+  // of that invocation have run this many iterations in total (entries count too). 0: no limit.
+  // Kernels with long loops must keep each invocation's work under it.
+  uint32_t loop_iteration_limit = 0;
 
   uint64_t device_local_bytes() const;
   std::vector<std::string> subgroup_op_names() const;
@@ -83,6 +87,8 @@ struct Profile {
   uint32_t attn_bc = 32;        // keys per shared-memory tile
   uint32_t attn_wg = 128;       // threads per attention workgroup
   uint32_t attn_split_min = 256;  // decode: fewest keys per split-K workgroup
+  uint32_t attn_target_wgs = 64;  // decode: workgroups that fill the device (split-K aims here;
+                                  // Vulkan does not report compute units, so it is per family)
   bool subgroup_ops = true;     // use subgroup reductions where the device has them
   bool fp16_math = false;       // f16 arithmetic in inner loops (results still checked vs f32 ref)
 };

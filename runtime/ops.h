@@ -5,3 +5,4 @@
 #include "ops_elementwise.h"
 #include "ops_position.h"
 #include "ops_matmul.h"
+#include "ops_attention.h"

@@ -26,6 +26,7 @@ struct StepParams {
 #include "push_elementwise.h"
 #include "push_position.h"
 #include "push_matmul.h"
+#include "push_attention.h"
 
 #ifdef __cplusplus
 }  // namespace vkllm::push

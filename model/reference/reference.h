@@ -4,3 +4,4 @@
 #include "position.h"
 #include "matmul.h"
 #include "quant.h"
+#include "attention.h"

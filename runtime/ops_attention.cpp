@@ -1,0 +1,226 @@
+// Entry points of the attention kernels: tile and split planning, argument checks, dispatch.
+#include "ops_attention.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "check.h"
+#include "context.h"
+#include "push.h"
+
+namespace vkllm::ops {
+
+namespace {
+
+constexpr uint32_t kMaxAccumulators = 64;  // output floats one thread keeps in registers
+constexpr uint32_t kMaxSplits = 64;
+constexpr float kLog2e = 1.4426950408889634f;
+
+// The shape with its defaults (0 fields) filled in.
+AttentionShape resolved(AttentionShape sh) {
+  if (sh.q_row_stride == 0) sh.q_row_stride = sh.n_heads * sh.dk;
+  if (sh.o_row_stride == 0) sh.o_row_stride = sh.n_heads * sh.dv;
+  if (sh.k_row_stride == 0) sh.k_row_stride = sh.dk;
+  if (sh.v_row_stride == 0) sh.v_row_stride = sh.dv;
+  if (sh.k_head_stride == 0) sh.k_head_stride = sh.max_kv * sh.k_row_stride;
+  if (sh.v_head_stride == 0) sh.v_head_stride = sh.max_kv * sh.v_row_stride;
+  if (sh.scale == 0) sh.scale = 1.0f / std::sqrt(static_cast<float>(sh.dk));
+  return sh;
+}
+
+void check_shape(const AttentionShape& sh) {
+  ENSURE(sh.n_q > 0 && sh.n_heads > 0 && sh.n_kv_heads > 0 && sh.dk > 0 && sh.dv > 0,
+         "attention: n_q, n_heads, n_kv_heads, dk and dv must be positive");
+  ENSURE(sh.n_heads % sh.n_kv_heads == 0,
+         fmt::format("attention: {} query heads cannot be grouped over {} KV heads", sh.n_heads, sh.n_kv_heads));
+  ENSURE(sh.max_kv > 0, "attention: max_kv (the number of keys the K/V buffers hold) must be positive");
+  ENSURE(sh.q_row_stride >= sh.n_heads * sh.dk && sh.o_row_stride >= sh.n_heads * sh.dv,
+         "attention: Q/O row strides smaller than a token's heads");
+}
+
+uint32_t rows_per_kv_head(const AttentionShape& sh) { return sh.n_q * (sh.n_heads / sh.n_kv_heads); }
+
+// Sizes derived in flash_attn.glsl from the specialization constants, mirrored here.
+struct FlashLayout {
+  uint32_t shared_bytes;  // q_s, kv_s (vec4), p_s, m_s, l_s, alpha_s
+  uint32_t accumulators;  // output floats one thread keeps: OA * OB vec4s
+};
+
+// Loop iterations one invocation of flash_attn.glsl runs per key tile, an upper bound (entering
+// a loop counts as one; the loops over DK4 and BC advance U = 2 steps per iteration).
+uint32_t flash_loop_iterations_per_tile(const AttentionPlan& plan, uint32_t dk, uint32_t dv, const DeviceCaps& caps) {
+  constexpr uint32_t u = 2;
+  uint32_t dk4 = (dk + 3) / 4, dv4 = (dv + 3) / 4;
+  uint32_t loads = ceil_div(plan.bc * dk4, plan.wg) + 1 + ceil_div(plan.bc * dv4, plan.wg) + 1;
+  uint32_t n = 1 + loads + (ceil_div(dk4, u) + 1) + (ceil_div(plan.bc, u) + 1);
+  if (plan.subgroup) {
+    uint32_t subgroups = std::max(1u, plan.wg / std::max(1u, caps.max_subgroup_size));
+    n += ceil_div(plan.br, subgroups) + 1;
+  } else {
+    uint32_t rows = ceil_div(plan.br, plan.wg);
+    n += rows + 1 + rows * 2 * (ceil_div(plan.bc, u) + 1);
+  }
+  return n;
+}
+
+FlashLayout flash_layout(uint32_t br, uint32_t bc, uint32_t wg, uint32_t dk, uint32_t dv) {
+  uint32_t dk4 = (dk + 3) / 4, dv4 = (dv + 3) / 4, ks4 = std::max(dk4, dv4) | 1;
+  uint32_t tj = std::min(dv4, wg), tro = wg / tj;
+  uint32_t oa = (br + tro - 1) / tro, ob = (dv4 + tj - 1) / tj;
+  return {.shared_bytes = 16 * (br * dk4 + bc * ks4) + 4 * (br * (bc + 1) + 3 * br), .accumulators = 4 * oa * ob};
+}
+
+uint64_t elements_spanned(uint32_t heads, uint64_t head_stride, uint32_t rows, uint64_t row_stride, uint32_t d) {
+  return (heads - 1) * head_stride + (rows - 1) * row_stride + d;
+}
+
+void check_view(BufferView view, uint64_t need_bytes, const char* what) {
+  ENSURE(view.size >= need_bytes,
+         fmt::format("attention: {} binding has {} bytes, the shape needs {}", what, view.size, need_bytes));
+}
+
+// Checks every binding against the shape; returns the resolved shape.
+AttentionShape check_bindings(const AttentionShape& shape, BufferView q, BufferView k, BufferView v,
+                              BufferView step, BufferView o) {
+  AttentionShape sh = resolved(shape);
+  check_shape(sh);
+  uint64_t elt = sh.kv_f16 ? 2 : 4;
+  check_view(q, 4 * elements_spanned(1, 0, sh.n_q, sh.q_row_stride, sh.n_heads * sh.dk), "Q");
+  check_view(o, 4 * elements_spanned(1, 0, sh.n_q, sh.o_row_stride, sh.n_heads * sh.dv), "O");
+  check_view(k, elt * elements_spanned(sh.n_kv_heads, sh.k_head_stride, sh.max_kv, sh.k_row_stride, sh.dk), "K");
+  check_view(v, elt * elements_spanned(sh.n_kv_heads, sh.v_head_stride, sh.max_kv, sh.v_row_stride, sh.dv), "V");
+  check_view(step, sizeof(push::StepParams), "step");
+  return sh;
+}
+
+push::AttentionPush make_push(const AttentionShape& sh, uint32_t splits, bool v_from_k) {
+  return {.n_q = sh.n_q,
+          .n_heads = sh.n_heads,
+          .n_kv_heads = sh.n_kv_heads,
+          .dk = sh.dk,
+          .dv = sh.dv,
+          .q_row_stride = sh.q_row_stride,
+          .o_row_stride = sh.o_row_stride,
+          .k_head_stride = sh.k_head_stride,
+          .k_row_stride = sh.k_row_stride,
+          .v_head_stride = sh.v_head_stride,
+          .v_row_stride = sh.v_row_stride,
+          .max_kv = sh.max_kv,
+          .scale_log2 = sh.scale * kLog2e,
+          .causal = sh.causal ? 1u : 0u,
+          .window = sh.window,
+          .n_splits = splits,
+          .v_from_k = v_from_k ? 1u : 0u};
+}
+
+}  // namespace
+
+// --- flash attention
+
+AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
+  AttentionShape sh = resolved(shape);
+  check_shape(sh);
+  const Profile& prof = ctx.profile();
+  AttentionPlan plan{.br = prof.attn_br, .bc = prof.attn_bc, .wg = prof.attn_wg, .subgroup = prof.subgroup_ops};
+  plan.br = std::min(plan.br, std::bit_ceil(rows_per_kv_head(sh)));
+  auto layout = [&] { return flash_layout(plan.br, plan.bc, plan.wg, sh.dk, sh.dv); };
+  while (plan.br > 1 && layout().accumulators > kMaxAccumulators) plan.br /= 2;
+  uint32_t limit = ctx.caps().max_shared_memory;
+  while (layout().shared_bytes > limit && (plan.br > 1 || plan.bc > 1)) {
+    if (plan.bc >= plan.br) plan.bc /= 2;
+    else plan.br /= 2;
+  }
+  plan.shared_bytes = layout().shared_bytes;
+  ENSURE(plan.shared_bytes <= limit, fmt::format("attention: head dims {}/{} need {} bytes of shared memory even "
+                                                 "with one-row tiles; the device has {}",
+                                                 sh.dk, sh.dv, plan.shared_bytes, limit));
+  // Small tiles (decode: one row per KV head) get a smaller workgroup, down to one subgroup of
+  // the widest size, rather than idle threads at every barrier.
+  uint32_t narrow = std::max({std::bit_ceil(plan.br * plan.bc), ctx.caps().max_subgroup_size, 1u});
+  if (narrow < plan.wg && flash_layout(plan.br, plan.bc, narrow, sh.dk, sh.dv).accumulators <= kMaxAccumulators)
+    plan.wg = narrow;
+
+  uint32_t base = ceil_div(rows_per_kv_head(sh), plan.br) * sh.n_kv_heads;
+  if (sh.force_splits > 0) {
+    plan.splits = sh.force_splits;
+  } else if (base < prof.attn_target_wgs && sh.max_kv >= 2 * prof.attn_split_min) {
+    plan.splits = std::min({ceil_div(prof.attn_target_wgs, base), sh.max_kv / prof.attn_split_min, kMaxSplits});
+  }
+  // A device that cuts long loops short (lavapipe) gets enough splits that no workgroup walks
+  // more tiles than its loops may iterate, with a factor 2 of margin.
+  if (uint32_t loop_limit = ctx.caps().loop_iteration_limit) {
+    uint32_t max_tiles = loop_limit / 2 / flash_loop_iterations_per_tile(plan, sh.dk, sh.dv, ctx.caps());
+    plan.splits = std::max(plan.splits, ceil_div(sh.max_kv, uint64_t(max_tiles) * plan.bc));
+  }
+  return plan;
+}
+
+uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape) {
+  AttentionPlan plan = attention_plan(ctx, shape);
+  if (plan.splits == 1) return 0;
+  return uint64_t(plan.splits) * shape.n_q * shape.n_heads * (shape.dv + 2) * sizeof(float);
+}
+
+void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
+               BufferView o, BufferView scratch) {
+  AttentionShape sh = check_bindings(shape, q, k, v, step, o);
+  bool even = sh.dk % 2 == 0 && sh.dv % 2 == 0 && sh.k_head_stride % 2 == 0 && sh.k_row_stride % 2 == 0 &&
+              sh.v_head_stride % 2 == 0 && sh.v_row_stride % 2 == 0;
+  ENSURE(even, "flash attention reads K/V two elements at a time: head dims and K/V strides must be even");
+  AttentionPlan plan = attention_plan(s.context(), sh);
+  // MLA: V is the prefix of each K row, so the K tile already in shared memory is the V tile.
+  bool v_from_k = k.buffer == v.buffer && k.offset == v.offset && sh.k_head_stride == sh.v_head_stride &&
+                  sh.k_row_stride == sh.v_row_stride && sh.dv <= sh.dk;
+  const spirv::Shader& shader = sh.kv_f16 ? spirv::flash_attn_f16 : spirv::flash_attn_f32;
+  Groups groups{ceil_div(rows_per_kv_head(sh), plan.br), sh.n_kv_heads, plan.splits};
+  auto push = make_push(sh, plan.splits, v_from_k);
+  uint32_t sg_min = std::max(1u, s.context().caps().min_subgroup_size);
+  std::initializer_list<SpecConst> spec = {plan.wg, plan.subgroup, plan.br, plan.bc, sh.dk, sh.dv, sg_min};
+  if (plan.splits == 1) {
+    s.dispatch(shader, spec, {.reads = {q, k, v, step}, .writes = {o}}, push, groups);
+    return;
+  }
+  uint64_t need = attention_scratch_bytes(s.context(), sh);
+  check_view(scratch, need, "split-K scratch");
+  BufferView partial{scratch.buffer, scratch.offset, need};
+  s.dispatch(shader, spec, {.reads = {q, k, v, step}, .writes = {partial}}, push, groups);
+  push::AttentionMergePush merge{.n_q = sh.n_q,
+                                 .n_heads = sh.n_heads,
+                                 .dv = sh.dv,
+                                 .o_row_stride = sh.o_row_stride,
+                                 .n_splits = plan.splits};
+  s.dispatch(spirv::flash_attn_merge, {plan.wg}, {.reads = {partial}, .writes = {o}}, merge,
+             grid(uint64_t(sh.n_q) * sh.n_heads));
+}
+
+// --- naive baseline
+
+uint64_t attention_naive_scratch_bytes(const AttentionShape& shape) {
+  return uint64_t(shape.n_heads) * shape.n_q * shape.max_kv * sizeof(float);
+}
+
+void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v,
+                     BufferView step, BufferView o, BufferView scores) {
+  const Context& ctx = s.context();
+  uint64_t need = attention_naive_scratch_bytes(shape);
+  ENSURE(need <= ctx.caps().max_storage_buffer_range,
+         fmt::format("naive attention: the {}x{}x{} score matrix needs {} MiB, more than one storage buffer "
+                     "binding of this device ({} MiB)",
+                     shape.n_heads, shape.n_q, shape.max_kv, need >> 20, ctx.caps().max_storage_buffer_range >> 20));
+  AttentionShape sh = check_bindings(shape, q, k, v, step, o);
+  check_view(scores, need, "scores");
+  BufferView sv{scores.buffer, scores.offset, need};
+  uint32_t wg = ctx.profile().wg_size;
+  auto push = make_push(sh, 1, false);
+  s.dispatch(sh.kv_f16 ? spirv::attention_naive_scores_f16 : spirv::attention_naive_scores_f32, {wg},
+             {.reads = {step, q, k}, .writes = {sv}}, push, grid(ceil_div(need / sizeof(float), wg)));
+  s.dispatch(spirv::attention_naive_softmax, {wg, ctx.profile().subgroup_ops}, {.reads = {step}, .writes = {sv}},
+             push, grid(uint64_t(sh.n_heads) * sh.n_q));
+  s.dispatch(sh.kv_f16 ? spirv::attention_naive_pv_f16 : spirv::attention_naive_pv_f32, {wg},
+             {.reads = {step, sv, v}, .writes = {o}}, push,
+             grid(ceil_div(uint64_t(sh.n_q) * sh.n_heads * sh.dv, wg)));
+}
+
+}  // namespace vkllm::ops

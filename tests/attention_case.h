@@ -1,0 +1,131 @@
+// One attention test case on the GPU and the CPU reference: random Q/K/V in the KV-cache layout
+// (K/V rounded to f16 first when stored as f16, so only arithmetic differs), the step buffer,
+// and ops::attention or ops::attention_naive recorded into a stream that can be replayed.
+#pragma once
+#include <fmt/format.h>
+#include <glm/gtc/packing.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "ops.h"
+#include "push.h"
+#include "reference.h"
+
+namespace vkllm::test {
+
+struct AttentionCase {
+  uint32_t n_q = 1, n_kv = 1, heads = 1, kv_heads = 1, dk = 64, dv = 64;
+  bool f16 = true, causal = true;
+  uint32_t window = 0;
+  uint32_t splits = 0;      // force this split count (0: planned)
+  uint32_t max_kv = 0;      // cache capacity (0: n_kv)
+  int pos0 = -1;            // position of the first query (-1: n_kv - n_q, or 0 when negative)
+  bool mla_view = false;    // V is the first dv elements of each K row: one buffer, row stride dk
+  bool naive = false;       // run the naive baseline instead
+
+  uint32_t capacity() const { return max_kv ? max_kv : std::max(n_kv, 1u); }
+  uint32_t first_pos() const { return pos0 >= 0 ? uint32_t(pos0) : (n_kv >= n_q ? n_kv - n_q : 0); }
+  ops::AttentionShape shape() const {
+    ops::AttentionShape sh{.n_q = n_q, .n_heads = heads, .n_kv_heads = kv_heads, .dk = dk, .dv = dv, .kv_f16 = f16,
+                           .causal = causal, .window = window, .max_kv = capacity(), .force_splits = splits};
+    if (mla_view) sh.v_head_stride = capacity() * dk, sh.v_row_stride = dk;
+    return sh;
+  }
+  std::string describe() const {
+    return fmt::format("q={} kv={} heads={}/{} d={}/{} {}{}{}{}{}{}", n_q, n_kv, heads, kv_heads, dk, dv,
+                       f16 ? "f16" : "f32", causal ? " causal" : "", window ? fmt::format(" window={}", window) : "",
+                       splits ? fmt::format(" splits={}", splits) : "", mla_view ? " mla-view" : "",
+                       naive ? " naive" : "");
+  }
+};
+
+inline std::vector<uint16_t> to_half(const std::vector<float>& x) {
+  std::vector<uint16_t> h(x.size());
+  for (size_t i = 0; i < x.size(); ++i) h[i] = glm::packHalf1x16(x[i]);
+  return h;
+}
+
+inline std::vector<float> round_half(std::vector<float> x) {
+  for (float& f : x) f = glm::unpackHalf1x16(glm::packHalf1x16(f));
+  return x;
+}
+
+class AttentionRun {
+ public:
+  explicit AttentionRun(const AttentionCase& c, uint32_t seed = 1) : c_(c) {
+    uint32_t cap = c.capacity();
+    q_ = random_floats(size_t(c.n_q) * c.heads * c.dk, seed, -2, 2);
+    k_ = random_floats(size_t(c.kv_heads) * cap * c.dk, seed + 1, -1, 1);
+    if (!c.mla_view) v_ = random_floats(size_t(c.kv_heads) * cap * c.dv, seed + 2, -1, 1);
+    if (c.f16) k_ = round_half(k_), v_ = round_half(v_);
+    shape_ = c.shape();
+    Context& ctx = gpu();
+    gq_.emplace(to_gpu(q_, "q"));
+    gk_.emplace(upload_kv(k_, "k"));
+    if (!c.mla_view) gv_.emplace(upload_kv(v_, "v"));
+    go_.emplace(ctx, size_t(c.n_q) * c.heads * c.dv * 4, Memory::Device, "o");
+    step_.emplace(ctx, sizeof(push::StepParams), Memory::Host, "step");
+    uint64_t scratch = c.naive ? ops::attention_naive_scratch_bytes(shape_) : ops::attention_scratch_bytes(ctx, shape_);
+    if (scratch) scratch_.emplace(ctx, scratch, Memory::Device, "scratch");
+    set_step(c.first_pos(), c.n_kv);
+  }
+
+  const ops::AttentionShape& shape() const { return shape_; }
+
+  void record(Stream& s) const {
+    BufferView k = *gk_, v = c_.mla_view ? k : BufferView(*gv_), scratch = scratch_ ? BufferView(*scratch_) : BufferView{};
+    if (c_.naive) ops::attention_naive(s, shape_, *gq_, k, v, *step_, *go_, scratch);
+    else ops::attention(s, shape_, *gq_, k, v, *step_, *go_, scratch);
+  }
+
+  void set_step(uint32_t pos0, uint32_t n_kv) {
+    pos0_ = pos0, n_kv_ = n_kv;
+    push::StepParams p{.pos0 = pos0, .n_tokens = c_.n_q, .n_kv = n_kv};
+    step_->upload(&p, sizeof(p));
+  }
+
+  std::vector<float> output() const { return from_gpu(*go_); }
+
+  std::vector<float> expected() const {
+    uint32_t cap = c_.capacity();
+    ref::AttentionParams a{.n_q = c_.n_q, .n_heads = c_.heads, .n_kv_heads = c_.kv_heads, .dk = c_.dk, .dv = c_.dv,
+                           .q_row_stride = size_t(c_.heads) * c_.dk, .o_row_stride = size_t(c_.heads) * c_.dv,
+                           .k_head_stride = size_t(cap) * c_.dk, .k_row_stride = c_.dk,
+                           .v_head_stride = size_t(cap) * c_.dv, .v_row_stride = c_.dv,
+                           .scale = 1.0 / std::sqrt(double(c_.dk)), .causal = c_.causal, .window = c_.window,
+                           .pos0 = pos0_, .n_kv = n_kv_};
+    if (c_.mla_view) a.v_head_stride = size_t(cap) * c_.dk, a.v_row_stride = c_.dk;
+    std::vector<float> o(size_t(c_.n_q) * c_.heads * c_.dv);
+    ref::attention(o.data(), q_.data(), k_.data(), c_.mla_view ? k_.data() : v_.data(), a);
+    return o;
+  }
+
+ private:
+  Buffer upload_kv(const std::vector<float>& x, const char* name) const {
+    if (!c_.f16) return to_gpu(x, name);
+    std::vector<uint16_t> h = to_half(x);
+    Buffer b(gpu(), std::max<size_t>(h.size() * 2, 4), Memory::Device, name);
+    b.upload(std::span<const uint16_t>(h));
+    return b;
+  }
+
+  AttentionCase c_;
+  ops::AttentionShape shape_;
+  std::vector<float> q_, k_, v_;
+  std::optional<Buffer> gq_, gk_, gv_, go_, step_, scratch_;
+  uint32_t pos0_ = 0, n_kv_ = 0;
+};
+
+// Runs the case once and checks it against the reference: NMSE <= bound, printed.
+inline void check_attention(const AttentionCase& c, double bound, const std::string& tag = "") {
+  AttentionRun run(c);
+  Stream s(gpu());
+  run.record(s);
+  s.submit_wait();
+  auto want = run.expected();
+  check_nmse(run.output(), want, bound, c.describe() + tag);
+}
+
+}  // namespace vkllm::test
