@@ -136,6 +136,11 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   ENSURE(plan.shared_bytes <= limit, fmt::format("attention: head dims {}/{} need {} bytes of shared memory even "
                                                  "with one-row tiles; the device has {}",
                                                  sh.dk, sh.dv, plan.shared_bytes, limit));
+  // Small tiles (decode: one row per KV head) get a smaller workgroup, down to one subgroup of
+  // the widest size, rather than idle threads at every barrier.
+  uint32_t narrow = std::max({std::bit_ceil(plan.br * plan.bc), ctx.caps().max_subgroup_size, 1u});
+  if (narrow < plan.wg && flash_layout(plan.br, plan.bc, narrow, sh.dk, sh.dv).accumulators <= kMaxAccumulators)
+    plan.wg = narrow;
 
   uint32_t base = ceil_div(rows_per_kv_head(sh), plan.br) * sh.n_kv_heads;
   if (sh.force_splits > 0) {
@@ -145,8 +150,8 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   }
   // A device that cuts long loops short (lavapipe) gets enough splits that no workgroup walks
   // more tiles than its loops may iterate, with a factor 2 of margin.
-  if (uint32_t limit = ctx.caps().loop_iteration_limit) {
-    uint32_t max_tiles = limit / 2 / flash_loop_iterations_per_tile(plan, sh.dk, sh.dv, ctx.caps());
+  if (uint32_t loop_limit = ctx.caps().loop_iteration_limit) {
+    uint32_t max_tiles = loop_limit / 2 / flash_loop_iterations_per_tile(plan, sh.dk, sh.dv, ctx.caps());
     plan.splits = std::max(plan.splits, ceil_div(sh.max_kv, uint64_t(max_tiles) * plan.bc));
   }
   return plan;
@@ -161,6 +166,9 @@ uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape
 void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
                BufferView o, BufferView scratch) {
   AttentionShape sh = check_bindings(shape, q, k, v, step, o);
+  bool even = sh.dk % 2 == 0 && sh.dv % 2 == 0 && sh.k_head_stride % 2 == 0 && sh.k_row_stride % 2 == 0 &&
+              sh.v_head_stride % 2 == 0 && sh.v_row_stride % 2 == 0;
+  ENSURE(even, "flash attention reads K/V two elements at a time: head dims and K/V strides must be even");
   AttentionPlan plan = attention_plan(s.context(), sh);
   // MLA: V is the prefix of each K row, so the K tile already in shared memory is the V tile.
   bool v_from_k = k.buffer == v.buffer && k.offset == v.offset && sh.k_head_stride == sh.v_head_stride &&

@@ -48,7 +48,8 @@ struct AttentionPlan {
 
 // Rule: br is the profile's attn_br, lowered to the rows of one KV group (n_q * n_heads /
 // n_kv_heads) and so that each thread keeps at most 64 output accumulators; then bc and br are
-// halved (the larger first) until the tiles fit the device's shared memory. Split-K (decode)
+// halved (the larger first) until the tiles fit the device's shared memory; wg shrinks to
+// br * bc threads when that is fewer (not below the widest subgroup). Split-K (decode)
 // is used when the query blocks alone give fewer workgroups than the profile's attn_target_wgs
 // and max_kv holds at least two splits of attn_split_min keys: splits = enough workgroups to
 // reach the target, at most max_kv / attn_split_min and 64. The split count depends on max_kv
@@ -61,7 +62,8 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape);
 uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape);
 
 // o = softmax(q k^T * scale + mask) v, flash attention. step: StepParams (16 bytes). scratch:
-// at least attention_scratch_bytes(); may be an empty view when that is 0.
+// at least attention_scratch_bytes(); may be an empty view when that is 0. K/V are read two
+// elements at a time: dk, dv and the K/V strides must be even.
 void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
                BufferView o, BufferView scratch);
 

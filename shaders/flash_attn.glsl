@@ -1,8 +1,9 @@
 // Flash attention body: O = softmax(Q K^T * scale + mask) V, tile by tile in shared memory;
-// the score matrix never reaches device memory. The variant files define KV_T (the K/V element
-// type) and include this. Both prefill and split-K decode run this kernel (ops_attention.cpp):
+// the score matrix never reaches device memory. The variant files define KV_PAIR (the type that
+// holds two consecutive K/V elements) and kv_pair() (its two values as a vec2) and include this. Both prefill and split-K decode run this kernel (ops_attention.cpp):
 //   q: (n_q, n_heads, DK) f32, row stride p.q_row_stride
-//   k: element (g, t, i) at g * k_head_stride + t * k_row_stride + i, KV_T; v likewise (DV)
+//   k: element (g, t, i) at g * k_head_stride + t * k_row_stride + i; v likewise (DV). They
+//      are read two elements at a time, so dims and strides are even (ops_attention.cpp checks)
 //   step: StepParams (pos0, n_kv read here, so a recorded graph replays with new values)
 //   out: n_splits == 1: O (n_q, n_heads, DV) f32, row stride p.o_row_stride
 //        n_splits > 1:  partial O (n_splits, n_q, n_heads, DV) then (m, l) (n_splits, n_q, n_heads, 2)
@@ -37,8 +38,8 @@ layout(constant_id = 6) const uint SG_MIN = 8;  // smallest subgroup size the de
 layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
-layout(std430, binding = 1) readonly buffer K { KV_T k[]; };
-layout(std430, binding = 2) readonly buffer V { KV_T v[]; };
+layout(std430, binding = 1) readonly buffer K { KV_PAIR k[]; };  // element pairs
+layout(std430, binding = 2) readonly buffer V { KV_PAIR v[]; };
 layout(std430, binding = 3) readonly buffer Step { StepParams step; };
 layout(std430, binding = 4) writeonly buffer Out { float o[]; };
 layout(push_constant) uniform PushBlock { AttentionPush p; };
@@ -105,10 +106,13 @@ void load_tile(const bool from_v, int k0, int hi) {
     int t = k0 + int(c);
     uint base = head + uint(t) * row_stride, len = t < hi ? d : 0;
     vec4 x = vec4(0.0);
-    [[unroll]] for (uint e = 0; e < 4; ++e) {
-      if (i + e >= len) break;
-      if (from_v) x[e] = float(v[base + i + e]);  // branches, not a select: never read both
-      else x[e] = float(k[base + i + e]);
+    [[unroll]] for (uint e = 0; e < 2; ++e) {
+      if (i + 2 * e >= len) break;
+      uint pair = (base + i) / 2 + e;
+      vec2 y;
+      if (from_v) y = kv_pair(v[pair]);  // branches, not a select: never read both
+      else y = kv_pair(k[pair]);
+      x[2 * e] = y.x, x[2 * e + 1] = y.y;
     }
     kv_s[c * KS4 + idx % d4] = x;
   }

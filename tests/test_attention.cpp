@@ -150,6 +150,8 @@ TEST_CASE("attention rejects bad shapes with a clear error", "[attention]") {
   CHECK_THROWS_AS(ops::attention(s, bad_groups, small, small, small, small, small, {}), Error);
   ops::AttentionShape too_big_k{.n_heads = 1, .n_kv_heads = 1, .dk = 64, .dv = 64, .max_kv = 100};
   CHECK_THROWS_AS(ops::attention(s, too_big_k, small, small, small, small, small, {}), Error);
+  ops::AttentionShape odd_dim{.n_heads = 1, .n_kv_heads = 1, .dk = 7, .dv = 8, .max_kv = 4};
+  CHECK_THROWS_AS(ops::attention(s, odd_dim, small, small, small, small, small, {}), Error);
   // The naive score matrix for 8 heads x 8192 x 8192 is 2 GiB: more than one binding can hold.
   ops::AttentionShape huge{.n_q = 8192, .n_heads = 8, .n_kv_heads = 8, .dk = 128, .dv = 128, .max_kv = 8192};
   if (ops::attention_naive_scratch_bytes(huge) > ctx.caps().max_storage_buffer_range)
