@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <random>
 
+#include "check.h"
 #include "commands.h"
 #include "model_options.h"
 #include "sampler.h"
@@ -27,6 +28,9 @@ void run(RunOptions& o) {
   o.sampling.seed = o.seed ? *o.seed : std::random_device{}();
   Sampler sampler(o.sampling);
   std::vector<int32_t> prompt = tok.encode(o.prompt, true);
+  ENSURE(prompt.size() < engine.n_ctx(), fmt::format("the prompt has {} tokens, more than fit the context of {} "
+                                                     "tokens with one to generate (use --ctx)",
+                                                     prompt.size(), engine.n_ctx()));
   MemoryReport mem = engine.memory();
   auto mib = [](uint64_t b) { return b / 1048576.0; };
   std::fprintf(stderr, "%s on %s: weights %.1f MiB, KV cache %.1f MiB (%u tokens), activations %.1f MiB\n",

@@ -87,7 +87,7 @@ TEST_CASE("bad input to run gives one error line", "[cli-run]") {
   truncated.write(std::vector<std::byte>(bytes.begin(), bytes.begin() + bytes.size() / 2));
   const std::pair<std::string, std::string> cases[] = {
       {fmt::format("run -m {} -p hi", truncated.path), "extends past end of file"},
-      {fmt::format("run -m {} -p \"{}\" --ctx 8", gqa_model().path, std::string(64, 'a')), "do not fit the context"},
+      {fmt::format("run -m {} -p \"{}\" --ctx 8", gqa_model().path, std::string(64, 'a')), "more than fit the context of 8 tokens"},
       {fmt::format("run -m {} -p hi --ctx 100000000", gqa_model().path), "smaller context"},
       {"run -m /nonexistent.gguf -p hi", "/nonexistent.gguf"},
       {fmt::format("run -m {} -p hi --device 7", gqa_model().path), "device index 7 is out of range"},
