@@ -37,15 +37,23 @@ double prompt_run(Engine& e, const std::vector<int32_t>& tokens) {
   return tokens.size() / seconds_since(t0);
 }
 
-double generation_run(Engine& e, uint32_t n) {
+struct GenerationRun {
+  double tokens_per_second;
+  double host_ms_per_token;  // wall time not spent waiting for the GPU: step inputs, submit, argmax
+};
+
+GenerationRun generation_run(Engine& e, uint32_t n) {
   e.reset();
   int32_t token = 0;
+  double waited = 0;
   auto t0 = Clock::now();
   for (uint32_t i = 0; i < n; ++i) {
     auto logits = e.eval(std::span<const int32_t>(&token, 1));
+    waited += e.transformer().last_wait_seconds();
     token = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
   }
-  return n / seconds_since(t0);
+  double total = seconds_since(t0);
+  return {n / total, 1e3 * (total - waited) / n};
 }
 
 // GPU time per kernel of the last forward, largest first.
@@ -75,23 +83,27 @@ void bench(const BenchOptions& o) {
   std::vector<int32_t> prompt(o.prompt);
   for (int32_t& t : prompt) t = int32_t(rng() % e.config().vocab_size);
   prompt_run(e, prompt), generation_run(e, std::min(o.gen, 2u));  // warm-up: records graphs, builds pipelines
-  std::vector<double> pp, tg;
+  std::vector<double> pp, tg, host_ms;
   for (uint32_t r = 0; r < o.reps; ++r) pp.push_back(prompt_run(e, prompt));
   nlohmann::json ops;
   if (o.profile) ops["prompt"] = kernel_table(e.transformer().last_timings());
-  for (uint32_t r = 0; r < o.reps; ++r) tg.push_back(generation_run(e, o.gen));
+  for (uint32_t r = 0; r < o.reps; ++r) {
+    GenerationRun g = generation_run(e, o.gen);
+    tg.push_back(g.tokens_per_second), host_ms.push_back(g.host_ms_per_token);
+  }
   if (o.profile) ops["generation"] = kernel_table(e.transformer().last_timings());
   nlohmann::json j = {{"model", m.file->name()},       {"device", m.ctx->caps().name},
                       {"profile", m.ctx->profile().name}, {"n_prompt", o.prompt},
                       {"n_gen", o.gen},                 {"repetitions", o.reps},
                       {"prompt_tokens_per_second", median(pp)}, {"generation_tokens_per_second", median(tg)},
                       {"prompt_runs", pp},              {"generation_runs", tg},
-                      {"gpu_profiling", o.profile}};
+                      {"generation_host_ms_per_token", median(host_ms)}, {"gpu_profiling", o.profile}};
   if (o.profile) j["kernels"] = ops;
   if (o.json) return fmt::print("{}\n", j.dump(2));
   fmt::print("model {} on {} (profile {})\n", m.file->name(), m.ctx->caps().name, m.ctx->profile().name);
   fmt::print("pp{}: {:.2f} tokens/s\ntg{}: {:.2f} tokens/s   (median of {}{})\n", o.prompt, median(pp), o.gen,
              median(tg), o.reps, o.profile ? "; timestamps and barriers between all kernels slow these down" : "");
+  fmt::print("host work per generated token: {:.3f} ms (the rest is waiting for the GPU)\n", median(host_ms));
   if (!o.profile) return;
   print_table(fmt::format("GPU time per kernel, one pp{} forward:", o.prompt).c_str(), ops["prompt"]);
   print_table("GPU time per kernel, one tg forward (the last token):", ops["generation"]);

@@ -316,4 +316,6 @@ std::span<const float> Transformer::forward(std::span<const int32_t> tokens, uin
 
 std::vector<KernelTime> Transformer::last_timings() const { return last_ ? last_->timings() : std::vector<KernelTime>{}; }
 
+double Transformer::last_wait_seconds() const { return last_ ? last_->last_wait_seconds() : 0; }
+
 }  // namespace vkllm

@@ -36,6 +36,8 @@ class Transformer {
   uint64_t arena_unshared_bytes() const { return planner_.unshared_bytes(); }
   // GPU time per dispatch of the last forward (profiling only).
   std::vector<KernelTime> last_timings() const;
+  // Wall time the last forward waited for the GPU.
+  double last_wait_seconds() const;
   size_t graphs_recorded() const { return recorded_; }
 
  private:

@@ -52,11 +52,15 @@ Buffer::Buffer(const Context& ctx, VkDeviceSize size, Memory memory, std::string
   VkMemoryAllocateInfo alloc{.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                              .allocationSize = req.size,
                              .memoryTypeIndex = *type};
+  ENSURE(ctx.charge(req.size),
+         fmt::format("out of GPU memory allocating {} for '{}' ({} in use, memory limit {})",
+                     mib(size), name_, mib(ctx.allocated_bytes()), mib(ctx.memory_limit())));
+  charge_ = Charge(ctx, req.size);
   VkDeviceMemory mem = VK_NULL_HANDLE;
   VkResult r = vkAllocateMemory(dev, &alloc, nullptr, &mem);
   ENSURE(r != VK_ERROR_OUT_OF_DEVICE_MEMORY && r != VK_ERROR_OUT_OF_HOST_MEMORY,
-         fmt::format("out of GPU memory allocating {} for '{}' (device-local memory: {})", mib(size), name_,
-                     mib(caps.device_local_bytes())));
+         fmt::format("out of GPU memory allocating {} for '{}' ({} in use; device-local memory: {})", mib(size),
+                     name_, mib(ctx.allocated_bytes() - req.size), mib(caps.device_local_bytes())));
   VK_CHECK(r);
   memory_ = UniqueMemory(dev, mem);
   VK_CHECK(vkBindBufferMemory(dev, buffer, mem, 0));
@@ -68,6 +72,10 @@ Buffer::Buffer(const Context& ctx, VkDeviceSize size, Memory memory, std::string
     VK_CHECK(vkMapMemory(dev, mem, 0, VK_WHOLE_SIZE, 0, &p));
     mapped_ = static_cast<std::byte*>(p);
   }
+}
+
+void Buffer::Charge::release() {
+  if (bytes_) ctx_->refund(std::exchange(bytes_, 0));
 }
 
 BufferView Buffer::view(VkDeviceSize offset, VkDeviceSize size) const {

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "handle.h"
@@ -57,9 +58,31 @@ class Buffer {
   }
 
  private:
+  // This buffer's bytes in the context's memory accounting, given back when the buffer goes.
+  class Charge {
+   public:
+    Charge() = default;
+    Charge(const Context& ctx, VkDeviceSize bytes) : ctx_(&ctx), bytes_(bytes) {}
+    Charge(Charge&& o) noexcept : ctx_(o.ctx_), bytes_(std::exchange(o.bytes_, 0)) {}
+    Charge& operator=(Charge&& o) noexcept {
+      if (this != &o) {
+        release();
+        ctx_ = o.ctx_, bytes_ = std::exchange(o.bytes_, 0);
+      }
+      return *this;
+    }
+    ~Charge() { release(); }
+
+   private:
+    void release();
+    const Context* ctx_ = nullptr;
+    VkDeviceSize bytes_ = 0;
+  };
+
   const Context* ctx_;
   VkDeviceSize size_;
   std::string name_;
+  Charge charge_;
   UniqueBuffer buffer_;
   UniqueMemory memory_;
   std::byte* mapped_ = nullptr;  // unmapped implicitly when memory_ is freed

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#include <regex>
 
 #include "check.h"
 #include "kernel.h"
@@ -30,6 +32,18 @@ std::optional<uint32_t> env_device_index() {
   unsigned long i = std::strtoul(v->c_str(), &end, 10);
   ENSURE(*end == '\0' && i < UINT32_MAX, fmt::format("VKLLM_DEVICE='{}' is not a device index", *v));
   return static_cast<uint32_t>(i);
+}
+
+// "1048576", "512K", "64M", "2GiB": bytes or powers of 1024.
+uint64_t env_memory_limit() {
+  auto v = env("VKLLM_MEMORY_LIMIT");
+  if (!v) return 0;
+  static const std::regex size(R"((\d{1,12})([KMG]?)(i?B)?)", std::regex::icase);
+  std::smatch m;
+  ENSURE(std::regex_match(*v, m, size),
+         fmt::format("VKLLM_MEMORY_LIMIT='{}' is not a size (bytes, or a number with K, M or G)", *v));
+  int shift = m[2].length() == 0 ? 0 : std::string("KMG").find(char(std::toupper(m[2].str()[0]))) * 10 + 10;
+  return std::stoull(m[1].str()) << shift;
 }
 
 }  // namespace
@@ -212,6 +226,7 @@ Context::Context(const ContextOptions& options) : instance_(validation_requested
   caps_ = reports[index_].caps;
   std::string profile = options.profile.empty() ? env("VKLLM_PROFILE").value_or("") : options.profile;
   profile_ = profile.empty() ? reports[index_].profile : fit_profile(profile_named(profile), caps_);
+  memory_limit_ = options.memory_limit ? options.memory_limit : env_memory_limit();
 
   // Turn on every optional feature the device has; kernels pick paths from caps_.
   bool v13 = VK_API_VERSION_MINOR(caps_.api_version) >= 3;
@@ -323,6 +338,17 @@ void Context::set_name(VkObjectType type, uint64_t handle, const std::string& na
                                      .objectHandle = handle,
                                      .pObjectName = name.c_str()};
   set_name_(device(), &info);
+}
+
+bool Context::charge(uint64_t bytes) const {
+  uint64_t now = allocated_.load();
+  do {
+    if (memory_limit_ && (bytes > memory_limit_ || now > memory_limit_ - bytes)) return false;
+  } while (!allocated_.compare_exchange_weak(now, now + bytes));
+  uint64_t peak = peak_.load();
+  while (now + bytes > peak && !peak_.compare_exchange_weak(peak, now + bytes)) {
+  }
+  return true;
 }
 
 }  // namespace vkllm

@@ -2,6 +2,7 @@
 // the logical device, its compute queue and the kernel cache. The only place that reads the
 // environment (VKLLM_VALIDATE, VKLLM_DEVICE, VKLLM_PROFILE). Created first, outlives everything.
 #pragma once
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -19,6 +20,9 @@ struct ContextOptions {
   std::optional<uint32_t> device;  // index in the device list; else $VKLLM_DEVICE; else the best one
   std::optional<bool> validation;  // else $VKLLM_VALIDATE=1; a missing layer is then an error
   std::string profile;             // else $VKLLM_PROFILE; else chosen from the device's caps
+  // Most bytes of buffer memory held at once (0: no limit beyond the device's); else
+  // $VKLLM_MEMORY_LIMIT ("512M", "2G", bytes). Past it an allocation fails as out of memory.
+  uint64_t memory_limit = 0;
 };
 
 void destroy_debug_messenger(VkInstance instance, VkDebugUtilsMessengerEXT m, const VkAllocationCallbacks*);
@@ -76,6 +80,14 @@ class Context {
   // Labels a handle for validation messages and GPU debuggers (no-op without debug utils).
   void set_name(VkObjectType type, uint64_t handle, const std::string& name) const;
 
+  // Buffer memory held now, the most held at once, and the limit (0: none).
+  uint64_t allocated_bytes() const { return allocated_.load(); }
+  uint64_t peak_allocated_bytes() const { return peak_.load(); }
+  uint64_t memory_limit() const { return memory_limit_; }
+  // Counts an allocation; false (nothing counted) when it would pass the limit.
+  bool charge(uint64_t bytes) const;
+  void refund(uint64_t bytes) const { allocated_ -= bytes; }
+
  private:
   Instance instance_;
   uint32_t index_ = 0;
@@ -88,6 +100,8 @@ class Context {
   UniqueFence one_off_fence_;
   std::unique_ptr<KernelCache> kernels_;
   PFN_vkSetDebugUtilsObjectNameEXT set_name_ = nullptr;
+  uint64_t memory_limit_ = 0;
+  mutable std::atomic<uint64_t> allocated_{0}, peak_{0};
 };
 
 }  // namespace vkllm

@@ -2,6 +2,7 @@
 // replay and timestamps.
 #include "stream.h"
 
+#include <chrono>
 #include <fmt/format.h>
 
 #include "check.h"
@@ -200,7 +201,9 @@ void Stream::submit_wait() {
   VkFence fence = fence_.get();
   VK_CHECK(vkResetFences(ctx_.device(), 1, &fence));
   VK_CHECK(vkQueueSubmit(ctx_.queue(), 1, &submit, fence));
+  auto t0 = std::chrono::steady_clock::now();
   VK_CHECK(vkWaitForFences(ctx_.device(), 1, &fence, VK_TRUE, UINT64_MAX));
+  last_wait_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void Stream::reset() {

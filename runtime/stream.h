@@ -65,6 +65,8 @@ class Stream {
   size_t dispatch_count() const { return labels_.size(); }
   // GPU time of each dispatch of the last submit (profiling streams only).
   std::vector<KernelTime> timings() const;
+  // Wall time the last submit_wait spent waiting for the GPU (the rest of a step is host work).
+  double last_wait_seconds() const { return last_wait_seconds_; }
 
  private:
   void dispatch_raw(const spirv::Shader& shader, std::initializer_list<SpecConst> spec, Bindings bindings,
@@ -80,6 +82,7 @@ class Stream {
   UniqueCommandPool pool_;
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   bool open_ = false;   // recording in progress
+  double last_wait_seconds_ = 0;
   bool ended_ = false;  // recording ended, ready to (re)submit
   std::vector<UniqueDescriptorPool> descriptor_pools_;
   uint32_t sets_in_last_pool_ = 0;

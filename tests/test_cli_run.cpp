@@ -85,7 +85,10 @@ TEST_CASE("bad input to run gives one error line", "[cli-run]") {
   TempFile truncated("run_truncated"), moe("run_moe");
   auto bytes = make_fixture_model({.vocab_size = 300});
   truncated.write(std::vector<std::byte>(bytes.begin(), bytes.begin() + bytes.size() / 2));
-  const std::pair<std::string, std::string> cases[] = {
+  struct Case {
+    std::string args, message, env;
+  };
+  const Case cases[] = {
       {fmt::format("run -m {} -p hi", truncated.path), "extends past end of file"},
       {fmt::format("run -m {} -p \"{}\" --ctx 8", gqa_model().path, std::string(64, 'a')), "more than fit the context of 8 tokens"},
       {fmt::format("run -m {} -p hi --ctx 100000000", gqa_model().path), "smaller context"},
@@ -93,9 +96,11 @@ TEST_CASE("bad input to run gives one error line", "[cli-run]") {
       {fmt::format("run -m {} -p hi --device 7", gqa_model().path), "device index 7 is out of range"},
       {fmt::format("logits -m {} --tokens 1,x", gqa_model().path), "'x' is not a token id"},
       {fmt::format("logits -m {} --tokens 1,300", gqa_model().path), "outside the vocabulary"},
+      {fmt::format("run -m {} -p hi", gqa_model().path), "out of GPU memory", "VKLLM_MEMORY_LIMIT=64K"},
+      {fmt::format("run -m {} -p hi", gqa_model().path), "is not a size", "VKLLM_MEMORY_LIMIT=lots"},
   };
-  for (const auto& [args, message] : cases) {
-    auto r = run_vkllm(args);
+  for (const auto& [args, message, env] : cases) {
+    auto r = run_vkllm(args, env);
     INFO(args << "\n" << r.err);
     CHECK(r.exit_code != 0);
     CHECK(r.err.starts_with("error: "));

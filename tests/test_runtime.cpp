@@ -49,6 +49,21 @@ TEST_CASE("buffers respect the device's limits", "[runtime]") {
   REQUIRE_THROWS_WITH(b.view(32, 64), Catch::Contains("outside buffer 'small'"));
 }
 
+TEST_CASE("buffers are counted, and one past the memory limit is an out-of-memory error", "[runtime]") {
+  Context ctx(ContextOptions{.validation = true, .memory_limit = 1 << 20});
+  {
+    Buffer a(ctx, 512 << 10, Memory::Device, "a");
+    CHECK(ctx.allocated_bytes() >= 512 << 10);
+    REQUIRE_THROWS_WITH(Buffer(ctx, 768 << 10, Memory::Device, "too much"),
+                        Catch::Contains("out of GPU memory") && Catch::Contains("'too much'"));
+    Buffer moved = std::move(a);
+    Buffer b(ctx, 256 << 10, Memory::Host, "b");
+  }
+  CHECK(ctx.allocated_bytes() == 0);
+  CHECK(ctx.peak_allocated_bytes() >= 768 << 10);
+  Buffer whole(ctx, 1 << 20, Memory::Device, "the whole limit");  // freed memory is available again
+}
+
 TEST_CASE("a binding larger than maxStorageBufferRange is refused", "[runtime]") {
   Context& ctx = test::gpu();
   uint64_t range = ctx.caps().max_storage_buffer_range;
