@@ -98,13 +98,7 @@ VocabConfig spm_vocab(uint32_t size) {
 }
 
 VocabConfig bpe_vocab(uint32_t size, const std::string& pre) {
-  VocabConfig v;
-  v.model = "gpt2";
-  v.pre = pre;
-  for (int b = 0; b < 256; ++b) v.tokens.push_back(std::string(gpt2_byte_char(uint8_t(b))));
-  v.types.assign(256, TokenType::Normal);
-  v.tokens.push_back("<|endoftext|>");
-  v.types.push_back(TokenType::Control);
+  VocabConfig v = gpt2_byte_vocab(pre);
   ENSURE(size >= v.tokens.size(), fmt::format("fixture: a gpt2 vocabulary needs at least {} tokens", v.tokens.size()));
   std::string space(gpt2_byte_char(' '));
   for (const std::string& p : fixture_pieces(space)) {
@@ -122,6 +116,17 @@ VocabConfig bpe_vocab(uint32_t size, const std::string& pre) {
 }
 
 }  // namespace
+
+VocabConfig gpt2_byte_vocab(const std::string& pre) {
+  VocabConfig v;
+  v.model = "gpt2";
+  v.pre = pre;
+  for (int b = 0; b < 256; ++b) v.tokens.push_back(std::string(gpt2_byte_char(uint8_t(b))));
+  v.types.assign(256, TokenType::Normal);
+  v.tokens.push_back("<|endoftext|>");
+  v.types.push_back(TokenType::Control);
+  return v;
+}
 
 VocabConfig fixture_vocab(const std::string& model, uint32_t vocab_size, const std::string& pre) {
   if (model == "llama") return spm_vocab(vocab_size);

@@ -54,8 +54,11 @@ struct FixtureSpec {
 
 ModelConfig fixture_config(const FixtureSpec& s);
 // A small valid vocabulary of exactly vocab_size tokens. "llama": <unk> <s> </s>, <0x00>..<0xFF>,
-// "▁", then pieces with scores; "gpt2": the 256 byte characters, merged pieces, <|endoftext|>.
+// "▁", then pieces with scores; "gpt2": the 256 byte characters, <|endoftext|>, merged pieces.
 VocabConfig fixture_vocab(const std::string& model, uint32_t vocab_size, const std::string& pre = "gpt-2");
+// The start of every byte-level "gpt2" vocabulary: ids 0..255 are the bytes' GPT-2 characters
+// (id = byte value), 256 is <|endoftext|> (control); merges and tokens follow.
+VocabConfig gpt2_byte_vocab(const std::string& pre);
 // The writer with everything added (add more metadata before saving if needed).
 GgufWriter fixture_writer(const FixtureSpec& s);
 std::vector<std::byte> make_fixture_model(const FixtureSpec& s);

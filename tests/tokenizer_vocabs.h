@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config.h"
+#include "fixture.h"
 #include "tokenizer.h"
 
 namespace vkllm::test {
@@ -69,13 +70,7 @@ inline VocabConfig spm_test_vocab() {
 // Byte-level BPE: ids 0..255 are the bytes' GPT-2 characters (id = byte value), 256
 // <|endoftext|>, then the merges below in rank order, and 267 <|im_end|>.
 inline VocabConfig bpe_test_vocab(const std::string& pre) {
-  VocabConfig v;
-  v.model = "gpt2";
-  v.pre = pre;
-  for (int b = 0; b < 256; ++b) v.tokens.push_back(std::string(gpt2_byte_char(uint8_t(b))));
-  v.types.assign(256, TokenType::Normal);
-  v.tokens.push_back("<|endoftext|>");
-  v.types.push_back(TokenType::Control);
+  VocabConfig v = gpt2_byte_vocab(pre);
   std::string g = std::string(gpt2_byte_char(' '));  // Ġ
   // rank: merge -> token id
   std::vector<std::pair<std::string, std::string>> merges = {
