@@ -22,7 +22,7 @@ struct Groups {
 inline uint32_t ceil_div(uint64_t n, uint64_t d) { return static_cast<uint32_t>((n + d - 1) / d); }
 
 // n workgroups laid out as a 2-D grid (x at most 65535, the guaranteed limit); kernels index
-// them as gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x and skip ids >= n.
+// them by group_index() (shaders/grid.glsl) and skip ids >= n.
 inline Groups grid(uint64_t n) {
   if (n <= 65535) return {static_cast<uint32_t>(n), 1, 1};
   return {65535, ceil_div(n, 65535), 1};

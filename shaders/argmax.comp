@@ -4,6 +4,7 @@
 //   x: (rows, cols) f32   idx: (rows) int32
 // Ties go to the lowest index, so the result is deterministic for any workgroup or subgroup size.
 // NaN never wins; a row with no number at all gives -1.
+#include "grid.glsl"
 #include "push.h"
 
 layout(constant_id = 0) const uint WG = 256;  // a power of two
@@ -21,7 +22,7 @@ const uint NONE = 0xffffffffu;
 bool better(float v, uint i, float bv, uint bi) { return v > bv || (v == bv && i < bi); }
 
 void main() {
-  uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  uint row = group_index();
   if (row >= p.rows) return;  // uniform across the workgroup
   uint base = row * p.cols, t = gl_LocalInvocationIndex;
   float bv = uintBitsToFloat(0xff800000u);  // -inf, with no index: any number, -inf too, beats it

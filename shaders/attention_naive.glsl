@@ -5,6 +5,7 @@
 //   scores: (n_heads, n_q, max_kv) f32, base-2 domain (scale * log2(e)), NEG where masked
 //   o: (n_q, n_heads, dv) f32
 // One invocation per output element, no shared memory.
+#include "grid.glsl"
 #include "push.h"
 
 layout(constant_id = 0) const uint WG = 64;
@@ -14,7 +15,6 @@ layout(std430, binding = 0) readonly buffer Step { StepParams step; };
 layout(push_constant) uniform PushBlock { AttentionPush p; };
 #include "attention_common.glsl"
 
-uint invocation() { return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WG + gl_LocalInvocationIndex; }
 uint kv_head(uint head) { return head / (p.n_heads / p.n_kv_heads); }
 
 #ifdef NAIVE_SCORES
@@ -23,7 +23,7 @@ layout(std430, binding = 2) readonly buffer K { KV_T k[]; };
 layout(std430, binding = 3) writeonly buffer S { float scores[]; };
 
 void main() {
-  uint id = invocation();  // (head, token, t)
+  uint id = thread_index(WG);  // (head, token, t)
   if (id >= p.n_heads * p.n_q * p.max_kv) return;
   uint t = id % p.max_kv, token = (id / p.max_kv) % p.n_q, head = id / (p.max_kv * p.n_q);
   uint n_kv = min(step.n_kv, p.max_kv);
@@ -44,7 +44,7 @@ layout(std430, binding = 2) readonly buffer V { KV_T v[]; };
 layout(std430, binding = 3) writeonly buffer O { float o[]; };
 
 void main() {
-  uint id = invocation();  // (token, head, j)
+  uint id = thread_index(WG);  // (token, head, j)
   if (id >= p.n_q * p.n_heads * p.dv) return;
   uint j = id % p.dv, head = (id / p.dv) % p.n_heads, token = id / (p.dv * p.n_heads);
   uint n_kv = min(step.n_kv, p.max_kv);

@@ -4,6 +4,7 @@
 // p_t = 2^(s_t - max) / sum 2^(s_u - max); masked scores (NEG) give 0, and so does a row with
 // no visible key. Scores are in the base-2 domain (see attention_naive.glsl).
 //   scores: (n_heads, n_q, max_kv) f32
+#include "grid.glsl"
 #include "push.h"
 
 layout(constant_id = 0) const uint WG = 64;  // a power of two
@@ -18,7 +19,7 @@ layout(push_constant) uniform PushBlock { AttentionPush p; };
 #include "attention_common.glsl"
 
 void main() {
-  uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;  // head * n_q + token
+  uint row = group_index();  // head * n_q + token
   if (row >= p.n_heads * p.n_q) return;  // uniform across the workgroup
   uint base = row * p.max_kv, n_kv = min(step.n_kv, p.max_kv);
   float mx = NEG;

@@ -1,6 +1,7 @@
 // Body of the binary elementwise kernels: y[i] = OP(a[i], b[i % nb]), i < n. The including .comp
 // defines OP(a, b). nb = n is the plain elementwise form; nb = dim broadcasts a row b(dim) over
 // the rows of a(rows, dim). y may alias a.
+#include "grid.glsl"
 #include "push.h"
 
 layout(constant_id = 0) const uint WG = 256;
@@ -12,8 +13,7 @@ layout(std430, binding = 2) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform PushBlock { BinaryPush p; };
 
 void main() {
-  // 2-D grid so n may exceed 65535 workgroups' worth of threads.
-  uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WG + gl_LocalInvocationIndex;
+  uint i = thread_index(WG);
   if (i >= p.n) return;
   uint j = p.nb == p.n ? i : i % p.nb;  // skip the division in the common elementwise case
   y[i] = OP(a[i], b[j]);

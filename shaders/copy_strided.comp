@@ -2,6 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 // Strided copy of f32 slices: rows × cols slices of len values each, between any two layouts
 // (element offsets and strides in the push constants, so views need no offset alignment).
+#include "grid.glsl"
 #include "push.h"
 
 layout(constant_id = 0) const uint WG = 256;
@@ -12,7 +13,7 @@ layout(std430, binding = 1) writeonly buffer Dst { float dst[]; };
 layout(push_constant) uniform PushBlock { CopyPush p; };
 
 void main() {
-  uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WG + gl_LocalInvocationIndex;
+  uint i = thread_index(WG);
   if (i >= p.rows * p.cols * p.len) return;
   uint e = i % p.len, slice = i / p.len;
   uint c = slice % p.cols, r = slice / p.cols;

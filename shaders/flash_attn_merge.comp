@@ -6,6 +6,7 @@
 // l = 0 and weighs 0; a row with no visible key at all gets 0.
 //   partial: O (n_splits, n_q, n_heads, dv) then (m, l) (n_splits, n_q, n_heads, 2) f32
 //   o: (n_q, n_heads, dv) f32, row stride p.o_row_stride
+#include "grid.glsl"
 #include "push.h"
 
 layout(constant_id = 0) const uint WG = 64;
@@ -18,7 +19,7 @@ layout(push_constant) uniform PushBlock { AttentionMergePush p; };
 const float NEG = -1.0e30;  // as in attention_common.glsl
 
 void main() {
-  uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;  // token * n_heads + head
+  uint row = group_index();  // token * n_heads + head
   uint rows = p.n_q * p.n_heads;
   if (row >= rows) return;
   uint ml_base = p.n_splits * rows * p.dv;

@@ -5,6 +5,7 @@
 //   cache: (n_kv_heads, n_ctx, cache_head_dim) CACHE_T; columns cache_col .. + head_dim written
 // Positions outside [0, n_ctx) are skipped (ops::kv_store cannot see them; the engine checks).
 // MLA's latent row [c_kv(512); k_pe(64)] is one head of cache_head_dim 576, written by two calls.
+#include "grid.glsl"
 #include "push.h"
 
 layout(constant_id = 0) const uint WG = 256;
@@ -16,7 +17,7 @@ layout(std430, binding = 2) writeonly buffer Cache { CACHE_T cache[]; };
 layout(push_constant) uniform PushBlock { KvStorePush p; };
 
 void main() {
-  uint g = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WG + gl_LocalInvocationIndex;
+  uint g = thread_index(WG);
   if (g >= p.n_tokens * p.n_kv_heads * p.head_dim) return;
   uint d = g % p.head_dim, th = g / p.head_dim;
   uint h = th % p.n_kv_heads, t = th / p.n_kv_heads;

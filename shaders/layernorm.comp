@@ -5,6 +5,7 @@
 //   entry then binds w in its place)   y: (rows, dim) f32, may alias x
 // The variance is a second pass over (x - mean)^2, not E[x^2] - mean^2, which cancels badly
 // when |mean| >> std.
+#include "grid.glsl"
 #include "push.h"
 
 layout(constant_id = 0) const uint WG = 256;  // a power of two
@@ -21,7 +22,7 @@ layout(std430, binding = 3) buffer Y { float y[]; };
 layout(push_constant) uniform PushBlock { NormPush p; };
 
 void main() {
-  uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  uint row = group_index();
   if (row >= p.rows) return;  // uniform across the workgroup
   uint base = row * p.dim;
   float s = 0.0;

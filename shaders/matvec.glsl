@@ -13,6 +13,7 @@
 //   NT = 4 this also beats the shared-memory tiled kernel on llvmpipe (whose every shared load is
 //   a per-lane gather too).
 // Bindings: 0 w (stored type), 1 x f32, 2 bias f32 (bound even when unused), 3 y f32.
+#include "grid.glsl"
 #include "push.h"
 #include "quant.glsl"
 
@@ -89,7 +90,7 @@ void main() {
   bool sg = USE_SUBGROUP && TK > 1 && TK % gl_SubgroupSize == 0;
   uint t = sg ? gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID : gl_LocalInvocationIndex;
   uint r = t / TK * RT, j = t % TK;  // first row (in the workgroup) and lane within the row
-  uint row0 = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * ROWS;
+  uint row0 = group_index() * ROWS;
   if (row0 >= p.M) return;  // uniform: the 2-D grid's spare workgroups
   uint n_blocks = (p.N + NT - 1) / NT, batch = gl_WorkGroupID.z / n_blocks, row = row0 + r;
   n_base = gl_WorkGroupID.z % n_blocks * NT;

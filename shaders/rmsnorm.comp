@@ -2,6 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 // RMSNorm, one workgroup per row: y = x / sqrt(mean(x^2) + eps) * w.
 //   x: (rows, dim) f32   w: (dim) f32   y: (rows, dim) f32, may alias x
+#include "grid.glsl"
 #include "push.h"
 
 layout(constant_id = 0) const uint WG = 256;  // a power of two
@@ -16,7 +17,7 @@ layout(std430, binding = 2) buffer Y { float y[]; };
 layout(push_constant) uniform PushBlock { NormPush p; };
 
 void main() {
-  uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  uint row = group_index();
   if (row >= p.rows) return;  // uniform across the workgroup
   uint base = row * p.dim;
   float ss = 0.0;

@@ -11,6 +11,7 @@
 // pitfalls that cost more than the final rounding of the angle: freq_i comes from squaring the
 // host's base^(-2/rot_dim) (not exp2 of a large argument), the angle is reduced by a three-part
 // pi/2, and sin/cos are polynomials on [-pi/4, pi/4] (the same result on every vendor).
+#include "grid.glsl"
 #include "push.h"
 
 layout(constant_id = 0) const uint WG = 256;
@@ -56,7 +57,7 @@ void sin_cos(float a, out float s, out float c) {
 }
 
 void main() {
-  uint g = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WG + gl_LocalInvocationIndex;
+  uint g = thread_index(WG);
   uint half_head = p.head_dim / 2;
   if (g >= p.n_rows * half_head) return;
   uint row = g / half_head, j = g % half_head;

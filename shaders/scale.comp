@@ -1,6 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // y = x * s elementwise over n floats. y may alias x.
+#include "grid.glsl"
 #include "push.h"
 
 layout(constant_id = 0) const uint WG = 256;
@@ -11,6 +12,6 @@ layout(std430, binding = 1) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform PushBlock { ScalePush p; };
 
 void main() {
-  uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WG + gl_LocalInvocationIndex;
+  uint i = thread_index(WG);
   if (i < p.n) y[i] = x[i] * p.s;
 }

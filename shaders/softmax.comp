@@ -5,6 +5,7 @@
 // row (max, sum, write) so rows of any length (a 128256-entry vocabulary) need no shared storage.
 //   x: (rows, cols) f32   y: (rows, cols) f32, may alias x
 // -inf entries get probability 0; a row that is all -inf gives NaN (as the math does).
+#include "grid.glsl"
 #include "push.h"
 
 layout(constant_id = 0) const uint WG = 256;  // a power of two
@@ -18,7 +19,7 @@ layout(std430, binding = 1) buffer Y { float y[]; };
 layout(push_constant) uniform PushBlock { SoftmaxPush p; };
 
 void main() {
-  uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  uint row = group_index();
   if (row >= p.rows) return;  // uniform across the workgroup
   uint base = row * p.cols;
   float m = uintBitsToFloat(0xff800000u);  // -inf

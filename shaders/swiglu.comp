@@ -2,6 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 // SwiGLU gate: y = silu(gate) * up = gate / (1 + exp(-gate)) * up, elementwise over n floats.
 // gate and up may be two views of one buffer (a fused gate|up projection); y may alias either.
+#include "grid.glsl"
 #include "push.h"
 
 layout(constant_id = 0) const uint WG = 256;
@@ -13,7 +14,7 @@ layout(std430, binding = 2) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform PushBlock { UnaryPush p; };
 
 void main() {
-  uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WG + gl_LocalInvocationIndex;
+  uint i = thread_index(WG);
   if (i >= p.n) return;
   float g = gate[i];
   // exp(-g) overflows to inf for g < -88: g / inf = -0, the right limit.

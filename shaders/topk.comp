@@ -17,6 +17,7 @@
 //     the top k, a second select over the tied indices (key ~i: lower indices rank higher) finds
 //     the last index taken.
 //  4. The k winners move to the front of the list and a bitonic sort orders them.
+#include "grid.glsl"
 #include "push.h"
 
 layout(constant_id = 0) const uint WG = 256;  // any size
@@ -129,7 +130,7 @@ void append(uint key, uint i) {
 }
 
 void main() {
-  uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  uint row = group_index();
   if (row >= p.rows) return;  // uniform across the workgroup
   uint base = row * p.cols, t = gl_LocalInvocationIndex;
 
