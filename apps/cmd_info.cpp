@@ -7,10 +7,10 @@
 #include <optional>
 
 #include "commands.h"
-#include "config.h"
-#include "gguf.h"
+#include "arch/model_config.h"
+#include "gguf/reader.h"
 #include "model_options.h"
-#include "tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace vkllm::cli {
 

@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 #include <memory>
 
-#include "check.h"
+#include "error.h"
 #include "commands.h"
 #include "model_options.h"
-#include "reference_model.h"
+#include "reference/model.h"
 
 namespace vkllm::cli {
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "check.h"
+#include "error.h"
 #include "commands.h"
 #include "model_options.h"
 

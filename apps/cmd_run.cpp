@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 #include <random>
 
-#include "check.h"
+#include "error.h"
 #include "commands.h"
 #include "model_options.h"
-#include "sampler.h"
+#include "engine/sampler.h"
 
 namespace vkllm::cli {
 

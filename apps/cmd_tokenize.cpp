@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 
-#include "check.h"
+#include "error.h"
 #include "commands.h"
-#include "gguf.h"
+#include "gguf/reader.h"
 #include "model_options.h"
-#include "tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace vkllm::cli {
 

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "check.h"
+#include "error.h"
 #include "default_model.h"
 
 namespace vkllm::cli {

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "context.h"
-#include "engine.h"
-#include "gguf.h"
+#include "engine/engine.h"
+#include "gguf/reader.h"
 
 namespace vkllm::cli {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "check.h"
+#include "error.h"
 #include "commands.h"
 
 int main(int argc, char** argv) {

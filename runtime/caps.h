@@ -1,6 +1,7 @@
 // DeviceCaps: what one physical device can do, read once. Profile: the tunables chosen from it.
 // caps.cpp is the only place in vkllm that names GPU vendors.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -59,6 +60,10 @@ struct DeviceCaps {
   uint32_t loop_iteration_limit = 0;
 
   uint64_t device_local_bytes() const;
+  // Where vkllm starts a tensor that may be bound on its own (weights, KV halves, activations):
+  // at least 256 bytes, the largest minStorageBufferOffsetAlignment Vulkan allows, so a layout
+  // computed once is valid whatever the device asks.
+  uint64_t binding_alignment() const { return std::max<uint64_t>(storage_offset_alignment, 256); }
   std::vector<std::string> subgroup_op_names() const;
   // Why this device cannot run vkllm; empty when it can.
   std::vector<std::string> problems() const;

@@ -54,8 +54,4 @@ void throw_vk(VkResult result, const char* expr, const char* file, int line) {
   throw VulkanError(result, expr, file, line);
 }
 
-void throw_error(const std::string& msg) {
-  throw Error(msg);
-}
-
 }  // namespace vkllm

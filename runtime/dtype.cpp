@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "check.h"
+#include "error.h"
 
 namespace vkllm {
 

@@ -53,6 +53,8 @@ Stream::Stream(const Context& ctx, bool profiling) : ctx_(ctx), profiling_(profi
   }
 }
 
+Stream::Stream(const Context& ctx, Tracing) : ctx_(ctx), profiling_(false), tracing_(true) {}
+
 Stream::~Stream() = default;  // submit_wait() always waits, so nothing is in flight here
 
 VkCommandBuffer Stream::recording() {
@@ -137,6 +139,11 @@ void Stream::dispatch_raw(const spirv::Shader& shader, std::initializer_list<Spe
          fmt::format("{}: {}x{}x{} workgroups exceed the device's limit {}x{}x{}", shader.name, groups.x, groups.y,
                      groups.z, caps.max_workgroup_count[0], caps.max_workgroup_count[1], caps.max_workgroup_count[2]));
   if (groups.x == 0 || groups.y == 0 || groups.z == 0) return;  // nothing to do (an empty batch)
+  if (tracing_) {
+    trace_.push_back({shader.name, bindings.reads, bindings.writes});
+    labels_.push_back(shader.name);
+    return;
+  }
   const Kernel& k = ctx_.kernels().get(shader, {spec.begin(), spec.size()}, n, push_size);
   VkCommandBuffer cb = recording();
   hazard_barrier(bindings.reads, bindings.writes);
@@ -172,6 +179,7 @@ void Stream::dispatch_raw(const spirv::Shader& shader, std::initializer_list<Spe
 
 void Stream::copy(BufferView src, BufferView dst) {
   ENSURE(src.size == dst.size, "copy between ranges of different sizes");
+  if (tracing_) return trace_.push_back({"copy", {src}, {dst}});
   VkCommandBuffer cb = recording();
   hazard_barrier({src}, {dst});
   VkBufferCopy region{.srcOffset = src.offset, .dstOffset = dst.offset, .size = src.size};
@@ -180,12 +188,14 @@ void Stream::copy(BufferView src, BufferView dst) {
 
 void Stream::fill(BufferView dst, uint32_t value) {
   ENSURE(dst.size % 4 == 0 && dst.offset % 4 == 0, "fill needs a 4-byte aligned range");
+  if (tracing_) return trace_.push_back({"fill", {}, {dst}});
   VkCommandBuffer cb = recording();
   hazard_barrier({}, {dst});
   vkCmdFillBuffer(cb, dst.buffer, dst.offset, dst.size, value);
 }
 
 void Stream::submit_wait() {
+  ENSURE(!tracing_, "a tracing stream cannot be submitted");
   if (!open_ && !ended_) return;  // nothing recorded
   if (open_) {
     VkMemoryBarrier to_host{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -207,7 +217,8 @@ void Stream::submit_wait() {
 }
 
 void Stream::reset() {
-  VK_CHECK(vkResetCommandBuffer(cb_, 0));
+  trace_.clear();
+  if (!tracing_) VK_CHECK(vkResetCommandBuffer(cb_, 0));
   descriptor_pools_.clear();
   sets_in_last_pool_ = 0;
   labels_.clear();

@@ -39,9 +39,19 @@ struct KernelTime {
   double ms = 0;
 };
 
+// One command as a tracing stream logs it: what it reads and what it writes, in binding order.
+struct TracedCommand {
+  std::string name;
+  std::vector<BufferView> reads, writes;
+};
+
 class Stream {
  public:
   explicit Stream(const Context& ctx, bool profiling = false);
+  // A tracing stream records nothing on the GPU: it logs each command's buffer ranges (trace())
+  // and cannot be submitted. Views need not name real buffers (a layout being planned).
+  struct Tracing {};
+  Stream(const Context& ctx, Tracing);
   ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -63,6 +73,7 @@ class Stream {
   // Forgets everything recorded; the next command starts a new recording.
   void reset();
   size_t dispatch_count() const { return labels_.size(); }
+  const std::vector<TracedCommand>& trace() const { return trace_; }
   // GPU time of each dispatch of the last submit (profiling streams only).
   std::vector<KernelTime> timings() const;
   // Wall time the last submit_wait spent waiting for the GPU (the rest of a step is host work).
@@ -79,6 +90,8 @@ class Stream {
 
   const Context& ctx_;
   bool profiling_;
+  bool tracing_ = false;
+  std::vector<TracedCommand> trace_;  // tracing streams only
   UniqueCommandPool pool_;
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   bool open_ = false;   // recording in progress

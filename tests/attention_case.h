@@ -11,7 +11,7 @@
 #include "harness.h"
 #include "ops.h"
 #include "push.h"
-#include "reference.h"
+#include "reference/reference.h"
 
 namespace vkllm::test {
 

@@ -11,11 +11,11 @@ std::vector<EngineFixture> engine_fixtures(DType type) {
                    .vocab_size = 320, .seq_len = 256, .weight_type = type};
   FixtureSpec mha = base;
   FixtureSpec gqa = base;
-  gqa.arch = Arch::Qwen2, gqa.dim = 256, gqa.n_heads = 4, gqa.n_kv_heads = 2;
+  gqa.arch = "qwen2", gqa.dim = 256, gqa.n_heads = 4, gqa.n_kv_heads = 2;
   FixtureSpec mqa = base;
   mqa.dim = 256, mqa.n_heads = 4, mqa.n_kv_heads = 1, mqa.rope_freqs = true, mqa.tied_embeddings = true;
   FixtureSpec mla = base;
-  mla.arch = Arch::Deepseek2, mla.n_heads = 4, mla.q_lora_rank = 64, mla.kv_lora_rank = 64,
+  mla.arch = "deepseek2", mla.n_heads = 4, mla.q_lora_rank = 64, mla.kv_lora_rank = 64,
   mla.qk_nope_head_dim = 32, mla.qk_rope_head_dim = 32, mla.v_head_dim = 32;
   FixtureSpec mla_fused = mla;
   mla_fused.q_lora_rank = 0, mla_fused.mla_layout = MlaLayout::Fused;

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "fixture.h"
+#include "fixture/fixture.h"
 
 namespace vkllm::test {
 

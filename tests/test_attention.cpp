@@ -6,7 +6,7 @@
 
 #include "attention_case.h"
 #include "catch.h"
-#include "check.h"
+#include "error.h"
 
 using namespace vkllm;
 using test::AttentionCase;

@@ -11,10 +11,10 @@
 
 #include "catch.h"
 #include "cli.h"
-#include "config.h"
-#include "fixture.h"
-#include "gguf_writer.h"
-#include "tokenizer.h"
+#include "arch/model_config.h"
+#include "fixture/fixture.h"
+#include "gguf/writer.h"
+#include "text/tokenizer.h"
 
 using namespace vkllm;
 using vkllm::test::run_vkllm;
@@ -31,7 +31,7 @@ nlohmann::json info_json(const std::string& path) {
   return nlohmann::json::parse(r.out);
 }
 
-FixtureSpec spec(Arch arch, uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv, uint32_t ffn, uint32_t vocab) {
+FixtureSpec spec(const std::string& arch, uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv, uint32_t ffn, uint32_t vocab) {
   FixtureSpec s;
   s.arch = arch;
   s.dim = dim, s.n_layers = layers, s.n_heads = heads, s.n_kv_heads = kv, s.hidden_dim = ffn, s.vocab_size = vocab;
@@ -56,14 +56,14 @@ struct KvCase {
 }  // namespace
 
 TEST_CASE("vkllm info prints KV bytes per token of MHA GQA MQA and MLA fixtures", "[cli]") {
-  FixtureSpec mla = spec(Arch::Deepseek2, 64, 3, 4, 4, 96, 300);
+  FixtureSpec mla = spec("deepseek2", 64, 3, 4, 4, 96, 300);
   mla.q_lora_rank = 32, mla.weight_type = DType::Q8_0;
-  FixtureSpec gqa = spec(Arch::Qwen2, 64, 2, 8, 2, 96, 300);
+  FixtureSpec gqa = spec("qwen2", 64, 2, 8, 2, 96, 300);
   gqa.weight_type = DType::Q4_0, gqa.tokenizer = "gpt2", gqa.tokenizer_pre = "qwen2";
   std::vector<KvCase> cases = {
-      {"MHA llama f16", spec(Arch::Llama, 64, 2, 4, 4, 96, 300), "MHA", 2 * 4 * (16 + 16) * 2},
+      {"MHA llama f16", spec("llama", 64, 2, 4, 4, 96, 300), "MHA", 2 * 4 * (16 + 16) * 2},
       {"GQA qwen2 q4_0", gqa, "GQA", 2 * 2 * (8 + 8) * 2},
-      {"MQA llama bf16", spec(Arch::Llama, 64, 2, 4, 1, 96, 300), "MQA", 2 * 1 * (16 + 16) * 2},
+      {"MQA llama bf16", spec("llama", 64, 2, 4, 1, 96, 300), "MQA", 2 * 1 * (16 + 16) * 2},
       {"MLA deepseek2 q8_0", mla, "MLA", 3 * (32 + 8) * 2},
   };
   cases[2].spec.weight_type = DType::BF16;
@@ -74,7 +74,7 @@ TEST_CASE("vkllm info prints KV bytes per token of MHA GQA MQA and MLA fixtures"
     nlohmann::json j = info_json(file.path);
     CHECK(j["attention"] == c.attention);
     CHECK(j["kv_bytes_per_token"] == c.kv_bytes);
-    CHECK(j["architecture"] == std::string(to_string(c.spec.arch)));
+    CHECK(j["architecture"] == c.spec.arch);
     CHECK(j["tokenizer"]["vocab_size"] == 300);
     CHECK(j["parameters_from_config"] == false);
     auto text = run_vkllm("info -m " + file.path);
@@ -84,12 +84,12 @@ TEST_CASE("vkllm info prints KV bytes per token of MHA GQA MQA and MLA fixtures"
 }
 
 TEST_CASE("vkllm info on real model shapes: Llama-2-7B MHA is 512 KiB per token", "[cli]") {
-  FixtureSpec v2 = spec(Arch::Deepseek2, 2048, 27, 16, 16, 10944, 102400);
+  FixtureSpec v2 = spec("deepseek2", 2048, 27, 16, 16, 10944, 102400);
   v2.kv_lora_rank = 512, v2.qk_nope_head_dim = 128, v2.qk_rope_head_dim = 64, v2.v_head_dim = 128;
   std::vector<KvCase> cases = {
-      {"Llama-2-7B", spec(Arch::Llama, 4096, 32, 32, 32, 11008, 32000), "MHA", 524288},
-      {"Llama-3.1-8B", spec(Arch::Llama, 4096, 32, 32, 8, 14336, 128256), "GQA", 131072},
-      {"Falcon-7B attention (MQA)", spec(Arch::Llama, 4544, 32, 71, 1, 18176, 65024), "MQA", 8192},
+      {"Llama-2-7B", spec("llama", 4096, 32, 32, 32, 11008, 32000), "MHA", 524288},
+      {"Llama-3.1-8B", spec("llama", 4096, 32, 32, 8, 14336, 128256), "GQA", 131072},
+      {"Falcon-7B attention (MQA)", spec("llama", 4544, 32, 71, 1, 18176, 65024), "MQA", 8192},
       {"DeepSeek-V2-Lite attention (MLA)", v2, "MLA", 31104},
   };
   for (KvCase& c : cases) c.spec.seq_len = 4096;
@@ -111,7 +111,7 @@ TEST_CASE("vkllm info on real model shapes: Llama-2-7B MHA is 512 KiB per token"
 }
 
 TEST_CASE("vkllm tokenize and detokenize", "[cli]") {
-  FixtureSpec s = spec(Arch::Llama, 64, 1, 4, 4, 64, 400);
+  FixtureSpec s = spec("llama", 64, 1, 4, 4, 64, 400);
   TempFile file("tok");
   file.write(make_fixture_model(s));
   Tokenizer t(fixture_vocab("llama", 400));
@@ -133,7 +133,7 @@ TEST_CASE("vkllm tokenize and detokenize", "[cli]") {
 }
 
 TEST_CASE("vkllm info on bad files gives one error line naming the file", "[cli]") {
-  std::vector<std::byte> good = make_fixture_model(spec(Arch::Llama, 32, 1, 2, 2, 32, 300));
+  std::vector<std::byte> good = make_fixture_model(spec("llama", 32, 1, 2, 2, 32, 300));
   std::mt19937 rng(9);
   std::vector<std::byte> random(1000);
   for (auto& b : random) b = std::byte(rng());

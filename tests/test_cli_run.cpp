@@ -7,7 +7,7 @@
 
 #include "catch.h"
 #include "cli.h"
-#include "fixture.h"
+#include "fixture/fixture.h"
 #include "harness.h"
 
 using namespace vkllm;

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "catch.h"
-#include "copy.h"
+#include "reference/copy.h"
 #include "harness.h"
 #include "ops.h"
 

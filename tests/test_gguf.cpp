@@ -8,12 +8,12 @@
 #include <random>
 
 #include "catch.h"
-#include "check.h"
-#include "config.h"
-#include "fixture.h"
-#include "gguf.h"
-#include "gguf_writer.h"
-#include "tokenizer.h"
+#include "error.h"
+#include "arch/model_config.h"
+#include "fixture/fixture.h"
+#include "gguf/reader.h"
+#include "gguf/writer.h"
+#include "text/tokenizer.h"
 
 using namespace vkllm;
 

@@ -5,7 +5,7 @@
 #include "catch.h"
 #include "harness.h"
 #include "ops.h"
-#include "reference.h"
+#include "reference/reference.h"
 
 using namespace vkllm;
 

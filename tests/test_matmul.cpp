@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "catch.h"
-#include "weights.h"
+#include "weight_cases.h"
 
 using namespace vkllm;
 

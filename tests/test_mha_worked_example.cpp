@@ -15,7 +15,7 @@
 #include "catch.h"
 #include "harness.h"
 #include "ops.h"
-#include "reference.h"
+#include "reference/reference.h"
 #if __has_include("ops_matmul.h")
 #include "ops_matmul.h"
 #define VKLLM_HAVE_MATMUL 1

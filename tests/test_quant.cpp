@@ -5,7 +5,7 @@
 
 #include "catch.h"
 #include "quant_blocks.h"
-#include "weights.h"
+#include "weight_cases.h"
 
 using namespace vkllm;
 

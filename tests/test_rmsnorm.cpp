@@ -4,7 +4,7 @@
 #include "catch.h"
 #include "harness.h"
 #include "ops.h"
-#include "reference.h"
+#include "reference/reference.h"
 
 using namespace vkllm;
 

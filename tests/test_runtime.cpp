@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "catch.h"
-#include "check.h"
+#include "error.h"
 #include "harness.h"
 #include "ops.h"
 #include "stream.h"

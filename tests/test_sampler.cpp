@@ -2,7 +2,7 @@
 #include <map>
 
 #include "catch.h"
-#include "sampler.h"
+#include "engine/sampler.h"
 
 using namespace vkllm;
 

@@ -1,9 +1,9 @@
 // Byte-level BPE ("gpt2") tokenizer against hand-checked ids, and the pre-tokenizer splits of each
 // supported style (llama-bpe, qwen2, smollm, gpt-2, deepseek-llm) on text where they differ.
 #include "catch.h"
-#include "check.h"
-#include "pretokenizer.h"
-#include "tokenizer.h"
+#include "error.h"
+#include "text/pretokenizer.h"
+#include "text/tokenizer.h"
 #include "tokenizer_vocabs.h"
 
 using namespace vkllm;

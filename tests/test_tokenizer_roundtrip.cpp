@@ -6,8 +6,8 @@
 #include <random>
 
 #include "catch.h"
-#include "fixture.h"
-#include "tokenizer.h"
+#include "fixture/fixture.h"
+#include "text/tokenizer.h"
 #include "tokenizer_vocabs.h"
 
 using namespace vkllm;

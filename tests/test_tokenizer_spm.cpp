@@ -1,11 +1,11 @@
 // SentencePiece ("llama") tokenizer against hand-checked ids: highest score merges first, leftmost
 // on ties, byte fallback, the prefix space, special tokens, streaming decode.
 #include "catch.h"
-#include "check.h"
-#include "fixture.h"
-#include "gguf.h"
-#include "gguf_writer.h"
-#include "tokenizer.h"
+#include "error.h"
+#include "fixture/fixture.h"
+#include "gguf/reader.h"
+#include "gguf/writer.h"
+#include "text/tokenizer.h"
 #include "tokenizer_vocabs.h"
 
 using namespace vkllm;

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include "catch.h"
-#include "engine.h"
+#include "engine/engine.h"
 #include "engine_fixtures.h"
-#include "gguf.h"
+#include "gguf/reader.h"
 #include "harness.h"
-#include "reference_model.h"
+#include "reference/model.h"
 
 using namespace vkllm;
 

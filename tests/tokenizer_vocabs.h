@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
-#include "fixture.h"
-#include "tokenizer.h"
+#include "arch/model_config.h"
+#include "fixture/fixture.h"
+#include "text/tokenizer.h"
 
 namespace vkllm::test {
 

@@ -1,6 +1,6 @@
 // Reference attention: per query row, scores in double, their max, the exponentials and their sum,
 // then the weighted sum of V divided by that sum.
-#include "attention.h"
+#include "reference/attention.h"
 
 #include <algorithm>
 #include <cmath>

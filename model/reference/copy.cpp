@@ -1,5 +1,5 @@
 // Reference strided copy.
-#include "copy.h"
+#include "reference/copy.h"
 
 namespace vkllm::ref {
 

@@ -1,5 +1,5 @@
 // Reference elementwise and row ops.
-#include "elementwise.h"
+#include "reference/elementwise.h"
 
 #include <algorithm>
 #include <cmath>

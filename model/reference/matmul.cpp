@@ -1,7 +1,7 @@
 // Reference matrix product and row gather.
-#include "matmul.h"
+#include "reference/matmul.h"
 
-#include "quant.h"
+#include "reference/quant.h"
 
 namespace vkllm::ref {
 

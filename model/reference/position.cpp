@@ -1,5 +1,5 @@
 // Reference rope, Llama-3 frequency factors and KV-cache store.
-#include "position.h"
+#include "reference/position.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // Reference dequantisers and quantisers, byte by byte from FORMATS.md §2 (ggml-common.h layouts).
 // Block geometry is restated here (kCodecs) on purpose instead of taken from runtime/dtype.cpp.
-#include "quant.h"
+#include "reference/quant.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,8 +1,8 @@
 // The CPU reference: every op written from the math, and (later) a whole-model forward.
 #pragma once
-#include "elementwise.h"
-#include "copy.h"
-#include "position.h"
-#include "matmul.h"
-#include "quant.h"
-#include "attention.h"
+#include "reference/elementwise.h"
+#include "reference/copy.h"
+#include "reference/position.h"
+#include "reference/matmul.h"
+#include "reference/quant.h"
+#include "reference/attention.h"

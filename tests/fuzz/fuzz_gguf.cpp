@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <span>
 
-#include "check.h"
-#include "config.h"
-#include "gguf.h"
-#include "tokenizer.h"
+#include "error.h"
+#include "arch/model_config.h"
+#include "gguf/reader.h"
+#include "text/tokenizer.h"
 
 namespace {
 

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <string>
 
-#include "config.h"
-#include "fixture.h"
-#include "gguf_writer.h"
+#include "arch/model_config.h"
+#include "fixture/fixture.h"
+#include "gguf/writer.h"
 
 int main(int argc, char** argv) {
   using namespace vkllm;
@@ -17,9 +17,9 @@ int main(int argc, char** argv) {
   FixtureSpec base;
   base.dim = 32, base.n_layers = 1, base.n_heads = 2, base.n_kv_heads = 1, base.hidden_dim = 32, base.vocab_size = 300;
   FixtureSpec qwen = base, mla = base, fused = base, bpe = base;
-  qwen.arch = Arch::Qwen2, qwen.weight_type = DType::Q8_0;
-  mla.arch = Arch::Deepseek2, mla.q_lora_rank = 8, mla.weight_type = DType::Q4_0;
-  fused.arch = Arch::Deepseek2, fused.mla_layout = MlaLayout::Fused;
+  qwen.arch = "qwen2", qwen.weight_type = DType::Q8_0;
+  mla.arch = "deepseek2", mla.q_lora_rank = 8, mla.weight_type = DType::Q4_0;
+  fused.arch = "deepseek2", fused.mla_layout = MlaLayout::Fused;
   bpe.tokenizer = "gpt2", bpe.tokenizer_pre = "llama-bpe", bpe.rope_freqs = true, bpe.tied_embeddings = true;
   int n = 0;
   for (const FixtureSpec& s : {base, qwen, mla, fused, bpe})

@@ -1,0 +1,133 @@
+// vkllm-bench matvec / matmul: the weight-matrix kernels timed by GPU timestamps (median of
+// several replays after a warm-up), as weight bytes per second (matvec) or FLOP/s (matmul).
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "bench.h"
+#include "error.h"
+#include "ops.h"
+#include "reference/reference.h"
+
+namespace vkllm::bench {
+
+namespace {
+
+struct MatOptions {
+  CommonOptions common;
+  std::string type = "q4_k";
+  uint32_t m = 4096, n = 1, k = 4096;
+  int warmup = 3, runs = 10;
+};
+
+DType parse_type(const std::string& name) {
+  std::optional<DType> t = dtype_named(name);
+  ENSURE(t && ops::matmul_supports(*t),
+         fmt::format("--type {}: not a weight type the kernels read (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, "
+                     "q4_k, q5_k, q6_k)",
+                     name));
+  return *t;
+}
+
+std::vector<float> random_values(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& f : v) f = dist(rng);
+  return v;
+}
+
+// M rows of realistic weights: 64 distinct random rows quantised by the reference, repeated (a
+// matrix of random bytes would hold NaN and subnormal scales).
+Buffer make_weights(const Context& ctx, DType t, uint32_t M, uint32_t K) {
+  const uint32_t distinct = 64;
+  std::vector<float> f = random_values(size_t(distinct) * K, 1);
+  std::vector<uint8_t> rows = ref::quantize(t, f.data(), distinct, K);
+  uint64_t rb = row_bytes(t, K);
+  Buffer w(ctx, uint64_t(M) * rb, Memory::Device, "weights");
+  for (uint32_t m0 = 0; m0 < M; m0 += distinct)
+    w.upload(rows.data(), std::min<uint64_t>(distinct, M - m0) * rb, uint64_t(m0) * rb);
+  return w;
+}
+
+void run(const MatOptions& o, bool matvec) {
+  Context ctx(o.common.context());
+  DType t = parse_type(o.type);
+  uint32_t M = o.m, N = o.n, K = o.k;
+  Buffer w = make_weights(ctx, t, M, K);
+  std::vector<float> xs = random_values(size_t(N) * K, 2);
+  Buffer x(ctx, xs.size() * 4, Memory::Device, "x"), y(ctx, uint64_t(N) * M * 4, Memory::Device, "y");
+  x.upload(std::span<const float>(xs));
+  Timing tm = time_stream(
+      ctx,
+      [&](Stream& s) {
+        if (matvec)
+          ops::matvec(s, t, w, x, y, M, N, K);
+        else
+          ops::matmul(s, t, w, x, y, M, N, K);
+      },
+      o.warmup, o.runs);
+  double seconds = tm.ms_median * 1e-3;
+  double bytes = double(M) * row_bytes(t, K), flops = 2.0 * M * N * K;
+  bool cpu = ctx.caps().type == "cpu";  // lavapipe: compare with what the CPU itself can read
+  double cpu_gbps = cpu ? cpu_read_gbps() : 0;
+  const char* kernel = matvec || N < ctx.profile().matmul_tiled_min_n ? "matvec" : "tiled";
+  if (o.common.json) {
+    nlohmann::json j = {{"op", matvec ? "matvec" : "matmul"},
+                        {"kernel", kernel},
+                        {"type", o.type},
+                        {"m", M},
+                        {"n", N},
+                        {"k", K},
+                        {"device", ctx.caps().name},
+                        {"profile", ctx.profile().name},
+                        {"ms_median", tm.ms_median},
+                        {"ms_min", tm.ms_min},
+                        {"runs", tm.runs},
+                        {"gbps", bytes / seconds / 1e9},
+                        {"gflops", flops / seconds / 1e9}};
+    if (cpu) j["cpu_read_gbps"] = cpu_gbps;
+    fmt::print("{}\n", j.dump());
+    return;
+  }
+  fmt::print("{} {} M={} N={} K={} ({} kernel) on {} (profile {})\n", matvec ? "matvec" : "matmul", o.type, M, N, K,
+             kernel, ctx.caps().name, ctx.profile().name);
+  fmt::print("  median {:.3f} ms (min {:.3f}, {} runs): {:.2f} GB/s of weights, {:.2f} GFLOP/s\n", tm.ms_median,
+             tm.ms_min, tm.runs, bytes / seconds / 1e9, flops / seconds / 1e9);
+  if (cpu) fmt::print("  CPU memory read bandwidth (same run): {:.2f} GB/s\n", cpu_gbps);
+}
+
+void add_run_options(CLI::App* cmd, MatOptions& o) {
+  cmd->add_option("--type", o.type, "Weight type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q4_k q5_k q6_k")
+      ->capture_default_str();
+  cmd->add_option("--warmup", o.warmup, "Untimed replays first")->capture_default_str();
+  cmd->add_option("--runs", o.runs, "Timed replays (the median is reported)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  add_common_options(cmd, o.common);
+}
+
+}  // namespace
+
+void add_matvec_bench(CLI::App& app) {
+  static MatOptions o;
+  CLI::App* cmd = app.add_subcommand("matvec", "Decode matrix-vector product y = W x (GB/s of weights read)");
+  cmd->add_option("--rows", o.m, "M: weight rows (outputs)")->capture_default_str();
+  cmd->add_option("--cols", o.k, "K: weight columns (inputs)")->capture_default_str();
+  cmd->add_option("--tokens", o.n, "N: tokens, 1 to 8")->capture_default_str();
+  add_run_options(cmd, o);
+  cmd->callback([] { run(o, true); });
+}
+
+void add_matmul_bench(CLI::App& app) {
+  static MatOptions o;
+  o.n = 512;
+  CLI::App* cmd = app.add_subcommand("matmul", "Matrix product through ops::matmul (GFLOP/s)");
+  cmd->add_option("--m", o.m, "M: weight rows (outputs)")->capture_default_str();
+  cmd->add_option("--n", o.n, "N: tokens")->capture_default_str();
+  cmd->add_option("--k", o.k, "K: weight columns (inputs)")->capture_default_str();
+  add_run_options(cmd, o);
+  cmd->callback([] { run(o, false); });
+}
+
+}  // namespace vkllm::bench

@@ -1,0 +1,58 @@
+// Architecture: what one model family is, as data. Each family is one file in model/arch/ that
+// fills in an Architecture: the general.architecture names it answers to, its extra
+// hyperparameters, its tensor catalogue (the one place its tensor names are spelled) and its block
+// recipe. The registry maps a GGUF name to it; the graph, the reference model, the fixture writer
+// and the checks read the recipe and the catalogue, never the name.
+#pragma once
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arch/model_config.h"
+
+namespace vkllm {
+
+class GgufFile;
+class GgufWriter;
+class TensorCatalogue;
+struct KeyPrefix;
+
+// The attention of a block: per-head q/k/v/o projections, or DeepSeek's multi-head latent
+// attention (a compressed latent row per token; docs/formats.md §5).
+enum class AttentionForm { Standard, Latent };
+// Whether attn_q/k/v carry biases: never, when the file has them, or always.
+enum class Presence { None, Optional, Required };
+
+// How a block is built from the shared blocks (model/graph/blocks.cpp): options, not code.
+struct BlockRecipe {
+  AttentionForm attention = AttentionForm::Standard;
+  Presence qkv_bias = Presence::None;
+  RopeMode rope_mode = RopeMode::Norm;
+  bool full_rotary = true;  // rope.dimension_count must equal the head dim
+};
+
+struct Architecture {
+  std::string_view name;                    // canonical name (what fixtures and tests ask for)
+  std::vector<std::string_view> gguf_names;  // general.architecture values it answers to
+  BlockRecipe recipe;
+  // Reads the hyperparameters beyond the common keys (head dims, rope mode, MLA, MoE) into c.
+  void (*read_hparams)(const GgufFile& f, const KeyPrefix& k, ModelConfig& c);
+  // Writes what read_hparams reads (and the keys whose spelling depends on the family).
+  void (*write_hparams)(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c);
+  // Checks beyond the common ones; throws vkllm::Error. May be null.
+  void (*validate)(const ModelConfig& c);
+  // Every tensor of layer l (l < n_layers), in llama.cpp's order; the globals are common.
+  void (*layer_tensors)(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
+};
+
+// The registered families, in the order `vkllm info` lists them.
+std::span<const Architecture* const> architectures();
+// The family that answers to a general.architecture value; null if none.
+const Architecture* find_architecture(std::string_view gguf_name);
+// The family by canonical name; throws naming the known ones.
+const Architecture& architecture(std::string_view name);
+// "llama, mistral, qwen2, deepseek2": for messages.
+std::string known_architectures();
+
+}  // namespace vkllm

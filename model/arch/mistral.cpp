@@ -1,0 +1,29 @@
+// mistral: files whose general.architecture is "mistral" (Mistral 7B style converters). The
+// blocks are llama's: standard attention, gated SiLU FFN, adjacent-pair rope; the metadata keys
+// sit under the "mistral." prefix. Mistral's sliding window is not in these files (4096 keys or
+// fewer run identically; docs/formats.md §6).
+#include "arch/architecture.h"
+#include "arch/common_blocks.h"
+
+namespace vkllm {
+
+namespace {
+
+void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
+  add_standard_attention(c, l, t);
+  add_gated_ffn(c, l, t);
+}
+
+}  // namespace
+
+extern const Architecture mistral_architecture = {
+    .name = "mistral",
+    .gguf_names = {"mistral"},
+    .recipe = {.attention = AttentionForm::Standard, .qkv_bias = Presence::Optional, .rope_mode = RopeMode::Norm},
+    .read_hparams = read_standard_heads,
+    .write_hparams = write_standard_heads,
+    .validate = nullptr,
+    .layer_tensors = layer_tensors,
+};
+
+}  // namespace vkllm

@@ -1,0 +1,233 @@
+// ModelConfig from the common GGUF metadata keys and back (docs/formats.md §1.3), the quantities
+// a config implies, and its validation. Each family's own keys are read by its file in model/arch/.
+#include "arch/model_config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "arch/architecture.h"
+#include "arch/keys.h"
+#include "arch/tensors.h"
+#include "error.h"
+#include "gguf/reader.h"
+#include "gguf/writer.h"
+
+namespace vkllm {
+
+std::string_view to_string(AttentionKind k) {
+  constexpr std::string_view names[] = {"MHA", "GQA", "MQA", "MLA"};
+  return names[int(k)];
+}
+
+std::string_view to_string(RopeMode m) { return m == RopeMode::Norm ? "norm" : "neox"; }
+
+std::string_view to_string(RopeScaling s) {
+  constexpr std::string_view names[] = {"none", "linear", "yarn"};
+  return names[int(s)];
+}
+
+std::string_view to_string(MlaLayout l) {
+  constexpr std::string_view names[] = {"none", "split", "fused"};  // attn_k_b + attn_v_b, or attn_kv_b
+  return names[int(l)];
+}
+
+// --- derived quantities
+
+double RopeConfig::yarn_attn_factor() const { return attn_factor / (1 + 0.1 * std::log(factor)); }
+
+const Architecture& ModelConfig::architecture() const {
+  ENSURE(arch, "model config without an architecture");
+  return *arch;
+}
+
+AttentionKind ModelConfig::attention_kind() const {
+  if (architecture().recipe.attention == AttentionForm::Latent) return AttentionKind::MLA;
+  if (n_kv_heads == n_heads) return AttentionKind::MHA;
+  return n_kv_heads == 1 ? AttentionKind::MQA : AttentionKind::GQA;
+}
+
+bool ModelConfig::is_moe_layer(uint32_t layer) const { return moe.n_experts > 0 && layer >= moe.leading_dense_blocks; }
+
+namespace {
+
+uint64_t kv_row_bytes(DType kv, uint64_t n) {
+  const DTypeInfo& i = info(kv);
+  ENSURE(n % i.block_values == 0,
+         fmt::format("a {} KV cache needs head widths that are multiples of {} (got {})", i.name, i.block_values, n));
+  return row_bytes(kv, n);
+}
+
+}  // namespace
+
+double ModelConfig::attention_scale() const {
+  double scale = 1.0 / std::sqrt(double(head_dim));
+  if (rope.scaling == RopeScaling::Yarn && rope.yarn_log_multiplier > 0) {
+    double m = 1 + rope.yarn_log_multiplier * std::log(rope.factor);
+    scale *= m * m;
+  }
+  return scale;
+}
+
+uint64_t ModelConfig::kv_bytes_per_token(DType kv) const {
+  // MLA caches one latent row [c (kv_lora_rank); k_pe (rope dim)] per layer, shared by all heads.
+  if (attention_kind() == AttentionKind::MLA)
+    return uint64_t(n_layers) * kv_row_bytes(kv, mla.kv_lora_rank + mla.qk_rope_head_dim);
+  return uint64_t(n_layers) * n_kv_heads * (kv_row_bytes(kv, head_dim) + kv_row_bytes(kv, v_head_dim));
+}
+
+// --- validation
+
+namespace {
+
+void check_range(std::string_view what, uint64_t v, uint64_t lo, uint64_t hi) {
+  ENSURE(v >= lo && v <= hi, fmt::format("{} = {} is out of range ({}..{})", what, v, lo, hi));
+}
+
+void validate_moe(const ModelConfig& c) {
+  if (c.moe.n_experts == 0 || c.moe.leading_dense_blocks >= c.n_layers) return;
+  throw Error(
+      fmt::format("blocks {}..{} are mixture-of-experts layers ({} experts, {} used per token); "
+                  "MoE is not yet supported",
+                  c.moe.leading_dense_blocks, c.n_layers - 1, c.moe.n_experts, c.moe.n_experts_used));
+}
+
+}  // namespace
+
+void ModelConfig::validate() const {
+  check_range("block_count", n_layers, 1, 4096);
+  check_range("embedding_length", dim, 1, 1 << 20);
+  check_range("attention.head_count", n_heads, 1, 1 << 14);
+  check_range("attention.head_count_kv", n_kv_heads, 1, n_heads);
+  ENSURE(n_heads % n_kv_heads == 0,
+         fmt::format("{} attention heads cannot be shared evenly by {} KV heads", n_heads, n_kv_heads));
+  check_range("head dim (key_length)", head_dim, 1, 1 << 16);
+  check_range("value head dim (value_length)", v_head_dim, 1, 1 << 16);
+  ENSURE(hidden_dim.size() == n_layers, "feed_forward_length needs one value per layer");
+  for (uint32_t h : hidden_dim) check_range("feed_forward_length", h, 1, 1 << 22);
+  check_range("vocab size", vocab_size, 1, 1 << 24);
+  check_range("context_length", seq_len, 1, 1u << 31);
+  ENSURE(std::isfinite(norm_eps) && norm_eps > 0, fmt::format("layer_norm_rms_epsilon {} must be positive", norm_eps));
+  ENSURE(std::isfinite(rope.theta) && rope.theta > 0, fmt::format("rope.freq_base {} must be positive", rope.theta));
+  ENSURE(std::isfinite(rope.factor) && rope.factor > 0,
+         fmt::format("rope scaling factor {} must be positive", rope.factor));
+  ENSURE(rope.dim % 2 == 0 && rope.dim >= 2 && rope.dim <= head_dim,
+         fmt::format("rope.dimension_count {} must be even and within the head dim {}", rope.dim, head_dim));
+  const Architecture& a = architecture();
+  // llama.cpp requires full rotary for these architectures.
+  if (a.recipe.full_rotary)
+    ENSURE(rope.dim == head_dim, fmt::format("rope.dimension_count {} must equal the head dim {}", rope.dim, head_dim));
+  if (a.validate) a.validate(*this);
+  validate_moe(*this);
+}
+
+// --- reading and writing the common keys
+
+namespace {
+
+constexpr std::string_view kArchitecture = "general.architecture";
+constexpr std::string_view kName = "general.name";
+constexpr std::string_view kQuantVersion = "general.quantization_version";
+constexpr std::string_view kTokenCount = "tokenizer.ggml.tokens";  // vocab_size when the model omits it
+
+void read_rope_scaling(const GgufFile& f, const KeyPrefix& k, RopeConfig& r) {
+  std::string type = std::string(f.get_string(k("rope.scaling.type"), ""));
+  r.factor = read_f32(f, k("rope.scaling.factor"), 0.0f);
+  if (r.factor == 0.0f) {
+    float linear = read_f32(f, k("rope.scale_linear"), 0.0f);  // the older spelling
+    r.factor = linear;
+    if (linear != 0.0f && type.empty()) type = "linear";
+  }
+  if (r.factor == 0.0f) r.factor = 1.0f;
+  if (type.empty()) type = r.factor == 1.0f ? "none" : "linear";
+  if (type == "none")
+    r.scaling = RopeScaling::None;
+  else if (type == "linear")
+    r.scaling = RopeScaling::Linear;
+  else if (type == "yarn")
+    r.scaling = RopeScaling::Yarn;
+  else
+    f.fail(fmt::format("rope scaling type {} is not supported (none, linear, yarn)", printable(type)));
+  r.original_ctx = read_u32(f, k("rope.scaling.original_context_length"), 0);
+  r.attn_factor = read_f32(f, k("rope.scaling.attn_factor"), 1.0f);
+  r.yarn_log_multiplier = read_f32(f, k("rope.scaling.yarn_log_multiplier"), 0.0f);
+}
+
+void read_metadata(const GgufFile& f, ModelConfig& c) {
+  c.arch_name = std::string(f.get_string(kArchitecture));
+  c.arch = find_architecture(c.arch_name);
+  if (!c.arch)
+    f.fail(fmt::format("unknown architecture {} (supported: {})", printable(c.arch_name), known_architectures()));
+  c.name = std::string(f.get_string(kName, ""));
+  KeyPrefix k{c.arch_name};
+  c.n_layers = read_u32(f, k("block_count"));
+  if (c.n_layers == 0 || c.n_layers > 4096) f.fail(fmt::format("block_count {} is out of range", c.n_layers));
+  c.dim = read_u32(f, k("embedding_length"));
+  c.seq_len = read_u32(f, k("context_length"));
+  c.hidden_dim = read_per_layer(f, k("feed_forward_length"), c.n_layers);
+  c.n_heads = read_uniform(f, k("attention.head_count"), c.n_layers);
+  c.n_kv_heads = read_uniform(f, k("attention.head_count_kv"), c.n_layers, c.n_heads);
+  c.norm_eps = read_f32(f, k("attention.layer_norm_rms_epsilon"));
+  c.rope.theta = read_f32(f, k("rope.freq_base"), 10000.0f);
+  read_rope_scaling(f, k, c.rope);
+  c.rope.mode = c.arch->recipe.rope_mode;
+  c.qkv_bias = c.arch->recipe.qkv_bias == Presence::Required;
+  c.arch->read_hparams(f, k, c);
+  uint32_t n_tokens = 0;
+  if (const GgufValue* t = f.find(kTokenCount); t && t->type() == GgufType::Array)
+    n_tokens = uint32_t(std::min<uint64_t>(t->size(), UINT32_MAX));
+  c.vocab_size = read_u32(f, k("vocab_size"), n_tokens);
+  c.moe.n_experts = read_u32(f, k("expert_count"), 0);
+  c.moe.n_experts_used = read_u32(f, k("expert_used_count"), 0);
+}
+
+}  // namespace
+
+ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
+  ModelConfig c;
+  read_metadata(f, c);
+  if (!f.tensors().empty()) read_tensor_flags(f, c);
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    f.fail(e.what());
+  }
+  if (!f.tensors().empty()) check_tensors(f, c);
+  return c;
+}
+
+void write_config(GgufWriter& w, const ModelConfig& c) {
+  KeyPrefix k{c.arch_name};
+  w.add(kArchitecture, c.arch_name);
+  if (!c.name.empty()) w.add(kName, c.name);
+  w.add(kQuantVersion, uint32_t(2));
+  w.add(k("context_length"), c.seq_len);
+  w.add(k("embedding_length"), c.dim);
+  w.add(k("block_count"), c.n_layers);
+  bool uniform =
+      std::all_of(c.hidden_dim.begin(), c.hidden_dim.end(), [&](uint32_t h) { return h == c.hidden_dim[0]; });
+  if (uniform && !c.hidden_dim.empty())
+    w.add(k("feed_forward_length"), c.hidden_dim[0]);
+  else
+    w.add_array(k("feed_forward_length"), c.hidden_dim);
+  w.add(k("attention.head_count"), c.n_heads);
+  w.add(k("attention.layer_norm_rms_epsilon"), c.norm_eps);
+  w.add(k("rope.dimension_count"), c.rope.dim);
+  w.add(k("rope.freq_base"), c.rope.theta);
+  w.add(k("vocab_size"), c.vocab_size);
+  c.architecture().write_hparams(w, k, c);
+  if (c.rope.scaling != RopeScaling::None) {
+    w.add(k("rope.scaling.type"), to_string(c.rope.scaling));
+    w.add(k("rope.scaling.factor"), c.rope.factor);
+    if (c.rope.original_ctx) w.add(k("rope.scaling.original_context_length"), c.rope.original_ctx);
+    if (c.rope.attn_factor != 1.0f) w.add(k("rope.scaling.attn_factor"), c.rope.attn_factor);
+    if (c.rope.yarn_log_multiplier != 0.0f) w.add(k("rope.scaling.yarn_log_multiplier"), c.rope.yarn_log_multiplier);
+  }
+  if (c.moe.n_experts) {
+    w.add(k("expert_count"), c.moe.n_experts);
+    w.add(k("expert_used_count"), c.moe.n_experts_used);
+  }
+}
+
+}  // namespace vkllm

@@ -1,0 +1,108 @@
+// ModelConfig: the architecture and dimensions of a model, read from GGUF metadata and checked
+// against the tensors. The common keys are read here (model_config.cpp); what only one
+// architecture has is read by its file in model/arch/ (architecture.h).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dtype.h"
+
+namespace vkllm {
+
+class GgufFile;
+class GgufWriter;
+struct Architecture;
+
+enum class AttentionKind { MHA, GQA, MQA, MLA };
+enum class RopeMode { Norm, Neox };  // pairs (2i, 2i+1) or (i, i + n_rot/2); docs/formats.md §3.2
+enum class RopeScaling { None, Linear, Yarn };
+enum class MlaLayout { None, Split, Fused };  // attn_k_b + attn_v_b (new files) or attn_kv_b (old)
+
+std::string_view to_string(AttentionKind k);
+std::string_view to_string(RopeMode m);
+std::string_view to_string(RopeScaling s);
+std::string_view to_string(MlaLayout l);
+
+struct RopeConfig {
+  float theta = 10000.0f;  // freq_base
+  uint32_t dim = 0;        // n_rot: rotated dims per head (MLA: the rope part of q and k)
+  RopeMode mode = RopeMode::Norm;
+  RopeScaling scaling = RopeScaling::None;
+  float factor = 1.0f;            // freq_scale = 1 / factor
+  uint32_t original_ctx = 0;      // training context the scaling starts from (yarn)
+  float attn_factor = 1.0f;       // rope.scaling.attn_factor
+  float yarn_log_multiplier = 0;  // DeepSeek: 0.1 * mscale_all_dim (docs/formats.md §5.4)
+  bool has_freq_factors = false;  // rope_freqs.weight (dim/2 f32) divides theta_i (Llama 3.1+)
+
+  // The cos/sin magnitude the rope kernels apply under YaRN. HF DeepSeek rotates with unit
+  // magnitude, so this cancels the 1 + 0.1 ln(factor) that ggml's YaRN multiplies in
+  // (docs/formats.md §3.5).
+  double yarn_attn_factor() const;
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3, docs/formats.md §5).
+struct MlaConfig {
+  uint32_t q_lora_rank = 0;       // 0: a plain attn_q (V2-Lite); else attn_q_a -> norm -> attn_q_b
+  uint32_t kv_lora_rank = 0;      // latent width c (512)
+  uint32_t qk_nope_head_dim = 0;  // per-head key part without rope (128)
+  uint32_t qk_rope_head_dim = 0;  // per-head rope part, one k_pe shared by all heads (64)
+  uint32_t v_head_dim = 0;        // per-head value width (128)
+  MlaLayout layout = MlaLayout::None;
+};
+
+// Mixture-of-experts keys: parsed so that a MoE file is named as such (not yet supported).
+struct MoeConfig {
+  uint32_t n_experts = 0;  // 0: dense model
+  uint32_t n_experts_used = 0;
+  uint32_t n_shared_experts = 0;
+  uint32_t expert_hidden_dim = 0;
+  uint32_t leading_dense_blocks = 0;  // deepseek2: blocks [0, this) are dense
+  float weights_scale = 1.0f;
+  bool weights_norm = false;
+  uint32_t gating_func = 1;  // 1 softmax, 2 sigmoid
+};
+
+struct ModelConfig {
+  const Architecture* arch = nullptr;  // from the registry (architecture.h); never null once read
+  std::string arch_name = "llama";     // general.architecture as written (the metadata key prefix)
+  std::string name;                    // general.name; may be empty
+  uint32_t dim = 0;                    // embedding_length: the residual width
+  uint32_t n_layers = 0;
+  uint32_t n_heads = 0;
+  uint32_t n_kv_heads = 0;           // MLA: 1 (one latent per token serves every head)
+  uint32_t head_dim = 0;             // query/key width per head (MLA: qk_nope + qk_rope)
+  uint32_t v_head_dim = 0;           // value width per head
+  std::vector<uint32_t> hidden_dim;  // (n_layers) FFN width of each layer
+  uint32_t vocab_size = 0;
+  uint32_t seq_len = 0;    // context_length the model was trained for
+  float norm_eps = 1e-5f;  // RMSNorm epsilon
+  RopeConfig rope;
+  bool qkv_bias = false;         // attn_q/k/v.bias (required by some architectures, optional in others)
+  bool tied_embeddings = false;  // no output.weight: logits use token_embd
+  MlaConfig mla;
+  MoeConfig moe;
+
+  const Architecture& architecture() const;
+  AttentionKind attention_kind() const;
+  bool is_moe_layer(uint32_t layer) const;
+  // Exact KV-cache bytes per token over all layers with K/V stored as `kv` (rows of head_dim
+  // per KV head; MLA: one row of kv_lora_rank + rope dim per layer).
+  uint64_t kv_bytes_per_token(DType kv = DType::F16) const;
+  // The softmax scale of attention: 1/sqrt(head_dim); DeepSeek under YaRN multiplies it by m^2,
+  // m = 1 + yarn_log_multiplier·ln(factor) (the HF formula, docs/formats.md §5.4).
+  double attention_scale() const;
+  // Throws vkllm::Error when the dimensions are inconsistent or unsupported (MoE layers).
+  void validate() const;
+
+  // Reads the metadata, takes tensor-dependent flags (tied output, rope factors, biases) from the
+  // tensor table, validates, and checks every tensor's name and shape. A file without tensors
+  // (vocab-only / metadata-only) is read from its metadata alone. Errors: "<file>: <what>".
+  static ModelConfig from_gguf(const GgufFile& f);
+};
+
+// Writes the metadata keys from_gguf reads (general.architecture included).
+void write_config(GgufWriter& w, const ModelConfig& c);
+
+}  // namespace vkllm

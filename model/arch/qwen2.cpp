@@ -1,0 +1,28 @@
+// qwen2: Qwen2 / Qwen2.5 (and distills that keep its shape). Standard attention with required
+// q/k/v biases and no output bias, gated SiLU FFN, NEOX rope on unpermuted rows
+// (docs/formats.md §1.4, §3.2).
+#include "arch/architecture.h"
+#include "arch/common_blocks.h"
+
+namespace vkllm {
+
+namespace {
+
+void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
+  add_standard_attention(c, l, t);
+  add_gated_ffn(c, l, t);
+}
+
+}  // namespace
+
+extern const Architecture qwen2_architecture = {
+    .name = "qwen2",
+    .gguf_names = {"qwen2"},
+    .recipe = {.attention = AttentionForm::Standard, .qkv_bias = Presence::Required, .rope_mode = RopeMode::Neox},
+    .read_hparams = read_standard_heads,
+    .write_hparams = write_standard_heads,
+    .validate = nullptr,
+    .layer_tensors = layer_tensors,
+};
+
+}  // namespace vkllm

@@ -1,0 +1,135 @@
+// The catalogue's common parts (the global tensors, the blocks several families share), and the
+// checks of a file's tensor table against it (docs/formats.md §1.4, §1.5).
+#include "arch/tensors.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "arch/architecture.h"
+#include "arch/model_config.h"
+#include "error.h"
+#include "gguf/reader.h"
+
+namespace vkllm {
+
+std::string_view to_string(TensorRole r) {
+  constexpr std::string_view names[] = {
+      "token_embd", "output_norm", "output",  "rope_freqs",    "attn_norm", "attn_q",   "attn_output",
+      "attn_k",     "attn_v",      "q_bias",  "k_bias",        "v_bias",    "attn_q_a", "attn_q_a_norm",
+      "attn_q_b",   "attn_kv_a",   "kv_norm", "attn_k_b",      "attn_v_b",  "attn_kv_b", "ffn_norm",
+      "ffn_gate",   "ffn_up",      "ffn_down"};
+  return names[size_t(r)];
+}
+
+bool is_norm(TensorRole r) {
+  return r == TensorRole::OutputNorm || r == TensorRole::AttnNorm || r == TensorRole::AttnQANorm ||
+         r == TensorRole::AttnKvANorm || r == TensorRole::FfnNorm;
+}
+
+// --- the catalogue
+
+void TensorCatalogue::add_global(TensorRole role, std::string name, std::vector<uint64_t> ne) {
+  by_name_.emplace(name, specs_.size());
+  specs_.push_back({std::move(name), std::move(ne), role, kGlobal});
+}
+
+void TensorCatalogue::add(uint32_t layer, TensorRole role, std::string_view suffix, std::vector<uint64_t> ne) {
+  std::string name = fmt::format("blk.{}.{}", layer, suffix);
+  by_name_.emplace(name, specs_.size());
+  specs_.push_back({std::move(name), std::move(ne), role, int(layer)});
+}
+
+const TensorSpec* TensorCatalogue::find(TensorRole role, int layer) const {
+  for (const TensorSpec& s : specs_)
+    if (s.role == role && s.layer == layer) return &s;
+  return nullptr;
+}
+
+const TensorSpec* TensorCatalogue::find(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? nullptr : &specs_[it->second];
+}
+
+namespace {
+
+constexpr std::string_view kTokenEmbd = "token_embd.weight";
+constexpr std::string_view kOutput = "output.weight";
+constexpr std::string_view kRopeFreqs = "rope_freqs.weight";
+
+void add_globals(const ModelConfig& c, TensorCatalogue& t) {
+  uint64_t E = c.dim, V = c.vocab_size;
+  t.add_global(TensorRole::TokenEmbd, std::string(kTokenEmbd), {E, V});
+  t.add_global(TensorRole::OutputNorm, "output_norm.weight", {E});
+  if (!c.tied_embeddings) t.add_global(TensorRole::Output, std::string(kOutput), {E, V});
+  if (c.rope.has_freq_factors) t.add_global(TensorRole::RopeFreqs, std::string(kRopeFreqs), {c.rope.dim / 2u});
+}
+
+}  // namespace
+
+TensorCatalogue tensor_catalogue(const ModelConfig& c) {
+  TensorCatalogue t;
+  add_globals(c, t);
+  for (uint32_t l = 0; l < c.n_layers; ++l) c.architecture().layer_tensors(c, l, t);
+  return t;
+}
+
+uint64_t parameter_count(const ModelConfig& c) {
+  uint64_t n = 0;
+  for (const TensorSpec& s : tensor_catalogue(c).specs()) {
+    uint64_t e = 1;
+    for (uint64_t d : s.ne) e *= d;
+    n += e;
+  }
+  return n;
+}
+
+// --- checks against a file
+
+void read_tensor_flags(const GgufFile& f, ModelConfig& c) {
+  c.tied_embeddings = f.find_tensor(kOutput) == nullptr;
+  c.rope.has_freq_factors = f.find_tensor(kRopeFreqs) != nullptr;
+  if (c.architecture().recipe.qkv_bias == Presence::Optional && c.n_layers > 0) {
+    ModelConfig probe = c;  // the names block 0 would have with biases
+    probe.qkv_bias = true;
+    TensorCatalogue t;
+    c.architecture().layer_tensors(probe, 0, t);
+    c.qkv_bias = f.find_tensor(t.find(TensorRole::AttnQBias, 0)->name) != nullptr;
+  }
+  const GgufTensor* embd = f.find_tensor(kTokenEmbd);
+  if (c.vocab_size == 0 && embd && embd->ne[1] <= UINT32_MAX) c.vocab_size = uint32_t(embd->ne[1]);
+}
+
+namespace {
+
+using Shape = std::vector<uint64_t>;
+
+std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+
+std::string unexpected_hint(std::string_view name, const ModelConfig& c) {
+  if (name.find("_exps") != std::string_view::npos || name.find("ffn_gate_inp") != std::string_view::npos ||
+      name.find("_shexp") != std::string_view::npos)
+    return " (mixture-of-experts tensors are not yet supported)";
+  if (name.find("attn_k_b") != std::string_view::npos || name.find("attn_v_b") != std::string_view::npos ||
+      name.find("attn_kv_b") != std::string_view::npos)
+    return fmt::format(" (the metadata describes the {} MLA layout)", to_string(c.mla.layout));
+  if (name.find(".bias") != std::string_view::npos) return " (this bias is not supported)";
+  return "";
+}
+
+}  // namespace
+
+void check_tensors(const GgufFile& f, const ModelConfig& c) {
+  TensorCatalogue cat = tensor_catalogue(c);
+  for (const GgufTensor& t : f.tensors()) {  // in file order: the first wrong one is named
+    const TensorSpec* spec = cat.find(t.name);
+    if (!spec)
+      f.fail(fmt::format("unexpected tensor {} for a {} model{}", printable(t.name), c.arch_name,
+                         unexpected_hint(t.name, c)));
+    if (t.shape() != spec->ne)
+      f.fail(fmt::format("tensor {} has shape {}, expected {}", t.name, shape_str(t.shape()), shape_str(spec->ne)));
+  }
+  for (const TensorSpec& s : cat.specs())
+    if (!f.find_tensor(s.name)) f.fail(fmt::format("missing tensor {} (expected shape {})", s.name, shape_str(s.ne)));
+}
+
+}  // namespace vkllm

@@ -1,0 +1,64 @@
+// The tensor catalogue: every tensor a ModelConfig implies, with its GGUF name, shape and role.
+// Names are spelled only in model/arch/; everything else asks for a role (TensorRole), so
+// validation, weight binding, the fixture writer and the reference model agree by construction.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace vkllm {
+
+class GgufFile;
+struct ModelConfig;
+
+// What a tensor is for. Global roles have no layer; the rest are per block.
+enum class TensorRole : uint8_t {
+  TokenEmbd, OutputNorm, Output, RopeFreqs,
+  // attention, both forms
+  AttnNorm, AttnQ, AttnOut,
+  // standard attention
+  AttnK, AttnV, AttnQBias, AttnKBias, AttnVBias,
+  // latent attention (MLA)
+  AttnQA, AttnQANorm, AttnQB, AttnKvA, AttnKvANorm, AttnKB, AttnVB, AttnKvB,
+  // feed-forward
+  FfnNorm, FfnGate, FfnUp, FfnDown,
+};
+std::string_view to_string(TensorRole r);
+bool is_norm(TensorRole r);  // a norm weight (its values sit around 1)
+
+constexpr int kGlobal = -1;  // the layer of a global tensor
+
+struct TensorSpec {
+  std::string name;
+  std::vector<uint64_t> ne;  // ggml order, ne[0] fastest
+  TensorRole role;
+  int layer = kGlobal;
+};
+
+class TensorCatalogue {
+ public:
+  // A global tensor (its full name) or a block tensor ("blk.<l>." + suffix).
+  void add_global(TensorRole role, std::string name, std::vector<uint64_t> ne);
+  void add(uint32_t layer, TensorRole role, std::string_view suffix, std::vector<uint64_t> ne);
+
+  const std::vector<TensorSpec>& specs() const& { return specs_; }
+  std::vector<TensorSpec> specs() && { return std::move(specs_); }  // safe in `for (... : catalogue(c).specs())`
+  const TensorSpec* find(TensorRole role, int layer = kGlobal) const;
+  const TensorSpec* find(std::string_view name) const;
+
+ private:
+  std::vector<TensorSpec> specs_;
+  std::unordered_map<std::string, size_t> by_name_;  // index into specs_
+};
+
+// Every tensor the config implies, in llama.cpp's order (docs/formats.md §1.4, §1.5).
+TensorCatalogue tensor_catalogue(const ModelConfig& c);
+uint64_t parameter_count(const ModelConfig& c);
+// Sets tied_embeddings, rope.has_freq_factors and (where optional) qkv_bias from which tensors exist.
+void read_tensor_flags(const GgufFile& f, ModelConfig& c);
+// Throws naming the first tensor that is unexpected or has the wrong shape, or the first missing.
+void check_tensors(const GgufFile& f, const ModelConfig& c);
+
+}  // namespace vkllm

@@ -1,0 +1,92 @@
+// Loading a model and running sequences through it.
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "error.h"
+#include "context.h"
+#include "gguf/reader.h"
+
+namespace vkllm {
+
+namespace {
+
+constexpr uint32_t kDefaultMaxContext = 4096;
+
+}  // namespace
+
+Engine::Engine(const Context& ctx, const GgufFile& file, const EngineOptions& options,
+               const std::function<void(const LoadProgress&)>& progress)
+    : config_(ModelConfig::from_gguf(file)), tokenizer_(std::make_unique<Tokenizer>(Tokenizer::from_gguf(file))) {
+  uint32_t n_ctx = options.n_ctx ? options.n_ctx : std::min(config_.seq_len, kDefaultMaxContext);
+  ENSURE(n_ctx >= 1, "the context length must be at least 1");
+  weights_ = std::make_unique<Weights>(ctx, file, config_, progress, options.max_weight_buffer);
+  cache_ = std::make_unique<KvCache>(ctx, config_, n_ctx, options.kv_type);
+  uint32_t batch = std::clamp(options.batch, 1u, n_ctx);
+  transformer_ = std::make_unique<Transformer>(ctx, config_, *weights_, *cache_, batch, options.profiling);
+}
+
+MemoryReport Engine::memory() const {
+  return {.weights = weights_->device_bytes(), .kv_cache = cache_->bytes(),
+          .activations = transformer_->activation_bytes(), .weight_buffers = weights_->buffer_count()};
+}
+
+void Engine::check_fits(size_t n) const {
+  ENSURE(n_past_ + n <= n_ctx(), fmt::format("{} tokens after {} do not fit the context of {} tokens (use --ctx)",
+                                              n, n_past_, n_ctx()));
+}
+
+std::span<const float> Engine::eval(std::span<const int32_t> tokens) {
+  ENSURE(!tokens.empty(), "nothing to evaluate");
+  check_fits(tokens.size());
+  std::span<const float> logits;
+  for (size_t i = 0; i < tokens.size(); i += transformer_->max_batch()) {
+    auto chunk = tokens.subspan(i, std::min<size_t>(transformer_->max_batch(), tokens.size() - i));
+    logits = transformer_->forward(chunk, n_past_, LogitsMode::Last);
+    n_past_ += uint32_t(chunk.size());
+  }
+  return logits;
+}
+
+std::vector<float> Engine::eval_all(std::span<const int32_t> tokens) {
+  ENSURE(!tokens.empty(), "nothing to evaluate");
+  check_fits(tokens.size());
+  std::vector<float> out;
+  out.reserve(tokens.size() * config_.vocab_size);
+  for (size_t i = 0; i < tokens.size(); i += transformer_->max_batch()) {
+    auto chunk = tokens.subspan(i, std::min<size_t>(transformer_->max_batch(), tokens.size() - i));
+    auto logits = transformer_->forward(chunk, n_past_, LogitsMode::All);
+    out.insert(out.end(), logits.begin(), logits.end());
+    n_past_ += uint32_t(chunk.size());
+  }
+  return out;
+}
+
+void Engine::truncate(uint32_t n) {
+  ENSURE(n <= n_past_, fmt::format("cannot keep {} tokens of a sequence of {}", n, n_past_));
+  n_past_ = n;  // later positions are overwritten before they are read again
+}
+
+GenerationStats generate(Engine& engine, Sampler& sampler, std::span<const int32_t> prompt, uint32_t max_tokens,
+                         const std::function<bool(int32_t)>& on_token) {
+  using clock = std::chrono::steady_clock;
+  GenerationStats stats{.prompt_tokens = uint32_t(prompt.size())};
+  for (int32_t t : prompt) sampler.accept(t);
+  auto t0 = clock::now();
+  std::span<const float> logits = engine.eval(prompt);
+  stats.prompt_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  auto t1 = clock::now();
+  for (uint32_t i = 0; i < max_tokens; ++i) {
+    int32_t token = sampler.sample(logits);
+    sampler.accept(token);
+    ++stats.generated_tokens;
+    bool go_on = on_token(token) && !engine.tokenizer().is_end_of_generation(token);
+    if (!go_on || engine.n_past() >= engine.n_ctx() || i + 1 == max_tokens) break;
+    logits = engine.eval(std::span<const int32_t>(&token, 1));
+  }
+  stats.generation_seconds = std::chrono::duration<double>(clock::now() - t1).count();
+  return stats;
+}
+
+}  // namespace vkllm

@@ -1,0 +1,81 @@
+// Token sampling on the host.
+#include "engine/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+#include "error.h"
+
+namespace vkllm {
+
+int32_t argmax(std::span<const float> logits) {
+  ENSURE(!logits.empty(), "argmax over no logits");
+  return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+Sampler::Sampler(const SamplerOptions& options) : options_(options), rng_(options.seed) {
+  ENSURE(options.temperature >= 0, "temperature must be >= 0");
+  ENSURE(options.top_k >= 0, "top-k must be >= 0");
+  ENSURE(options.top_p > 0 && options.top_p <= 1, "top-p must be in (0, 1]");
+  ENSURE(options.min_p >= 0 && options.min_p < 1, "min-p must be in [0, 1)");
+  ENSURE(options.repeat_penalty > 0, "repeat penalty must be > 0");
+}
+
+void Sampler::reset() {
+  rng_.seed(options_.seed);
+  recent_.clear();
+}
+
+void Sampler::accept(int32_t token) {
+  if (options_.repeat_last_n <= 0) return;
+  recent_.push_back(token);
+  while (recent_.size() > static_cast<size_t>(options_.repeat_last_n)) recent_.pop_front();
+}
+
+// A double in [0, 1) from 53 random bits: the same on every platform, unlike std distributions.
+double Sampler::uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+
+void Sampler::penalise(std::vector<Candidate>& c) const {
+  if (options_.repeat_penalty == 1.0f) return;
+  std::unordered_set<int32_t> seen(recent_.begin(), recent_.end());
+  for (Candidate& k : c)
+    if (seen.count(k.id)) k.logit = k.logit > 0 ? k.logit / options_.repeat_penalty : k.logit * options_.repeat_penalty;
+}
+
+int32_t Sampler::sample(std::span<const float> logits) {
+  ENSURE(!logits.empty(), "sampling from no logits");
+  work_.resize(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) work_[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
+  penalise(work_);
+  auto better = [](const Candidate& a, const Candidate& b) { return a.logit > b.logit || (a.logit == b.logit && a.id < b.id); };
+  if (options_.temperature == 0.0f)
+    return std::min_element(work_.begin(), work_.end(), better)->id;
+
+  // Keep the k best (all when k is 0), sorted best first.
+  size_t k = options_.top_k > 0 ? std::min<size_t>(options_.top_k, work_.size()) : work_.size();
+  std::partial_sort(work_.begin(), work_.begin() + k, work_.end(), better);
+  work_.resize(k);
+
+  // Probabilities at temperature 1 decide the top-p and min-p cut-offs, as llama.cpp does.
+  auto softmax = [this](float temp) {
+    double max = work_.front().logit, sum = 0;
+    for (Candidate& c : work_) sum += (c.p = static_cast<float>(std::exp((c.logit - max) / temp)));
+    for (Candidate& c : work_) c.p = static_cast<float>(c.p / sum);
+  };
+  softmax(1.0f);
+  double cumulative = 0;
+  size_t keep = 0;
+  while (keep < work_.size() && (keep == 0 || cumulative < options_.top_p)) cumulative += work_[keep++].p;
+  float floor = options_.min_p * work_.front().p;
+  while (keep > 1 && work_[keep - 1].p < floor) --keep;
+  work_.resize(keep);
+
+  softmax(options_.temperature);
+  double r = uniform(), acc = 0;
+  for (const Candidate& c : work_)
+    if ((acc += c.p) > r) return c.id;
+  return work_.back().id;
+}
+
+}  // namespace vkllm

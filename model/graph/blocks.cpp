@@ -1,0 +1,121 @@
+// The shared blocks a layer is built from, as dispatches, top to bottom like the paper: norm →
+// qkv → rope → kv_store → attention → out-proj → residual; norm → gated FFN → residual. Which
+// attention block a layer uses is its architecture's recipe (model/arch/).
+#include <cmath>
+
+#include "context.h"
+#include "graph/transformer.h"
+#include "ops.h"
+
+namespace vkllm {
+
+void Transformer::project(Stream& s, const Tensor& w, BufferView x, BufferView y, uint32_t n, const Tensor* bias) {
+  ops::matmul(s, w.type, w.view, x, y, w.rows, n, w.cols, {}, bias ? bias->view : BufferView{});
+}
+
+// Rotates the first rope.dim values of each head of x (n, heads, head_dim; tokens token_stride
+// floats apart) in place, at the positions of this step.
+void Transformer::rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride) {
+  const RopeConfig& r = c_.rope;
+  ops::RopeParams p{.n_tokens = n, .n_heads = heads, .head_dim = head_dim, .rot_dim = r.dim,
+                    .mode = r.mode == RopeMode::Neox ? ops::RopeMode::Neox : ops::RopeMode::Norm,
+                    .theta_base = r.theta, .freq_scale = 1.0f / r.factor,
+                    .token_stride = token_stride, .head_stride = head_dim};
+  if (r.scaling == RopeScaling::Yarn)
+    p.ext_factor = 1.0f, p.n_ctx_orig = r.original_ctx, p.attn_factor = float(r.yarn_attn_factor());
+  BufferView ff = w_.rope_freqs() ? w_.rope_freqs()->view : BufferView{};
+  ops::rope(s, x, positions_.view(0, n * 4ull), ff, x, p);
+}
+
+// Standard attention: q/k/v projections (+ biases), rope, the K/V store, flash attention over the
+// cache, the output projection and the residual add.
+void Transformer::record_attention(Stream& s, const AttentionWeights& w, uint32_t l, uint32_t n) {
+  const Acts& a = acts_;
+  uint32_t H = c_.n_heads, G = c_.n_kv_heads, hd = c_.head_dim, vd = c_.v_head_dim;
+  BufferView h = act(a.h, n * 4ull * c_.dim), q = act(a.q, n * 4ull * H * hd);
+  BufferView k = act(a.k, n * 4ull * G * hd), v = act(a.v, n * 4ull * G * vd), o = act(a.attn, n * 4ull * H * vd);
+  ops::rmsnorm(s, act(a.x, n * 4ull * c_.dim), w.norm->view, h, n, c_.dim, c_.norm_eps);
+  project(s, *w.q, h, q, n, w.q_bias);
+  project(s, *w.k, h, k, n, w.k_bias);
+  project(s, *w.v, h, v, n, w.v_bias);
+  rope(s, q, n, H, hd, H * hd);
+  rope(s, k, n, G, hd, G * hd);
+  bool f16 = cache_.type() == DType::F16;
+  BufferView pos = positions_.view(0, n * 4ull);
+  ops::kv_store(s, k, pos, cache_.k(l), {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.n_ctx(), .cache_f16 = f16});
+  ops::kv_store(s, v, pos, cache_.v(l), {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.n_ctx(), .cache_f16 = f16});
+  ops::AttentionShape shape{.n_q = n, .n_heads = H, .n_kv_heads = G, .dk = hd, .dv = vd, .kv_f16 = f16,
+                            .scale = float(c_.attention_scale()), .causal = true, .max_kv = cache_.n_ctx()};
+  ops::attention(s, shape, q, cache_.k(l), cache_.v(l), step_.view(), o, scratch_ ? scratch_->view() : BufferView{});
+  BufferView proj = act(a.proj, n * 4ull * c_.dim), x = act(a.x, n * 4ull * c_.dim);
+  project(s, *w.out, o, proj, n);
+  ops::add(s, x, proj, x, n * c_.dim);
+}
+
+// MLA, absorbed (docs/formats.md §5.3): the cache holds [c ; k_pe] per token; queries move into the
+// latent space (q_lat = Wukᵀ q_nope per head), attention runs as MQA over the latent rows
+// (K width kv_lora + rope, V = the first kv_lora values), and o = Wuv o_lat per head.
+void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeights& w, uint32_t l, uint32_t n) {
+  const MlaConfig& m = c_.mla;
+  const Acts& a = acts_;
+  uint32_t H = c_.n_heads, hd = c_.head_dim, nope = m.qk_nope_head_dim, rot = m.qk_rope_head_dim;
+  uint32_t lat = m.kv_lora_rank, row = lat + rot, vd = m.v_head_dim;
+  uint64_t f = 4ull * n;
+  BufferView x = act(a.x, f * c_.dim), h = act(a.h, f * c_.dim), q = act(a.q, f * H * hd);
+  BufferView kv = act(a.kv, f * row), c = act(a.c, f * lat), kpe = act(a.kpe, f * rot);
+  BufferView qpe = act(a.qpe, f * H * rot), qcat = act(a.qcat, f * H * row), olat = act(a.olat, f * H * lat);
+  BufferView o = act(a.attn, f * H * vd), proj = act(a.proj, f * c_.dim), pos = positions_.view(0, n * 4ull);
+
+  ops::rmsnorm(s, x, w.norm->view, h, n, c_.dim, c_.norm_eps);
+  if (m.q_lora_rank) {
+    BufferView qa = act(a.qa, f * m.q_lora_rank);
+    project(s, *w.q_a, h, qa, n);
+    ops::rmsnorm(s, qa, w.q_a_norm->view, qa, n, m.q_lora_rank, c_.norm_eps);
+    project(s, *w.q_b, qa, q, n);
+  } else {
+    project(s, *w.q, h, q, n);
+  }
+  // The latent row: normalised c and the roped k_pe, stored side by side in the cache.
+  project(s, *w.kv_a, h, kv, n);
+  ops::copy_strided(s, kv, c, {.rows = n, .cols = 1, .len = lat, .src_row_stride = row, .dst_row_stride = lat});
+  ops::copy_strided(s, kv, kpe, {.rows = n, .cols = 1, .len = rot, .src_row_stride = row, .src_offset = lat, .dst_row_stride = rot});
+  ops::rmsnorm(s, c, w.kv_a_norm->view, c, n, lat, c_.norm_eps);
+  rope(s, kpe, n, 1, rot, rot);
+  bool f16 = cache_.type() == DType::F16;
+  ops::kv_store(s, c, pos, cache_.k(l), {.n_tokens = n, .n_kv_heads = 1, .head_dim = lat, .n_ctx = cache_.n_ctx(), .cache_f16 = f16, .cache_head_dim = row});
+  ops::kv_store(s, kpe, pos, cache_.k(l), {.n_tokens = n, .n_kv_heads = 1, .head_dim = rot, .n_ctx = cache_.n_ctx(), .cache_f16 = f16, .cache_head_dim = row, .cache_col = lat});
+
+  // The absorbed query [Wukᵀ q_nope ; rope(q_pe)] per head.
+  ops::copy_strided(s, q, qpe, {.rows = n, .cols = H, .len = rot, .src_row_stride = H * hd, .src_col_stride = hd, .src_offset = nope, .dst_row_stride = H * rot, .dst_col_stride = rot});
+  rope(s, qpe, n, H, rot, H * rot);
+  ops::matmul(s, w.k_b->type, w.k_b->view, q, qcat, lat, n, nope,
+              {.count = H, .x_batch_stride = hd, .x_row_stride = H * hd, .y_batch_stride = row, .y_row_stride = H * row});
+  ops::copy_strided(s, qpe, qcat, {.rows = n, .cols = H, .len = rot, .src_row_stride = H * rot, .src_col_stride = rot, .dst_row_stride = H * row, .dst_col_stride = row, .dst_offset = lat});
+
+  ops::AttentionShape shape{.n_q = n, .n_heads = H, .n_kv_heads = 1, .dk = row, .dv = lat,
+                            .k_head_stride = cache_.n_ctx() * row, .k_row_stride = row,
+                            .v_head_stride = cache_.n_ctx() * row, .v_row_stride = row, .kv_f16 = f16,
+                            .scale = float(c_.attention_scale()), .causal = true, .max_kv = cache_.n_ctx()};
+  ops::attention(s, shape, qcat, cache_.k(l), cache_.v(l), step_.view(), olat, scratch_ ? scratch_->view() : BufferView{});
+  ops::matmul(s, w.v_b->type, w.v_b->view, olat, o, vd, n, lat,
+              {.count = H, .x_batch_stride = lat, .x_row_stride = H * lat, .y_batch_stride = vd, .y_row_stride = H * vd});
+  project(s, *w.out, o, proj, n);
+  ops::add(s, x, proj, x, n * c_.dim);
+}
+
+// Gated feed-forward: down(silu(gate(h)) ⊙ up(h)) added to the residual.
+void Transformer::record_ffn(Stream& s, const FfnWeights& w, uint32_t l, uint32_t n) {
+  const Acts& a = acts_;
+  uint32_t hidden = c_.hidden_dim[l];
+  uint64_t f = 4ull * n;
+  BufferView x = act(a.x, f * c_.dim), h = act(a.h, f * c_.dim), proj = act(a.proj, f * c_.dim);
+  BufferView gate = act(a.gate, f * hidden), up = act(a.up, f * hidden);
+  ops::rmsnorm(s, x, w.norm->view, h, n, c_.dim, c_.norm_eps);
+  project(s, *w.gate, h, gate, n);
+  project(s, *w.up, h, up, n);
+  ops::swiglu(s, gate, up, gate, n * hidden);
+  project(s, *w.down, gate, proj, n);
+  ops::add(s, x, proj, x, n * c_.dim);
+}
+
+}  // namespace vkllm

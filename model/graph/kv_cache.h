@@ -1,0 +1,42 @@
+// KvCache: the keys and values of every past token, per layer, in the layout flash attention
+// reads. MHA/GQA/MQA keep K and V per KV head; MLA keeps one compressed latent row per token.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "buffer.h"
+#include "arch/model_config.h"
+#include "dtype.h"
+
+namespace vkllm {
+
+class KvCache {
+ public:
+  // type: F16 (default) or F32.
+  KvCache(const Context& ctx, const ModelConfig& config, uint32_t n_ctx, DType type = DType::F16);
+
+  // MHA/GQA/MQA, per layer:  K (n_kv_heads, n_ctx, head_dim)   V (n_kv_heads, n_ctx, v_head_dim)
+  // MLA, per layer: one row per token, (n_ctx, kv_lora_rank + rope_dim) = [c ; k_pe]; K is the
+  // whole row and V is its first kv_lora_rank values (same buffer, row stride = row width).
+  BufferView k(uint32_t layer) const;
+  BufferView v(uint32_t layer) const;
+  bool mla() const { return mla_; }
+  uint32_t k_width() const { return k_width_; }  // values per K row (head_dim, or kv_lora + rope)
+  uint32_t v_width() const { return v_width_; }  // values per V row
+  uint32_t k_row_stride() const { return k_width_; }
+  uint32_t v_row_stride() const { return mla_ ? k_width_ : v_width_; }
+  uint32_t heads() const { return heads_; }  // KV heads (1 for MLA)
+
+  uint32_t n_ctx() const { return n_ctx_; }
+  DType type() const { return type_; }
+  uint64_t bytes_per_token() const;  // all layers
+  uint64_t bytes() const { return bytes_per_token() * n_ctx_; }
+
+ private:
+  bool mla_;
+  uint32_t n_layers_, n_ctx_, heads_, k_width_, v_width_;
+  DType type_;
+  std::vector<Buffer> layers_;  // one buffer per layer: K then V (MLA: the latent rows)
+};
+
+}  // namespace vkllm

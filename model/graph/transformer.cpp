@@ -1,0 +1,234 @@
+// The forward pass as dispatches: embed, then each layer's blocks (blocks.cpp), then norm →
+// logits; the activation arena planned from a trace; one recorded graph per batch shape.
+#include "graph/transformer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <optional>
+#include <fmt/format.h>
+
+#include "error.h"
+#include "context.h"
+#include "ops.h"
+#include "push.h"
+
+namespace vkllm {
+
+// --- activations
+
+namespace {
+
+constexpr uint32_t kMaxGraphs = 8;  // recorded batch shapes kept (decode, full chunks, a few tails)
+
+uint32_t hidden_max(const ModelConfig& c) { return *std::max_element(c.hidden_dim.begin(), c.hidden_dim.end()); }
+
+// Floats per token of the widest activation: it decides how many tokens fit one binding.
+uint64_t widest_row(const ModelConfig& c) {
+  uint64_t w = std::max<uint64_t>({c.dim, hidden_max(c), uint64_t(c.n_heads) * c.head_dim,
+                                   uint64_t(c.n_heads) * c.v_head_dim});
+  if (c.attention_kind() == AttentionKind::MLA)
+    w = std::max<uint64_t>(w, uint64_t(c.n_heads) * (c.mla.kv_lora_rank + c.mla.qk_rope_head_dim));
+  return w;
+}
+
+}  // namespace
+
+Transformer::Transformer(const Context& ctx, const ModelConfig& config, const Weights& weights, KvCache& cache,
+                         uint32_t max_batch, bool profiling)
+    : ctx_(ctx),
+      c_(config),
+      w_(weights),
+      cache_(cache),
+      max_batch_(std::max<uint64_t>(
+          1, std::min<uint64_t>(max_batch, ctx.caps().max_storage_buffer_range / (4 * widest_row(config))))),
+      profiling_(profiling),
+      planner_(ctx.caps().binding_alignment()),
+      tokens_(ctx, max_batch_ * 4ull, Memory::Host, "tokens"),
+      positions_(ctx, max_batch_ * 4ull, Memory::Host, "positions"),
+      step_(ctx, sizeof(push::StepParams), Memory::Host, "step") {
+  plan_arena();
+}
+
+Transformer::~Transformer() = default;
+
+// Every activation is sized for max_batch tokens; each block reuses the same ones.
+void Transformer::declare_activations() {
+  Acts& a = acts_;
+  uint64_t B = max_batch_, H = c_.n_heads;
+  auto t = [&](const char* name, uint64_t floats) { return planner_.add(name, B * floats * 4); };
+  a.x = t("x", c_.dim);
+  a.h = t("h", c_.dim);
+  a.proj = t("proj", c_.dim);
+  a.gate = t("gate", hidden_max(c_));
+  a.up = t("up", hidden_max(c_));
+  if (c_.attention_kind() == AttentionKind::MLA) {
+    const MlaConfig& m = c_.mla;
+    uint32_t lat = m.kv_lora_rank, rot = m.qk_rope_head_dim;
+    if (m.q_lora_rank) a.qa = t("qa", m.q_lora_rank);
+    a.q = t("q", H * c_.head_dim);
+    a.kv = t("kv", lat + rot);
+    a.c = t("c", lat);
+    a.kpe = t("kpe", rot);
+    a.qpe = t("qpe", H * rot);
+    a.qcat = t("qcat", H * (lat + rot));
+    a.olat = t("olat", H * lat);
+    a.attn = t("attn", H * m.v_head_dim);
+  } else {
+    a.q = t("q", H * c_.head_dim);
+    a.k = t("k", c_.n_kv_heads * c_.head_dim);
+    a.v = t("v", c_.n_kv_heads * c_.v_head_dim);
+    a.attn = t("attn", H * c_.v_head_dim);
+  }
+}
+
+// Lifetimes come from the graph itself: it is traced once at max_batch with every activation in a
+// range of its own, and each command's reads and writes of those ranges are the accesses the
+// planner orders. Smaller batches use a prefix of each range in the same command order.
+void Transformer::plan_arena() {
+  uint64_t scratch = 0;  // attention's split-K partials: the most any batch size needs
+  for (uint32_t n = 1; n <= max_batch_; ++n) {
+    ops::AttentionShape shape{.n_q = n, .max_kv = cache_.n_ctx()};
+    shape.n_heads = c_.n_heads, shape.n_kv_heads = cache_.heads();
+    shape.dk = cache_.k_width(), shape.dv = cache_.v_width();
+    scratch = std::max(scratch, ops::attention_scratch_bytes(ctx_, shape));
+  }
+  if (scratch) scratch_ = std::make_unique<Buffer>(ctx_, scratch, Memory::Device, "attention scratch");
+  fit_logits(1, LogitsMode::Last);
+
+  declare_activations();
+  Trace t = trace(max_batch_, LogitsMode::Last, true);
+  for (size_t op = 0; op < t.commands.size(); ++op)
+    for (bool write : {false, true})
+      for (const BufferView& v : write ? t.commands[op].writes : t.commands[op].reads)
+        if (v.buffer == t.arena) planner_.access(planner_.at_unshared(v.offset), int(op), write);
+  planner_.plan();
+  arena_ = std::make_unique<Buffer>(ctx_, planner_.total_bytes(), Memory::Device, "activations");
+}
+
+Transformer::Trace Transformer::trace(uint32_t n, LogitsMode mode, bool unshared) {
+  ENSURE(n >= 1 && n <= max_batch_, fmt::format("a forward takes 1 to {} tokens, not {}", max_batch_, n));
+  ENSURE(unshared || arena_, "the arena is not planned yet");
+  fit_logits(n, mode);
+  Stream s(ctx_, Stream::Tracing{});
+  // Nothing reads or writes the placeholder: a tracing stream only logs the views.
+  std::optional<Buffer> placeholder;
+  if (unshared) placeholder.emplace(ctx_, 4, Memory::Device, "activations (placeholder while tracing)");
+  unshared_ = unshared ? placeholder->handle() : VK_NULL_HANDLE;
+  try {
+    record(s, n, mode);
+  } catch (...) {
+    unshared_ = VK_NULL_HANDLE;
+    throw;
+  }
+  unshared_ = VK_NULL_HANDLE;
+  return {s.trace(), unshared ? placeholder->handle() : arena_->handle()};
+}
+
+BufferView Transformer::act(int id, uint64_t bytes) const {
+  ENSURE(id >= 0 && bytes <= planner_.bytes(id), "activation out of its planned size");
+  if (unshared_) return {.buffer = unshared_, .offset = planner_.unshared_offset(id), .size = bytes};
+  return arena_->view(planner_.offset(id), bytes);
+}
+
+uint64_t Transformer::activation_bytes() const {
+  return planner_.total_bytes() + (scratch_ ? scratch_->size() : 0) + (logits_ ? logits_->size() : 0) +
+         tokens_.size() + positions_.size() + step_.size();
+}
+
+// --- recording
+
+// Final norm and the output projection: of the last token only, or of all n in chunks of rows
+// small enough for one binding of the logits.
+void Transformer::record_logits(Stream& s, uint32_t n, LogitsMode mode) {
+  const Acts& a = acts_;
+  uint32_t dim = c_.dim, vocab = c_.vocab_size;
+  BufferView x = act(a.x, 4ull * n * dim), h = act(a.h, 4ull * n * dim);
+  const Tensor& out = w_.output();
+  if (mode == LogitsMode::Last) {
+    ops::copy_strided(s, x, h, {.rows = 1, .cols = 1, .len = dim, .src_offset = (n - 1) * dim});
+    ops::rmsnorm(s, h, w_.output_norm().view, h, 1, dim, c_.norm_eps);
+    ops::matmul(s, out.type, out.view, act(a.h, 4ull * dim), logits_->view(0, 4ull * vocab), vocab, 1, dim);
+    return;
+  }
+  ops::rmsnorm(s, x, w_.output_norm().view, h, n, dim, c_.norm_eps);
+  // Chunk starts must stay aligned for the x and logits views.
+  uint64_t align = ctx_.caps().storage_offset_alignment;
+  uint64_t step = std::lcm(align / std::gcd<uint64_t>(align, 4ull * dim), align / std::gcd<uint64_t>(align, 4ull * vocab));
+  uint64_t rows = std::max<uint64_t>(1, ctx_.caps().max_storage_buffer_range / (4ull * vocab));
+  rows = std::max<uint64_t>(step, rows / step * step);
+  for (uint64_t r0 = 0; r0 < n; r0 += rows) {
+    uint32_t m = uint32_t(std::min<uint64_t>(rows, n - r0));
+    BufferView rows_h = h;
+    rows_h.offset += r0 * 4 * dim, rows_h.size = 4ull * m * dim;
+    ops::matmul(s, out.type, out.view, rows_h, logits_->view(r0 * 4 * vocab, 4ull * m * vocab), vocab, m, dim);
+  }
+}
+
+void Transformer::record(Stream& s, uint32_t n, LogitsMode mode) {
+  const Tensor& embd = w_.token_embd();
+  ops::get_rows(s, embd.type, embd.view, tokens_.view(0, 4ull * n), act(acts_.x, 4ull * n * c_.dim), n, c_.dim);
+  for (uint32_t l = 0; l < c_.n_layers; ++l) {
+    const LayerWeights& lw = w_.layer(l);
+    if (auto* attention = std::get_if<AttentionWeights>(&lw.attention))
+      record_attention(s, *attention, l, n);
+    else
+      record_latent_attention(s, std::get<LatentAttentionWeights>(lw.attention), l, n);
+    record_ffn(s, lw.ffn, l, n);
+  }
+  record_logits(s, n, mode);
+}
+
+void Transformer::fit_logits(uint32_t n, LogitsMode mode) {
+  uint64_t rows = mode == LogitsMode::All ? n : 1;
+  if (!logits_ || logits_->size() < rows * 4 * c_.vocab_size) {
+    graphs_.clear();  // recorded graphs write into the old logits buffer
+    logits_ = std::make_unique<Buffer>(ctx_, rows * 4 * c_.vocab_size, Memory::Host, "logits");
+  }
+}
+
+Stream& Transformer::graph(uint32_t n, LogitsMode mode) {
+  fit_logits(n, mode);
+  auto key = std::make_pair(n, int(mode));
+  auto it = graphs_.find(key);
+  if (it == graphs_.end()) {
+    if (graphs_.size() >= kMaxGraphs) {  // forget the least recently used shape
+      auto lru = std::min_element(graphs_.begin(), graphs_.end(),
+                                  [](const auto& a, const auto& b) { return a.second.used < b.second.used; });
+      if (last_ == lru->second.stream.get()) last_ = nullptr;
+      graphs_.erase(lru);
+    }
+    auto s = std::make_unique<Stream>(ctx_, profiling_);
+    record(*s, n, mode);
+    ++recorded_;
+    it = graphs_.emplace(key, Graph{std::move(s), 0}).first;
+  }
+  it->second.used = ++uses_;
+  return *it->second.stream;
+}
+
+std::span<const float> Transformer::forward(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode) {
+  uint32_t n = uint32_t(tokens.size());
+  ENSURE(n >= 1 && n <= max_batch_, fmt::format("a forward takes 1 to {} tokens, not {}", max_batch_, n));
+  ENSURE(uint64_t(pos0) + n <= cache_.n_ctx(),
+         fmt::format("positions {}..{} do not fit the context of {} tokens", pos0, pos0 + n - 1, cache_.n_ctx()));
+  for (int32_t t : tokens)
+    ENSURE(t >= 0 && uint32_t(t) < c_.vocab_size, fmt::format("token id {} is outside the vocabulary", t));
+  Stream& s = graph(n, mode);
+  std::memcpy(tokens_.mapped(), tokens.data(), 4ull * n);
+  auto* pos = reinterpret_cast<int32_t*>(positions_.mapped());
+  for (uint32_t i = 0; i < n; ++i) pos[i] = int32_t(pos0 + i);
+  push::StepParams step{.pos0 = pos0, .n_tokens = n, .n_kv = pos0 + n, .reserved = 0};
+  std::memcpy(step_.mapped(), &step, sizeof(step));
+  s.submit_wait();
+  last_ = &s;
+  uint64_t rows = mode == LogitsMode::All ? n : 1;
+  return {reinterpret_cast<const float*>(logits_->mapped()), rows * c_.vocab_size};
+}
+
+std::vector<KernelTime> Transformer::last_timings() const { return last_ ? last_->timings() : std::vector<KernelTime>{}; }
+
+double Transformer::last_wait_seconds() const { return last_ ? last_->last_wait_seconds() : 0; }
+
+}  // namespace vkllm

@@ -1,0 +1,103 @@
+// Transformer: the multi-layer pre-norm decoder as GPU dispatches. One graph (a recorded
+// Stream) per batch size, replayed for every later call of that size: per-step values (tokens,
+// positions, KV length) live in small host-visible buffers the graph reads. The blocks a layer
+// is built from (its recipe's attention form, the FFN) are recorded in blocks.cpp.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "buffer.h"
+#include "arch/model_config.h"
+#include "graph/kv_cache.h"
+#include "graph/planner.h"
+#include "stream.h"
+#include "graph/weights.h"
+
+namespace vkllm {
+
+enum class LogitsMode { Last, All };
+
+class Transformer {
+ public:
+  // max_batch: most tokens per forward (prefill chunk); lowered if an activation would not fit
+  // one storage-buffer binding. profiling: graphs record GPU timestamps per dispatch.
+  Transformer(const Context& ctx, const ModelConfig& config, const Weights& weights, KvCache& cache,
+              uint32_t max_batch, bool profiling = false);
+  ~Transformer();
+
+  // Stores the K/V of `tokens` (at positions pos0 ..) in the cache and returns logits: the last
+  // token's (vocab), or every token's (n, vocab), valid until the next call.
+  std::span<const float> forward(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode);
+
+  uint32_t max_batch() const { return max_batch_; }
+  uint64_t activation_bytes() const;  // arena + attention scratch + logits + step inputs
+  uint64_t arena_unshared_bytes() const { return planner_.unshared_bytes(); }
+  // GPU time per dispatch of the last forward (profiling only).
+  std::vector<KernelTime> last_timings() const;
+  // Wall time the last forward waited for the GPU.
+  double last_wait_seconds() const;
+  size_t graphs_recorded() const { return recorded_; }
+
+  // The activation arena's plan (lifetimes derived from a traced recording at max_batch).
+  const ArenaPlanner& arena_plan() const { return planner_; }
+  // The commands of the graph for n tokens, traced without recording: with the planned arena,
+  // or (unshared) with every activation in a range of its own (planner.unshared_offset) of a
+  // placeholder arena. Tests replay both to prove that no live value is clobbered.
+  struct Trace {
+    std::vector<TracedCommand> commands;
+    VkBuffer arena;  // the buffer the activation views name
+  };
+  Trace trace(uint32_t n, LogitsMode mode, bool unshared = false);
+
+ private:
+  // Planner ids of the activation tensors, each sized for max_batch tokens.
+  struct Acts {
+    int x = -1;                        // (B, dim) the residual stream, alive throughout
+    int h = -1;                        // (B, dim) normed input of a block
+    int q = -1, k = -1, v = -1;        // (B, H·hd), (B, G·hd), (B, G·vd)
+    int attn = -1;                     // (B, H·vd) attention output
+    int proj = -1;                     // (B, dim) a block's output before the residual add
+    int gate = -1, up = -1;            // (B, hidden)
+    // MLA: compressed query, latent row, its two parts, the absorbed query and latent output
+    int qa = -1, kv = -1, c = -1, kpe = -1, qpe = -1, qcat = -1, olat = -1;
+  };
+  void declare_activations();
+  void plan_arena();
+  BufferView act(int id, uint64_t bytes) const;
+  void fit_logits(uint32_t n, LogitsMode mode);  // grows the logits buffer for n tokens
+  Stream& graph(uint32_t n, LogitsMode mode);
+  void record(Stream& s, uint32_t n, LogitsMode mode);
+  void record_logits(Stream& s, uint32_t n, LogitsMode mode);
+  // The shared blocks (blocks.cpp).
+  void record_attention(Stream& s, const AttentionWeights& w, uint32_t layer, uint32_t n);
+  void record_latent_attention(Stream& s, const LatentAttentionWeights& w, uint32_t layer, uint32_t n);
+  void record_ffn(Stream& s, const FfnWeights& w, uint32_t layer, uint32_t n);
+  void project(Stream& s, const Tensor& w, BufferView x, BufferView y, uint32_t n, const Tensor* bias = nullptr);
+  void rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride);
+
+  const Context& ctx_;
+  const ModelConfig& c_;
+  const Weights& w_;
+  KvCache& cache_;
+  uint32_t max_batch_;
+  bool profiling_;
+  ArenaPlanner planner_;
+  VkBuffer unshared_ = VK_NULL_HANDLE;  // while tracing unshared: act() gives views into this placeholder
+  Acts acts_;
+  std::unique_ptr<Buffer> arena_, scratch_;
+  Buffer tokens_, positions_, step_;  // (max_batch) int32, (max_batch) int32, StepParams
+  std::unique_ptr<Buffer> logits_;    // (rows, vocab) f32, host-visible; grown for LogitsMode::All
+  struct Graph {
+    std::unique_ptr<Stream> stream;
+    uint64_t used;  // for least-recently-used eviction
+  };
+  std::map<std::pair<uint32_t, int>, Graph> graphs_;  // by (tokens, logits mode)
+  uint64_t uses_ = 0;
+  Stream* last_ = nullptr;
+  size_t recorded_ = 0;
+};
+
+}  // namespace vkllm

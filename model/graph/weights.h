@@ -1,0 +1,96 @@
+// Weights: every tensor of a model on the GPU in its stored type, packed into as few buffers as
+// the device's allocation limits allow, plus the per-layer view the Transformer reads.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <map>
+#include <variant>
+#include <vector>
+
+#include "buffer.h"
+#include "arch/model_config.h"
+#include "arch/tensors.h"
+#include "dtype.h"
+
+namespace vkllm {
+
+class GgufFile;
+
+// One tensor in device memory: rows of `cols` values stored as `type` (ggml layout: ne[0] = cols
+// contiguous, rows = ne[1]·ne[2]·ne[3]).
+struct Tensor {
+  std::string name;
+  DType type = DType::F32;
+  uint32_t cols = 0;
+  uint32_t rows = 0;
+  BufferView view;
+};
+
+// One block's weights, grouped by part; null where the file has no such tensor (biases, q_lora).
+struct AttentionWeights {  // standard attention: q/k/v/o per head
+  const Tensor* norm = nullptr;                                // (dim) f32
+  const Tensor *q = nullptr, *k = nullptr, *v = nullptr;       // (n_heads·head_dim | n_kv_heads·.., dim)
+  const Tensor *q_bias = nullptr, *k_bias = nullptr, *v_bias = nullptr;  // f32
+  const Tensor* out = nullptr;                                 // (dim, n_heads·v_head_dim)
+};
+struct LatentAttentionWeights {  // multi-head latent attention (docs/formats.md §5), absorbed form
+  const Tensor* norm = nullptr;                                     // (dim) f32
+  const Tensor* q = nullptr;                                        // (H·hd, dim) when there is no q_lora
+  const Tensor *q_a = nullptr, *q_a_norm = nullptr, *q_b = nullptr;  // (q_lora, dim), (q_lora), (H·hd, q_lora)
+  const Tensor *kv_a = nullptr, *kv_a_norm = nullptr;               // (kv_lora + rope, dim), (kv_lora)
+  const Tensor *k_b = nullptr, *v_b = nullptr;                      // (H; kv_lora, nope), (H; v_hd, kv_lora)
+  const Tensor* out = nullptr;                                      // (dim, H·v_hd)
+};
+struct FfnWeights {  // gated feed-forward
+  const Tensor* norm = nullptr;                                  // (dim) f32
+  const Tensor *gate = nullptr, *up = nullptr, *down = nullptr;  // (hidden, dim), (hidden, dim), (dim, hidden)
+};
+struct LayerWeights {
+  std::variant<AttentionWeights, LatentAttentionWeights> attention;  // as the block recipe says
+  FfnWeights ffn;
+};
+
+struct LoadProgress {
+  uint64_t bytes_done = 0, bytes_total = 0;
+};
+
+class Weights {
+ public:
+  // Tensors are packed into buffers of at most max_buffer_bytes (and the device's limits); a
+  // tensor larger than that gets a buffer of its own.
+  Weights(const Context& ctx, const GgufFile& file, const ModelConfig& config,
+          const std::function<void(const LoadProgress&)>& progress = {}, uint64_t max_buffer_bytes = 1ull << 30);
+
+  // A tensor by role (and layer for block tensors); null when the file has none.
+  const Tensor* find(TensorRole role, int layer = kGlobal) const;
+  const Tensor& token_embd() const { return *token_embd_; }
+  const Tensor& output_norm() const { return *output_norm_; }
+  const Tensor& output() const { return *output_; }  // token_embd when the embeddings are tied
+  const Tensor* rope_freqs() const { return rope_freqs_; }
+  const LayerWeights& layer(uint32_t i) const { return layers_.at(i); }
+  uint64_t device_bytes() const { return device_bytes_; }
+  size_t buffer_count() const { return buffers_.size(); }
+
+ private:
+  struct Source {  // a tensor as it will be uploaded: bytes from the file or converted at load
+    Tensor tensor;
+    TensorRole role;
+    int layer;
+    const std::byte* data;
+    std::vector<std::byte> converted;
+  };
+  std::vector<Source> collect(const GgufFile& file, const ModelConfig& config) const;
+  void upload(const Context& ctx, std::vector<Source>& sources,
+              const std::function<void(const LoadProgress&)>& progress, uint64_t max_buffer_bytes);
+  void bind_layers(const ModelConfig& config);
+
+  std::vector<Buffer> buffers_;  // weights packed back to back, each buffer within the limits
+  std::map<std::pair<int, TensorRole>, Tensor> tensors_;  // by (layer, role)
+  const Tensor *token_embd_ = nullptr, *output_norm_ = nullptr, *output_ = nullptr, *rope_freqs_ = nullptr;
+  std::vector<LayerWeights> layers_;
+  uint64_t device_bytes_ = 0;
+};
+
+}  // namespace vkllm

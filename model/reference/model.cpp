@@ -1,0 +1,168 @@
+// The CPU reference forward: pre-norm decoder, llama / qwen2 / deepseek2 (naive MLA).
+#include "reference/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "arch/architecture.h"
+#include "reference/attention.h"
+#include "error.h"
+#include "reference/elementwise.h"
+#include "gguf/reader.h"
+#include "reference/matmul.h"
+#include "reference/position.h"
+#include "reference/quant.h"
+
+namespace vkllm::ref {
+
+namespace {
+
+// y(n, M) = x(n, K) · w(M, K)ᵀ for a dequantised weight of M rows.
+std::vector<float> project(const std::vector<float>& w, const float* x, size_t n, size_t K, size_t x_stride = 0,
+                           const float* bias = nullptr) {
+  size_t M = w.size() / K;
+  std::vector<float> y(n * M);
+  matmul(y.data(), w.data(), x, M, n, K, x_stride, 0, bias);
+  return y;
+}
+
+void add_into(std::vector<float>& x, const std::vector<float>& d) {
+  add(x.data(), x.data(), d.data(), x.size());
+}
+
+}  // namespace
+
+Model::Model(const GgufFile& file, const ModelConfig& config)
+    : file_(file), c_(config), catalogue_(tensor_catalogue(config)) {
+  if (catalogue_.find(TensorRole::RopeFreqs)) freq_factors_ = weight(TensorRole::RopeFreqs);
+}
+
+std::vector<float> Model::weight(TensorRole role, int layer) const {
+  const TensorSpec* spec = catalogue_.find(role, layer);
+  ENSURE(spec, fmt::format("the {} model has no {} tensor in layer {}", c_.arch_name, to_string(role), layer));
+  const GgufTensor& t = file_.tensor(spec->name);
+  std::vector<float> out(t.n_elements());
+  dequantize_row(t.type, t.data.data(), out.data(), out.size());
+  return out;
+}
+
+const float* Model::optional(TensorRole role, int layer, std::vector<float>& storage) const {
+  if (!catalogue_.find(role, layer)) return nullptr;
+  storage = weight(role, layer);
+  return storage.data();
+}
+
+// Rotates dims [offset, offset + rot) of each head in place, positions 0..n-1.
+void Model::rope(float* x, size_t n, size_t heads, size_t head_dim, size_t offset, size_t token_stride) const {
+  const RopeConfig& r = c_.rope;
+  RopeSpec s{.n_tokens = n, .n_heads = heads, .head_dim = head_dim - offset, .rot_dim = r.dim,
+             .neox = r.mode == RopeMode::Neox, .theta_base = r.theta, .freq_scale = 1.0 / r.factor,
+             .token_stride = token_stride, .head_stride = head_dim};
+  if (r.scaling == RopeScaling::Yarn) s.ext_factor = 1, s.n_ctx_orig = r.original_ctx, s.attn_factor = r.yarn_attn_factor();
+  std::vector<int32_t> pos(n);
+  for (size_t i = 0; i < n; ++i) pos[i] = int32_t(i);
+  ref::rope(x + offset, x + offset, pos.data(), freq_factors_.empty() ? nullptr : freq_factors_.data(), s);
+}
+
+void Model::attention_block(std::vector<float>& x, uint32_t l, size_t n) const {
+  size_t dim = c_.dim, H = c_.n_heads, G = c_.n_kv_heads, hd = c_.head_dim, vd = c_.v_head_dim;
+  std::vector<float> h(x.size()), bq, bk, bv;
+  rmsnorm(h.data(), x.data(), weight(TensorRole::AttnNorm, l).data(), n, dim, c_.norm_eps);
+  auto q = project(weight(TensorRole::AttnQ, l), h.data(), n, dim, 0, optional(TensorRole::AttnQBias, l, bq));
+  auto k = project(weight(TensorRole::AttnK, l), h.data(), n, dim, 0, optional(TensorRole::AttnKBias, l, bk));
+  auto v = project(weight(TensorRole::AttnV, l), h.data(), n, dim, 0, optional(TensorRole::AttnVBias, l, bv));
+  rope(q.data(), n, H, hd, 0, H * hd);
+  rope(k.data(), n, G, hd, 0, G * hd);
+  std::vector<float> o(n * H * vd);
+  AttentionParams a{.n_q = n, .n_heads = H, .n_kv_heads = G, .dk = hd, .dv = vd,
+                    .q_row_stride = H * hd, .o_row_stride = H * vd,
+                    .k_head_stride = hd, .k_row_stride = G * hd, .v_head_stride = vd, .v_row_stride = G * vd,
+                    .scale = c_.attention_scale(), .causal = true, .pos0 = 0, .n_kv = n};
+  attention(o.data(), q.data(), k.data(), v.data(), a);
+  add_into(x, project(weight(TensorRole::AttnOut, l), o.data(), n, H * vd));
+}
+
+// MLA, naive form (docs/formats.md §5.2): decompress every cached latent into per-head keys and values.
+void Model::mla_block(std::vector<float>& x, uint32_t l, size_t n) const {
+  const MlaConfig& m = c_.mla;
+  size_t dim = c_.dim, H = c_.n_heads, nope = m.qk_nope_head_dim, rot = m.qk_rope_head_dim;
+  size_t hd = nope + rot, lat = m.kv_lora_rank, vd = m.v_head_dim;
+  std::vector<float> h(x.size());
+  rmsnorm(h.data(), x.data(), weight(TensorRole::AttnNorm, l).data(), n, dim, c_.norm_eps);
+  std::vector<float> q;
+  if (m.q_lora_rank) {
+    auto qa = project(weight(TensorRole::AttnQA, l), h.data(), n, dim);
+    rmsnorm(qa.data(), qa.data(), weight(TensorRole::AttnQANorm, l).data(), n, m.q_lora_rank, c_.norm_eps);
+    q = project(weight(TensorRole::AttnQB, l), qa.data(), n, m.q_lora_rank);
+  } else {
+    q = project(weight(TensorRole::AttnQ, l), h.data(), n, dim);
+  }
+  auto kv = project(weight(TensorRole::AttnKvA, l), h.data(), n, dim);  // (n, lat + rot)
+  std::vector<float> c(n * lat);
+  auto kv_norm = weight(TensorRole::AttnKvANorm, l);
+  for (size_t t = 0; t < n; ++t) rmsnorm(&c[t * lat], &kv[t * (lat + rot)], kv_norm.data(), 1, lat, c_.norm_eps);
+  rope(q.data(), n, H, hd, nope, H * hd);
+  rope(kv.data(), n, 1, lat + rot, lat, lat + rot);  // the one k_pe all heads share
+
+  // Per head: k_nope = Wuk·c, v = Wuv·c; keys are [k_nope ; k_pe].
+  std::vector<float> k(n * H * hd), v(n * H * vd);
+  for (size_t head = 0; head < H; ++head) {
+    std::vector<float> wuk(nope * lat), wuv(vd * lat);
+    if (c_.mla.layout == MlaLayout::Fused) {
+      auto kv_b = weight(TensorRole::AttnKvB, l);  // per head: nope rows of Wuk, vd rows of Wuv
+      const float* base = &kv_b[head * (nope + vd) * lat];
+      wuk.assign(base, base + nope * lat);
+      wuv.assign(base + nope * lat, base + (nope + vd) * lat);
+    } else {
+      auto k_b = weight(TensorRole::AttnKB, l);  // per head (lat rows, nope cols) = Wukᵀ
+      for (size_t r = 0; r < lat; ++r)
+        for (size_t j = 0; j < nope; ++j) wuk[j * lat + r] = k_b[(head * lat + r) * nope + j];
+      auto v_b = weight(TensorRole::AttnVB, l);  // per head (vd rows, lat cols) = Wuv
+      wuv.assign(&v_b[head * vd * lat], &v_b[(head + 1) * vd * lat]);
+    }
+    auto kn = project(wuk, c.data(), n, lat), vh = project(wuv, c.data(), n, lat);
+    for (size_t t = 0; t < n; ++t) {
+      std::copy_n(&kn[t * nope], nope, &k[(t * H + head) * hd]);
+      std::copy_n(&kv[t * (lat + rot) + lat], rot, &k[(t * H + head) * hd + nope]);
+      std::copy_n(&vh[t * vd], vd, &v[(t * H + head) * vd]);
+    }
+  }
+  std::vector<float> o(n * H * vd);
+  AttentionParams a{.n_q = n, .n_heads = H, .n_kv_heads = H, .dk = hd, .dv = vd,
+                    .q_row_stride = H * hd, .o_row_stride = H * vd,
+                    .k_head_stride = hd, .k_row_stride = H * hd, .v_head_stride = vd, .v_row_stride = H * vd,
+                    .scale = c_.attention_scale(), .causal = true, .pos0 = 0, .n_kv = n};
+  attention(o.data(), q.data(), k.data(), v.data(), a);
+  add_into(x, project(weight(TensorRole::AttnOut, l), o.data(), n, H * vd));
+}
+
+void Model::ffn_block(std::vector<float>& x, uint32_t l, size_t n) const {
+  size_t dim = c_.dim, hidden = c_.hidden_dim.at(l);
+  std::vector<float> h(x.size());
+  rmsnorm(h.data(), x.data(), weight(TensorRole::FfnNorm, l).data(), n, dim, c_.norm_eps);
+  auto gate = project(weight(TensorRole::FfnGate, l), h.data(), n, dim);
+  auto up = project(weight(TensorRole::FfnUp, l), h.data(), n, dim);
+  swiglu(gate.data(), gate.data(), up.data(), n * hidden);
+  add_into(x, project(weight(TensorRole::FfnDown, l), gate.data(), n, hidden));
+}
+
+std::vector<float> Model::forward(std::span<const int32_t> tokens) const {
+  size_t n = tokens.size(), dim = c_.dim;
+  ENSURE(n > 0, "forward of no tokens");
+  const GgufTensor& embd = file_.tensor(catalogue_.find(TensorRole::TokenEmbd)->name);
+  for (int32_t t : tokens) ENSURE(t >= 0 && uint32_t(t) < c_.vocab_size, fmt::format("token {} is out of range", t));
+  std::vector<float> x(n * dim);
+  get_rows(embd.type, embd.data.data(), tokens.data(), x.data(), n, dim);
+  for (uint32_t l = 0; l < c_.n_layers; ++l) {
+    if (c_.architecture().recipe.attention == AttentionForm::Latent)
+      mla_block(x, l, n);
+    else
+      attention_block(x, l, n);
+    ffn_block(x, l, n);
+  }
+  rmsnorm(x.data(), x.data(), weight(TensorRole::OutputNorm).data(), n, dim, c_.norm_eps);
+  return project(weight(c_.tied_embeddings ? TensorRole::TokenEmbd : TensorRole::Output), x.data(), n, dim);
+}
+
+}  // namespace vkllm::ref

@@ -1,0 +1,311 @@
+// Tokenizer: the vocabulary and its indices, special-token splitting, encode/decode around the
+// SPM and BPE encoders (tokenizer_merge.cpp), and the streaming Detokenizer.
+#include "text/tokenizer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "error.h"
+#include "gguf/reader.h"
+
+namespace vkllm {
+
+namespace {
+
+constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's visible space
+
+// Texts llama.cpp also treats as end of generation when the vocabulary has them.
+constexpr std::string_view kEogTexts[] = {"<|eot_id|>",    "<|im_end|>", "<|end|>", "<end_of_turn>",
+                                          "<|endoftext|>", "<|eom_id|>", "<EOT>"};
+
+void replace_all(std::string& s, std::string_view from, std::string_view to) {
+  std::string out;
+  out.reserve(s.size());
+  size_t pos = 0;
+  for (size_t at; (at = s.find(from, pos)) != std::string::npos; pos = at + from.size()) {
+    out.append(s, pos, at - pos);
+    out += to;
+  }
+  out.append(s, pos);
+  s = std::move(out);
+}
+
+// "<0x0A>" -> 10; -1 when the text is not a byte token.
+int parse_byte_token(std::string_view s) {
+  if (s.size() != 6 || !s.starts_with("<0x") || s[5] != '>') return -1;
+  int v = 0;
+  for (char c : s.substr(3, 2)) {
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                   : -1;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+// A run of text still to tokenize, or a special token already found.
+struct Fragment {
+  std::string_view text;
+  int32_t token = -1;
+};
+
+}  // namespace
+
+// --- construction
+
+Tokenizer::Tokenizer(VocabConfig v) {
+  if (v.model == "llama")
+    kind_ = Kind::Spm;
+  else if (v.model == "gpt2")
+    kind_ = Kind::Bpe;
+  else
+    throw Error(fmt::format("tokenizer model \"{}\" is not supported (llama, gpt2)", printable(v.model)));
+  size_t n = v.tokens.size();
+  ENSURE(n > 0 && n < (1u << 24), fmt::format("the vocabulary has {} tokens", n));
+  ENSURE(v.scores.empty() || v.scores.size() == n,
+         fmt::format("tokenizer has {} scores for {} tokens", v.scores.size(), n));
+  ENSURE(v.types.empty() || v.types.size() == n,
+         fmt::format("tokenizer has {} token types for {} tokens", v.types.size(), n));
+  pre_name_ = v.pre;
+  text_ = std::move(v.tokens);
+  score_ = std::move(v.scores);
+  build_indices(v);
+  check_ids(v);
+  if (kind_ == Kind::Bpe) {
+    pre_ = std::make_shared<const PreTokenizer>(pre_name_);
+    add_bos_ = v.add_bos.value_or(pre_->default_add_bos());
+  } else {
+    add_bos_ = v.add_bos.value_or(true);
+    add_space_prefix_ = v.add_space_prefix.value_or(true);
+  }
+  add_eos_ = v.add_eos.value_or(false);
+  if (bos_ < 0) add_bos_ = false;
+  if (eos_ < 0) add_eos_ = false;
+}
+
+void Tokenizer::build_indices(const VocabConfig& v) {
+  size_t n = text_.size();
+  type_.resize(n, TokenType::Normal);
+  for (size_t i = 0; i < n; ++i) {
+    TokenType t = v.types.empty() ? TokenType::Normal : v.types[i];
+    if (int(t) < 1 || int(t) > 6) t = TokenType::Normal;  // 0 "undefined" and unknown values
+    // Files without token types still mark SentencePiece byte tokens by their text.
+    if (v.types.empty() && kind_ == Kind::Spm && parse_byte_token(text_[i]) >= 0) t = TokenType::Byte;
+    type_[i] = t;
+    to_id_.emplace(text_[i], int32_t(i));  // the first id wins for duplicated texts
+  }
+  for (int b = 0; b < 256; ++b)
+    byte_id_[b] = kind_ == Kind::Spm ? find(fmt::format("<0x{:02X}>", b)) : find(gpt2_byte_char(uint8_t(b)));
+  for (size_t i = 0; i < n; ++i)
+    if (is_special(int32_t(i)) && !text_[i].empty()) specials_.push_back(int32_t(i));
+  std::stable_sort(specials_.begin(), specials_.end(),
+                   [&](int32_t a, int32_t b) { return text_[a].size() > text_[b].size(); });
+  for (size_t r = 0; r < v.merges.size(); ++r) {
+    const std::string& m = v.merges[r];
+    size_t sp = m.find(' ', 1);  // from 1: llama.cpp's rule (a left part may itself be " ")
+    ENSURE(sp != std::string::npos, fmt::format("BPE merge {} \"{}\" has no space", r, printable(m)));
+    merge_rank_.emplace(m, int32_t(r));
+  }
+}
+
+void Tokenizer::check_ids(const VocabConfig& v) {
+  int32_t n = int32_t(text_.size());
+  auto in_range = [&](int32_t id) { return id >= 0 && id < n ? id : -1; };
+  // SentencePiece defaults (llama.cpp): unk 0, bos 1, eos 2 when the file does not say.
+  bool spm = kind_ == Kind::Spm;
+  int32_t bos = v.bos >= 0 ? v.bos : spm ? 1 : -1, eos = v.eos >= 0 ? v.eos : spm ? 2 : -1;
+  ENSURE(bos < n && eos < n, fmt::format("BOS/EOS token id {}/{} is outside the vocabulary of {} tokens", bos, eos, n));
+  bos_ = bos;
+  eos_ = eos;
+  unk_ = in_range(v.unk >= 0 ? v.unk : spm ? 0 : -1);
+  for (int32_t id : {eos_, in_range(v.eot), in_range(v.eom)})
+    if (id >= 0 && !is_end_of_generation(id)) eog_.push_back(id);
+  for (std::string_view t : kEogTexts)
+    if (int32_t id = find(t); id >= 0 && !is_end_of_generation(id)) eog_.push_back(id);
+}
+
+Tokenizer Tokenizer::from_gguf(const GgufFile& f) {
+  VocabConfig v = read_vocab(f);
+  try {
+    return Tokenizer(std::move(v));
+  } catch (const Error& e) {
+    f.fail(e.what());
+  }
+}
+
+// --- lookups
+
+int32_t Tokenizer::find(std::string_view text) const {
+  auto it = to_id_.find(text);
+  return it == to_id_.end() ? -1 : it->second;
+}
+
+int32_t Tokenizer::merge_rank(std::string_view left, std::string_view right) const {
+  std::string key;
+  key.reserve(left.size() + 1 + right.size());
+  key.append(left).append(" ").append(right);
+  auto it = merge_rank_.find(key);
+  return it == merge_rank_.end() ? -1 : it->second;
+}
+
+bool Tokenizer::is_special(int32_t id) const {
+  TokenType t = type_[size_t(id)];
+  return t == TokenType::Control || t == TokenType::UserDefined || t == TokenType::Unknown;
+}
+
+bool Tokenizer::is_end_of_generation(int32_t id) const { return std::find(eog_.begin(), eog_.end(), id) != eog_.end(); }
+
+// --- encode
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+  // Split out special tokens, longest first, as llama.cpp's tokenizer_st_partition.
+  std::vector<Fragment> frags;
+  if (!text.empty()) frags.push_back({text});
+  for (int32_t id : specials_) {
+    TokenType t = type_[size_t(id)];
+    if (!parse_special && t != TokenType::UserDefined) continue;
+    const std::string& s = text_[size_t(id)];
+    std::vector<Fragment> next;
+    for (const Fragment& f : frags) {
+      if (f.token >= 0) {
+        next.push_back(f);
+        continue;
+      }
+      size_t pos = 0;
+      for (size_t at; (at = f.text.find(s, pos)) != std::string_view::npos; pos = at + s.size()) {
+        if (at > pos) next.push_back({f.text.substr(pos, at - pos)});
+        next.push_back({{}, id});
+      }
+      if (pos < f.text.size()) next.push_back({f.text.substr(pos)});
+    }
+    frags = std::move(next);
+  }
+  std::vector<int32_t> out;
+  if (add_special && add_bos_) out.push_back(bos_);
+  bool after_special = true;  // the start counts as after a special token (SPM prefix space)
+  for (const Fragment& f : frags) {
+    if (f.token >= 0)
+      out.push_back(f.token);
+    else
+      encode_fragment(f.text, after_special, out);
+    after_special = f.token >= 0;
+  }
+  if (add_special && add_eos_) out.push_back(eos_);
+  return out;
+}
+
+void Tokenizer::encode_fragment(std::string_view text, bool after_special, std::vector<int32_t>& out) const {
+  if (kind_ == Kind::Bpe) {
+    bpe_encode(*this, *pre_, text, out);
+    return;
+  }
+  std::string s;
+  if (add_space_prefix_ && after_special) s = " ";
+  s += text;
+  replace_all(s, " ", kSpace);
+  spm_encode(*this, s, out);
+}
+
+// --- decode
+
+void Tokenizer::check_id(int32_t id) const {
+  ENSURE(id >= 0 && size_t(id) < text_.size(),
+         fmt::format("token id {} is outside the vocabulary of {} tokens", id, text_.size()));
+}
+
+std::string Tokenizer::piece(int32_t id) const {
+  check_id(id);
+  const std::string& t = text_[size_t(id)];
+  TokenType type = type_[size_t(id)];
+  if (is_special(id)) return t;  // verbatim, so that decode inverts special-token matching
+  if (type == TokenType::Byte) {
+    if (int b = parse_byte_token(t); b >= 0) return std::string(1, char(b));
+  }
+  if (kind_ == Kind::Spm) {
+    std::string s = t;
+    replace_all(s, kSpace, " ");
+    return s;
+  }
+  // Byte-level BPE: every character stands for one byte; others (rare) are kept as they are.
+  std::string out;
+  for (size_t i = 0; i < t.size();) {
+    size_t len = std::min(utf8_char_length(static_cast<unsigned char>(t[i])), t.size() - i);
+    int b = len > 1 || static_cast<unsigned char>(t[i]) < 0x80 ? gpt2_char_byte(decode_utf8(t.substr(i, len))) : -1;
+    if (b >= 0)
+      out += char(b);
+    else
+      out.append(t, i, len);
+    i += len;
+  }
+  return out;
+}
+
+std::string Tokenizer::decode(std::span<const int32_t> ids) const {
+  size_t begin = 0, end = ids.size();
+  if (add_bos_ && end > 0 && ids[0] == bos_) begin = 1;
+  if (add_eos_ && end > begin && ids[end - 1] == eos_) --end;
+  if (kind_ == Kind::Bpe) {
+    std::string out;
+    for (size_t i = begin; i < end; ++i) out += piece(ids[i]);
+    return out;
+  }
+  // SentencePiece: between special tokens, concatenate what the pieces stood for before spaces
+  // became U+2581 (byte tokens may carry parts of one), turn U+2581 back into spaces, and drop
+  // the space encode added to every such run (each follows the start or a special token).
+  std::string out, run;
+  auto flush_run = [&] {
+    replace_all(run, kSpace, " ");
+    if (add_space_prefix_ && !run.empty() && run[0] == ' ') run.erase(0, 1);
+    out += run;
+    run.clear();
+  };
+  for (size_t i = begin; i < end; ++i) {
+    int32_t id = ids[i];
+    check_id(id);
+    if (is_special(id)) {
+      flush_run();
+      out += piece(id);
+    } else {
+      run += type_[size_t(id)] == TokenType::Byte ? piece(id) : text_[size_t(id)];
+    }
+  }
+  flush_run();
+  return out;
+}
+
+// --- UTF-8 and streaming
+
+uint32_t decode_utf8(std::string_view s) {
+  auto c0 = static_cast<unsigned char>(s[0]);
+  uint32_t cp = s.size() == 1 ? c0 : s.size() == 2 ? c0 & 0x1F : s.size() == 3 ? c0 & 0x0F : c0 & 0x07;
+  for (size_t k = 1; k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[k]) & 0x3F);
+  return cp;
+}
+
+size_t complete_utf8_prefix(std::string_view s) {
+  // Look back at most 3 bytes for the start of a sequence that the end cuts short.
+  size_t n = s.size();
+  for (size_t back = 1; back <= 3 && back <= n; ++back) {
+    auto c = static_cast<unsigned char>(s[n - back]);
+    if ((c & 0xC0) == 0x80) continue;  // continuation byte: keep looking for the lead
+    size_t need = c >= 0xF8 ? 1 : utf8_char_length(c);
+    return need > back ? n - back : n;
+  }
+  return n;
+}
+
+std::string Detokenizer::push(int32_t id) {
+  pending_ += t_->piece(id);
+  size_t n = complete_utf8_prefix(pending_);
+  std::string out = pending_.substr(0, n);
+  pending_.erase(0, n);
+  return out;
+}
+
+std::string Detokenizer::flush() { return std::exchange(pending_, {}); }
+
+}  // namespace vkllm

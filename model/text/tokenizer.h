@@ -1,0 +1,128 @@
+// Tokenizer: text <-> token ids for the two GGUF tokenizer kinds, "llama" (SentencePiece BPE with
+// scores and byte fallback, as llama.cpp's llm_tokenizer_spm) and "gpt2" (byte-level BPE with
+// merges and a regex pre-tokenizer), plus special tokens. Detokenizer: streaming decode.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "text/vocab.h"
+#include "text/pretokenizer.h"
+
+namespace vkllm {
+
+class GgufFile;
+
+// A hash for maps keyed by std::string that accepts std::string_view lookups.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using StringMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
+
+class Tokenizer {
+ public:
+  enum class Kind { Spm, Bpe };
+
+  // Validates the vocabulary; throws vkllm::Error naming what is wrong.
+  explicit Tokenizer(VocabConfig v);
+  static Tokenizer from_gguf(const GgufFile& f);  // errors: "<file>: <what>"
+
+  // add_special: prepend BOS (and append EOS) as the model says (add_bos / add_eos).
+  // parse_special: control tokens written literally ("<|im_end|>") become their ids; user-defined
+  // tokens are always matched, as in llama.cpp.
+  std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special = true) const;
+
+  // The inverse of encode: decode(encode(s, true)) == s for any bytes s (except that SentencePiece
+  // reads U+2581 as a space). Drops a leading BOS when the model adds one (and a trailing EOS when
+  // it adds one) and the prefix space SentencePiece adds at the start and after special tokens;
+  // other special tokens appear as their text. Throws for ids outside the vocabulary.
+  std::string decode(std::span<const int32_t> ids) const;
+
+  // The bytes one token stands for, verbatim (a leading space is kept; may be part of a UTF-8
+  // character). Stream these through a Detokenizer to print complete characters.
+  std::string piece(int32_t id) const;
+  const std::string& text(int32_t id) const { return text_.at(size_t(id)); }  // as stored
+  TokenType type(int32_t id) const { return type_.at(size_t(id)); }
+  bool is_special(int32_t id) const;  // control, user-defined or unknown: matched as a whole
+
+  Kind kind() const { return kind_; }
+  uint32_t vocab_size() const { return uint32_t(text_.size()); }
+  int32_t bos() const { return bos_; }  // -1: none
+  int32_t eos() const { return eos_; }
+  int32_t unk() const { return unk_; }
+  bool add_bos() const { return add_bos_; }
+  bool add_eos() const { return add_eos_; }
+  bool add_space_prefix() const { return add_space_prefix_; }
+  const std::string& pre() const { return pre_name_; }
+  bool is_end_of_generation(int32_t id) const;
+  const std::vector<int32_t>& end_of_generation() const { return eog_; }
+
+  // Internals the SPM and BPE encoders use (tokenizer_merge.cpp).
+  int32_t find(std::string_view text) const;                   // -1: not a token
+  int32_t byte_token(uint8_t b) const { return byte_id_[b]; }  // -1: none
+  float score(int32_t id) const { return score_.empty() ? 0.0f : score_[size_t(id)]; }
+  int32_t merge_rank(std::string_view left, std::string_view right) const;  // -1: no merge
+
+ private:
+  void build_indices(const VocabConfig& v);
+  void check_ids(const VocabConfig& v);
+  void check_id(int32_t id) const;  // throws for ids outside the vocabulary
+  void encode_fragment(std::string_view text, bool after_special, std::vector<int32_t>& out) const;
+
+  Kind kind_ = Kind::Spm;
+  std::string pre_name_;
+  std::vector<std::string> text_;            // (vocab) token text
+  std::vector<float> score_;                 // (vocab) SPM scores, or empty
+  std::vector<TokenType> type_;              // (vocab)
+  StringMap to_id_;                          // text -> id
+  StringMap merge_rank_;                     // "left right" -> rank (BPE)
+  std::array<int32_t, 256> byte_id_{};       // token of each byte value: <0xNN> (SPM) or its GPT-2 char (BPE)
+  std::vector<int32_t> specials_;            // special ids, longest text first (matched in that order)
+  std::vector<int32_t> eog_;                 // end-of-generation ids
+  std::shared_ptr<const PreTokenizer> pre_;  // BPE only
+  int32_t bos_ = -1, eos_ = -1, unk_ = -1;
+  bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
+};
+
+// Streaming decode: push ids as they are generated; each call returns the text that is complete
+// so far (a UTF-8 character split over byte-fallback tokens is held back until it is whole).
+class Detokenizer {
+ public:
+  explicit Detokenizer(const Tokenizer& t) : t_(&t) {}
+  std::string push(int32_t id);
+  std::string flush();  // what is held back (an incomplete character as raw bytes)
+
+ private:
+  const Tokenizer* t_;
+  std::string pending_;
+};
+
+// Bytes of the UTF-8 sequence a byte starts, by its high nibble as llama.cpp's unicode_len_utf8
+// (a stray continuation byte counts as 1). Text is split into symbols this way.
+inline size_t utf8_char_length(unsigned char c) {
+  constexpr uint8_t lengths[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
+  return lengths[c >> 4];
+}
+// The code point of one UTF-8 sequence of 1..4 bytes (not validated).
+uint32_t decode_utf8(std::string_view s);
+
+// Byte length of the complete UTF-8 prefix of s: an incomplete trailing sequence is cut; invalid
+// bytes count as complete (they will never become valid).
+size_t complete_utf8_prefix(std::string_view s);
+
+// SentencePiece and byte-level BPE encoders of one text fragment (no special tokens inside);
+// tokenizer_merge.cpp.
+void spm_encode(const Tokenizer& t, std::string_view text, std::vector<int32_t>& out);
+void bpe_encode(const Tokenizer& t, const PreTokenizer& pre, std::string_view text, std::vector<int32_t>& out);
+// GPT-2's byte <-> character table (FORMATS §4.2): the UTF-8 of the character standing for b,
+// and the byte a code point stands for (-1 if none).
+std::string_view gpt2_byte_char(uint8_t b);
+int gpt2_char_byte(uint32_t cp);
+
+}  // namespace vkllm
