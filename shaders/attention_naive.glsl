@@ -1,12 +1,24 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
 // Naive attention, the baseline for tests and benchmarks: the score matrix goes to device memory.
 // Three kernels: scores (this file with NAIVE_SCORES), attention_naive_softmax.comp, and P.V
-// (this file with NAIVE_PV); the variant files define KV_T (K/V element type).
+// (this file with NAIVE_PV); the variants (CMakeLists.txt) also pass KV_F16 or KV_F32, the K/V
+// element type.
 //   q: (n_q, n_heads, dk) f32   k, v: as in flash_attn.glsl   step: StepParams
 //   scores: (n_heads, n_q, max_kv) f32, base-2 domain (scale * log2(e)), NEG where masked
 //   o: (n_q, n_heads, dv) f32
 // One invocation per output element, no shared memory.
 #include "grid.glsl"
 #include "push.h"
+
+#if defined(KV_F16)
+#extension GL_EXT_shader_16bit_storage : require
+#define KV_T float16_t
+#elif defined(KV_F32)
+#define KV_T float
+#else
+#error "build attention_naive.glsl with -DKV_F16 or -DKV_F32"
+#endif
 
 layout(constant_id = 0) const uint WG = 64;
 layout(local_size_x_id = 0) in;

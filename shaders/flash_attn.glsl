@@ -1,6 +1,9 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
 // Flash attention body: O = softmax(Q K^T * scale + mask) V, tile by tile in shared memory;
-// the score matrix never reaches device memory. The variant files define KV_PAIR (the type that
-// holds two consecutive K/V elements) and kv_pair() (its two values as a vec2) and include this. Both prefill and split-K decode run this kernel (ops_attention.cpp):
+// the score matrix never reaches device memory. Built as the flash_attn_<type> variants
+// (CMakeLists.txt) with KV_F16 or KV_F32, the K/V element type; both prefill and split-K decode
+// run this kernel (ops_attention.cpp):
 //   q: (n_q, n_heads, DK) f32, row stride p.q_row_stride
 //   k: element (g, t, i) at g * k_head_stride + t * k_row_stride + i; v likewise (DV). They
 //      are read two elements at a time, so dims and strides are even (ops_attention.cpp checks)
@@ -27,6 +30,17 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "push.h"
+
+// K and V are read as KV_PAIR, two consecutive elements; kv_pair() gives their two values.
+#if defined(KV_F16)
+#define KV_PAIR uint  // two f16 in a 32-bit word
+vec2 kv_pair(uint w) { return unpackHalf2x16(w); }
+#elif defined(KV_F32)
+#define KV_PAIR vec2
+vec2 kv_pair(vec2 w) { return w; }
+#else
+#error "build flash_attn.glsl with -DKV_F16 or -DKV_F32"
+#endif
 
 layout(constant_id = 0) const uint WG = 64;  // threads per workgroup
 layout(constant_id = 1) const bool USE_SUBGROUP = true;  // row max/sum by subgroup reductions

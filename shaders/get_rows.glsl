@@ -1,4 +1,6 @@
-// Row gather (token embedding lookup), the body of every get_rows_<type>.comp:
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Row gather (token embedding lookup), the body of the get_rows_<type> variants (CMakeLists.txt):
 //   y(n_ids, K) f32 = rows ids[i] of the table, dequantised (push_matmul.h GetRowsPush).
 // Workgroup (x, i) writes runs of 8 values x·WG .. of output row i; the K % 8 tail of float rows
 // goes to workgroup x = 0. Bindings: 0 table (stored type), 1 ids int32, 2 y f32.

@@ -1,5 +1,7 @@
-// Body of kv_store_<type>.comp: writes this step's keys or values into the cache at each token's
-// position. The including file defines CACHE_T (the cache element type) and its extensions.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Body of the kv_store_<type> variants (CMakeLists.txt): writes this step's keys or values into
+// the cache at each token's position. The variant passes KV_F16 or KV_F32, the cache type.
 //   src: (n_tokens, src_token_stride) f32, head h of token t at t * src_token_stride + h * head_dim
 //   pos: (n_tokens) int32
 //   cache: (n_kv_heads, n_ctx, cache_head_dim) CACHE_T; columns cache_col .. + head_dim written
@@ -7,6 +9,16 @@
 // MLA's latent row [c_kv(512); k_pe(64)] is one head of cache_head_dim 576, written by two calls.
 #include "grid.glsl"
 #include "push.h"
+
+#if defined(KV_F16)  // f32 -> f16 rounding is the device's conversion
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define CACHE_T float16_t
+#elif defined(KV_F32)
+#define CACHE_T float
+#else
+#error "build kv_store.glsl with -DKV_F16 or -DKV_F32"
+#endif
 
 layout(constant_id = 0) const uint WG = 256;
 layout(local_size_x_id = 0) in;

@@ -1,4 +1,6 @@
-// Tiled matrix product for prefill, the body of every matmul_<type>.comp:
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Tiled matrix product for prefill, the body of the matmul_<type> variants (CMakeLists.txt):
 //   y(B; N, M) = x(B; N, K) · w(B; M, K)ᵀ (+ bias(B; M))   (push_matmul.h for layouts)
 // A workgroup computes a BM x BN tile of y (BM weight rows x BN tokens), stepping through K by BK:
 // each step dequantises the BM x BK weight tile into shared memory once and stages the BN x BK

@@ -1,4 +1,6 @@
-// Matrix-vector product for decode, the body of every matvec_<type>.comp:
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Matrix-vector product for decode, the body of the matvec_<type> variants (CMakeLists.txt):
 //   y(B; N, M) = x(B; N, K) · w(B; M, K)ᵀ (+ bias(B; M))   (push_matmul.h for layouts)
 // Bandwidth-bound. A workgroup owns ROWS rows and a block of NT tokens (dispatch z = batch · token
 // blocks + block). Work is counted in units (quant_unit.glsl: a block or 64-value chunk whose

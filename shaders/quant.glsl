@@ -1,5 +1,5 @@
 // Weight storage types, read in their stored format (byte layouts: FORMATS.md §2, ggml-common.h).
-// The including .comp defines exactly one WTYPE_<T> and gets, for that type:
+// The variant (CMakeLists.txt) defines exactly one WTYPE_<T>; an includer gets, for that type:
 //   QK, QB                  values and bytes per block (1 and 4/2 for plain floats)
 //   W_FLOAT                 defined for F32/F16/BF16 (any row length; others need K % QK == 0)
 //   void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi)
@@ -181,7 +181,7 @@ void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
 }
 
 #else
-#error "define one WTYPE_<type> before including quant.glsl"
+#error "define one WTYPE_<type> (a variant row in CMakeLists.txt) before including quant.glsl"
 #endif
 
 #endif

@@ -1,5 +1,0 @@
-#version 450
-#extension GL_GOOGLE_include_directive : require
-// Row gather (embedding lookup) with Q5_K weights; the body is get_rows.glsl.
-#define WTYPE_Q5_K
-#include "get_rows.glsl"

@@ -1,5 +1,0 @@
-#version 450
-#extension GL_GOOGLE_include_directive : require
-// Decode matrix-vector product with F16 weights; the body is matvec.glsl.
-#define WTYPE_F16
-#include "matvec.glsl"
