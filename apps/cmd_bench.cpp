@@ -1,9 +1,9 @@
 // `vkllm bench [-m MODEL] [-p 128] [-n 64] [-r 3] [--json] [--profile]`: prompt processing and
 // generation speed, as llama-bench measures them (pp: one prompt of p tokens from an empty cache;
 // tg: n single-token steps from an empty cache), median of r runs after a warm-up run.
+#include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
-#include <fmt/format.h>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -92,12 +92,18 @@ void bench(const BenchOptions& o) {
     tg.push_back(g.tokens_per_second), host_ms.push_back(g.host_ms_per_token);
   }
   if (o.profile) ops["generation"] = kernel_table(e.transformer().last_timings());
-  nlohmann::json j = {{"model", m.file->name()},       {"device", m.ctx->caps().name},
-                      {"profile", m.ctx->profile().name}, {"n_prompt", o.prompt},
-                      {"n_gen", o.gen},                 {"repetitions", o.reps},
-                      {"prompt_tokens_per_second", median(pp)}, {"generation_tokens_per_second", median(tg)},
-                      {"prompt_runs", pp},              {"generation_runs", tg},
-                      {"generation_host_ms_per_token", median(host_ms)}, {"gpu_profiling", o.profile}};
+  nlohmann::json j = {{"model", m.file->name()},
+                      {"device", m.ctx->caps().name},
+                      {"profile", m.ctx->profile().name},
+                      {"n_prompt", o.prompt},
+                      {"n_gen", o.gen},
+                      {"repetitions", o.reps},
+                      {"prompt_tokens_per_second", median(pp)},
+                      {"generation_tokens_per_second", median(tg)},
+                      {"prompt_runs", pp},
+                      {"generation_runs", tg},
+                      {"generation_host_ms_per_token", median(host_ms)},
+                      {"gpu_profiling", o.profile}};
   if (o.profile) j["kernels"] = ops;
   if (o.json) return fmt::print("{}\n", j.dump(2));
   fmt::print("model {} on {} (profile {})\n", m.file->name(), m.ctx->caps().name, m.ctx->profile().name);

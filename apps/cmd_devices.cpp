@@ -77,8 +77,8 @@ void print_text(const DeviceReport& r, bool chosen) {
              yes_no(c.int8), yes_no(c.storage16), yes_no(c.storage8), yes_no(c.integer_dot_product));
   fmt::print("    subgroup size {} ({}..{}), operations: {}\n", c.subgroup_size, c.min_subgroup_size,
              c.max_subgroup_size, fmt::join(c.subgroup_op_names(), " "));
-  fmt::print("    shared memory {}, workgroup up to {} invocations, push constants {} B\n",
-             bytes(c.max_shared_memory), c.max_workgroup_invocations, c.max_push_constants);
+  fmt::print("    shared memory {}, workgroup up to {} invocations, push constants {} B\n", bytes(c.max_shared_memory),
+             c.max_workgroup_invocations, c.max_push_constants);
   fmt::print("    maxStorageBufferRange {}, maxMemoryAllocationSize {}, maxBufferSize {}\n",
              bytes(c.max_storage_buffer_range), bytes(c.max_memory_allocation), bytes(c.max_buffer_size));
   for (size_t i = 0; i < c.heaps.size(); ++i)

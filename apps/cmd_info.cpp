@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "commands.h"
 #include "arch/model_config.h"
+#include "commands.h"
 #include "gguf/reader.h"
 #include "model_options.h"
 #include "text/tokenizer.h"

@@ -1,11 +1,11 @@
 // `vkllm logits [-m MODEL] --tokens 1,2,3 [--all] [--cpu] [--out FILE]`: the logits of the last
 // (or every) position as text, one position per line; --cpu runs the CPU reference model.
-#include <cstdio>
 #include <fmt/format.h>
+#include <cstdio>
 #include <memory>
 
-#include "error.h"
 #include "commands.h"
+#include "error.h"
 #include "model_options.h"
 #include "reference/model.h"
 
@@ -42,9 +42,11 @@ void print_logits(const LogitsOptions& o, const std::vector<float>& logits, size
   std::string line;
   for (size_t r = 0; r < rows; ++r) {
     line.clear();
-    for (size_t i = 0; i < vocab; ++i) fmt::format_to(std::back_inserter(line), "{}{:.9g}", i ? " " : "", logits[r * vocab + i]);
+    for (size_t i = 0; i < vocab; ++i)
+      fmt::format_to(std::back_inserter(line), "{}{:.9g}", i ? " " : "", logits[r * vocab + i]);
     line += '\n';
-    ENSURE(std::fwrite(line.data(), 1, line.size(), f) == line.size(), "cannot write " + (o.out.empty() ? "stdout" : o.out));
+    ENSURE(std::fwrite(line.data(), 1, line.size(), f) == line.size(),
+           "cannot write " + (o.out.empty() ? "stdout" : o.out));
   }
 }
 

@@ -3,15 +3,15 @@
 // token stream ([BOS] + tokens); each full chunk of ctx tokens starts over from an empty cache
 // with BOS in its first place, and positions 0..ctx-2 predict the next token. llama.cpp scores
 // only the second half of each chunk; that number is printed too.
+#include <fmt/format.h>
 #include <cmath>
 #include <cstdio>
-#include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "error.h"
 #include "commands.h"
+#include "error.h"
 #include "model_options.h"
 
 namespace vkllm::cli {
@@ -53,8 +53,8 @@ void perplexity(PerplexityOptions o) {
   std::vector<int32_t> tokens = e.tokenizer().encode(text, true);
   if (tokens.empty() || tokens[0] != e.tokenizer().bos()) tokens.insert(tokens.begin(), e.tokenizer().bos());
   size_t chunks = tokens.size() / ctx;
-  ENSURE(chunks > 0, fmt::format("{}: {} tokens, fewer than one chunk of {} (use a smaller --ctx)", o.file,
-                                 tokens.size(), ctx));
+  ENSURE(chunks > 0,
+         fmt::format("{}: {} tokens, fewer than one chunk of {} (use a smaller --ctx)", o.file, tokens.size(), ctx));
   Score s;
   uint32_t vocab = e.config().vocab_size;
   for (size_t c = 0; c < chunks; ++c) {
@@ -71,8 +71,13 @@ void perplexity(PerplexityOptions o) {
   }
   double ppl = std::exp(s.nll / s.n), half = std::exp(s.nll_second_half / std::max<size_t>(1, s.n_second_half));
   if (o.json) {
-    nlohmann::json j = {{"file", o.file}, {"ctx", ctx}, {"chunks", chunks}, {"tokens", tokens.size()},
-                        {"scored", s.n}, {"perplexity", ppl}, {"perplexity_second_half", half},
+    nlohmann::json j = {{"file", o.file},
+                        {"ctx", ctx},
+                        {"chunks", chunks},
+                        {"tokens", tokens.size()},
+                        {"scored", s.n},
+                        {"perplexity", ppl},
+                        {"perplexity_second_half", half},
                         {"nll", s.nll / s.n}};
     return fmt::print("{}\n", j.dump(2));
   }

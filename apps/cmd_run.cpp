@@ -1,13 +1,13 @@
 // `vkllm run [-m MODEL] -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] ...`:
 // generates text, streaming tokens as they come; ends with prompt and generation tokens/s.
-#include <cstdio>
 #include <fmt/format.h>
+#include <cstdio>
 #include <random>
 
-#include "error.h"
 #include "commands.h"
-#include "model_options.h"
 #include "engine/sampler.h"
+#include "error.h"
+#include "model_options.h"
 
 namespace vkllm::cli {
 
@@ -34,8 +34,8 @@ void run(RunOptions& o) {
   MemoryReport mem = engine.memory();
   auto mib = [](uint64_t b) { return b / 1048576.0; };
   std::fprintf(stderr, "%s on %s: weights %.1f MiB, KV cache %.1f MiB (%u tokens), activations %.1f MiB\n",
-               m.file->name().c_str(), m.ctx->caps().name.c_str(), mib(mem.weights), mib(mem.kv_cache),
-               engine.n_ctx(), mib(mem.activations));
+               m.file->name().c_str(), m.ctx->caps().name.c_str(), mib(mem.weights), mib(mem.kv_cache), engine.n_ctx(),
+               mib(mem.activations));
   std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
   std::fflush(stdout);
   Detokenizer detok(tok);
@@ -64,7 +64,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-p,--prompt", o->prompt, "Prompt text")->required();
   cmd->add_option("-n,--n-predict", o->n, "Tokens to generate");
   cmd->add_option("--temp", o->sampling.temperature, "Temperature (0: greedy)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--top-k", o->sampling.top_k, "Keep the k most likely tokens (0: all)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--top-k", o->sampling.top_k, "Keep the k most likely tokens (0: all)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--top-p", o->sampling.top_p, "Keep the most likely tokens up to this total probability")
       ->check(CLI::Range(0.0f, 1.0f));
   cmd->add_option("--min-p", o->sampling.min_p, "Drop tokens below this fraction of the best's probability")

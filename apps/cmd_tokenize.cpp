@@ -2,9 +2,8 @@
 // it; `vkllm detokenize [-m FILE] --tokens 1,2,3`: the text of ids. Only the tokenizer is loaded.
 #include <fmt/format.h>
 
-
-#include "error.h"
 #include "commands.h"
+#include "error.h"
 #include "gguf/reader.h"
 #include "model_options.h"
 #include "text/tokenizer.h"

@@ -1,12 +1,12 @@
 // Opening and loading models for the subcommands.
 #include "model_options.h"
 
+#include <unistd.h>
 #include <cstdio>
 #include <sstream>
-#include <unistd.h>
 
-#include "error.h"
 #include "default_model.h"
+#include "error.h"
 
 namespace vkllm::cli {
 
@@ -37,7 +37,9 @@ LoadedModel load_model(const ModelOptions& o, bool profiling) {
     std::fprintf(stderr, "\rloading %s: %3d%%", m.file->name().c_str(), pct);
     if (pct == 100) std::fprintf(stderr, "\r\033[K");
   };
-  EngineOptions eo{.n_ctx = o.ctx, .batch = o.batch, .kv_type = o.kv_type == "f32" ? DType::F32 : DType::F16,
+  EngineOptions eo{.n_ctx = o.ctx,
+                   .batch = o.batch,
+                   .kv_type = o.kv_type == "f32" ? DType::F32 : DType::F16,
                    .profiling = profiling};
   m.engine = std::make_unique<Engine>(*m.ctx, *m.file, eo, progress);
   return m;

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <exception>
 
-#include "error.h"
 #include "commands.h"
+#include "error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"vkllm: run Transformer language models on any Vulkan GPU", "vkllm"};

@@ -1,9 +1,9 @@
 // Buffer allocation within the device's limits, and staged uploads and downloads.
 #include "buffer.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "check.h"
 #include "context.h"
@@ -26,11 +26,11 @@ Buffer::Buffer(const Context& ctx, VkDeviceSize size, Memory memory, std::string
          fmt::format("buffer '{}' of {} exceeds the device's largest allocation ({})", name_, mib(size),
                      mib(std::min(caps.max_memory_allocation, caps.max_buffer_size))));
   VkDevice dev = ctx.device();
-  VkBufferCreateInfo info{.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                          .size = size,
-                          .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                   VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                          .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkBufferCreateInfo info{
+      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+      .size = size,
+      .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+      .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
   VkBuffer buffer = VK_NULL_HANDLE;
   VK_CHECK(vkCreateBuffer(dev, &info, nullptr, &buffer));
   buffer_ = UniqueBuffer(dev, buffer);
@@ -49,18 +49,16 @@ Buffer::Buffer(const Context& ctx, VkDeviceSize size, Memory memory, std::string
   if (!type) type = ctx.memory_type(req.memoryTypeBits, kLocal, 0);
   ENSURE(type, fmt::format("no memory type can hold buffer '{}'", name_));
 
-  VkMemoryAllocateInfo alloc{.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                             .allocationSize = req.size,
-                             .memoryTypeIndex = *type};
-  ENSURE(ctx.charge(req.size),
-         fmt::format("out of GPU memory allocating {} for '{}' ({} in use, memory limit {})",
-                     mib(size), name_, mib(ctx.allocated_bytes()), mib(ctx.memory_limit())));
+  VkMemoryAllocateInfo alloc{
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = *type};
+  ENSURE(ctx.charge(req.size), fmt::format("out of GPU memory allocating {} for '{}' ({} in use, memory limit {})",
+                                           mib(size), name_, mib(ctx.allocated_bytes()), mib(ctx.memory_limit())));
   charge_ = Charge(ctx, req.size);
   VkDeviceMemory mem = VK_NULL_HANDLE;
   VkResult r = vkAllocateMemory(dev, &alloc, nullptr, &mem);
   ENSURE(r != VK_ERROR_OUT_OF_DEVICE_MEMORY && r != VK_ERROR_OUT_OF_HOST_MEMORY,
-         fmt::format("out of GPU memory allocating {} for '{}' ({} in use; device-local memory: {})", mib(size),
-                     name_, mib(ctx.allocated_bytes() - req.size), mib(caps.device_local_bytes())));
+         fmt::format("out of GPU memory allocating {} for '{}' ({} in use; device-local memory: {})", mib(size), name_,
+                     mib(ctx.allocated_bytes() - req.size), mib(caps.device_local_bytes())));
   VK_CHECK(r);
   memory_ = UniqueMemory(dev, mem);
   VK_CHECK(vkBindBufferMemory(dev, buffer, mem, 0));
@@ -116,8 +114,8 @@ void Buffer::download(void* dst, VkDeviceSize bytes, VkDeviceSize offset) const 
       VkMemoryBarrier to_host{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                               .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
                               .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
-      vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
-                           nullptr, 0, nullptr);
+      vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr,
+                           0, nullptr);
     });
     std::memcpy(static_cast<std::byte*>(dst) + done, staging.mapped(), n);
   }

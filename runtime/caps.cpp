@@ -1,9 +1,9 @@
 // Reads DeviceCaps from a physical device and picks a Profile. The only file naming vendors.
 #include "caps.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "check.h"
 
@@ -20,11 +20,16 @@ bool has_extension(const std::vector<VkExtensionProperties>& exts, const char* n
 
 const char* type_name(VkPhysicalDeviceType t) {
   switch (t) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
-    default: return "other";
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return "cpu";
+    default:
+      return "other";
   }
 }
 
@@ -154,10 +159,14 @@ uint64_t DeviceCaps::device_local_bytes() const {
 
 std::vector<std::string> DeviceCaps::subgroup_op_names() const {
   static const std::pair<VkSubgroupFeatureFlagBits, const char*> names[] = {
-      {VK_SUBGROUP_FEATURE_BASIC_BIT, "basic"},         {VK_SUBGROUP_FEATURE_VOTE_BIT, "vote"},
-      {VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "arithmetic"}, {VK_SUBGROUP_FEATURE_BALLOT_BIT, "ballot"},
-      {VK_SUBGROUP_FEATURE_SHUFFLE_BIT, "shuffle"},     {VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, "shuffle_relative"},
-      {VK_SUBGROUP_FEATURE_CLUSTERED_BIT, "clustered"}, {VK_SUBGROUP_FEATURE_QUAD_BIT, "quad"}};
+      {VK_SUBGROUP_FEATURE_BASIC_BIT, "basic"},
+      {VK_SUBGROUP_FEATURE_VOTE_BIT, "vote"},
+      {VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "arithmetic"},
+      {VK_SUBGROUP_FEATURE_BALLOT_BIT, "ballot"},
+      {VK_SUBGROUP_FEATURE_SHUFFLE_BIT, "shuffle"},
+      {VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, "shuffle_relative"},
+      {VK_SUBGROUP_FEATURE_CLUSTERED_BIT, "clustered"},
+      {VK_SUBGROUP_FEATURE_QUAD_BIT, "quad"}};
   std::vector<std::string> out;
   for (auto [bit, name] : names)
     if (subgroup_ops & bit) out.push_back(name);
@@ -173,7 +182,8 @@ std::vector<std::string> DeviceCaps::problems() const {
   if (!why.empty()) return why;  // the feature bits below were not read
   if (!storage16) why.push_back("no storageBuffer16BitAccess (f16 weights and KV cache)");
   if (!storage8) why.push_back("no storageBuffer8BitAccess (quantised weights)");
-  if (max_shared_memory < 16384) why.push_back(fmt::format("only {} B of shared memory (needs 16 KiB)", max_shared_memory));
+  if (max_shared_memory < 16384)
+    why.push_back(fmt::format("only {} B of shared memory (needs 16 KiB)", max_shared_memory));
   // Kernels contain subgroup reductions; a module declaring them must not reach a device without.
   if (!subgroup_arithmetic()) why.push_back("no subgroup arithmetic in compute shaders");
   if (max_workgroup_invocations < 256) why.push_back("workgroups of fewer than 256 invocations");

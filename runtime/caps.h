@@ -1,11 +1,11 @@
 // DeviceCaps: what one physical device can do, read once. Profile: the tunables chosen from it.
 // caps.cpp is the only place in vkllm that names GPU vendors.
 #pragma once
+#include <vulkan/vulkan.h>
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
-#include <vulkan/vulkan.h>
 
 namespace vkllm {
 
@@ -75,27 +75,27 @@ DeviceCaps read_caps(VkPhysicalDevice pd);
 // run (slowly) on lavapipe, and no result may depend on which profile ran: tests run them all.
 struct Profile {
   std::string name;
-  uint32_t wg_size = 256;       // threads per workgroup for elementwise and row kernels
-  uint32_t matvec_wg = 128;     // threads per workgroup in matvec
-  uint32_t matvec_rows = 2;     // output rows per matvec workgroup
+  uint32_t wg_size = 256;               // threads per workgroup for elementwise and row kernels
+  uint32_t matvec_wg = 128;             // threads per workgroup in matvec
+  uint32_t matvec_rows = 2;             // output rows per matvec workgroup
   uint32_t matvec_rows_per_thread = 1;  // rows a thread works on (sharing its loads of x); each row
                                         // group is split over wg·rows_per_thread/rows threads
-  uint32_t matvec_tokens = 8;   // tokens per matvec workgroup (more run as several token blocks)
-  uint32_t matmul_tiled_min_n = 9;  // ops::matmul runs the tiled kernel from this many tokens, else matvec
-  uint32_t matmul_bm = 64;      // matmul tile: rows of weights (outputs) per workgroup
-  uint32_t matmul_bn = 64;      // tokens per workgroup
-  uint32_t matmul_bk = 32;      // K step held in shared memory
-  uint32_t matmul_wg = 256;     // threads per matmul workgroup
-  uint32_t matmul_tm = 4;       // matmul micro-tile per thread: weight rows ...
-  uint32_t matmul_tn = 4;       // ... by tokens; (bm / tm) * (bn / tn) = wg, bk a multiple of 8
-  uint32_t attn_br = 16;        // flash attention: query rows per workgroup
-  uint32_t attn_bc = 32;        // keys per shared-memory tile
-  uint32_t attn_wg = 128;       // threads per attention workgroup
-  uint32_t attn_split_min = 256;  // decode: fewest keys per split-K workgroup
-  uint32_t attn_target_wgs = 64;  // decode: workgroups that fill the device (split-K aims here;
-                                  // Vulkan does not report compute units, so it is per family)
-  bool subgroup_ops = true;     // use subgroup reductions where the device has them
-  bool fp16_math = false;       // f16 arithmetic in inner loops (results still checked vs f32 ref)
+  uint32_t matvec_tokens = 8;           // tokens per matvec workgroup (more run as several token blocks)
+  uint32_t matmul_tiled_min_n = 9;      // ops::matmul runs the tiled kernel from this many tokens, else matvec
+  uint32_t matmul_bm = 64;              // matmul tile: rows of weights (outputs) per workgroup
+  uint32_t matmul_bn = 64;              // tokens per workgroup
+  uint32_t matmul_bk = 32;              // K step held in shared memory
+  uint32_t matmul_wg = 256;             // threads per matmul workgroup
+  uint32_t matmul_tm = 4;               // matmul micro-tile per thread: weight rows ...
+  uint32_t matmul_tn = 4;               // ... by tokens; (bm / tm) * (bn / tn) = wg, bk a multiple of 8
+  uint32_t attn_br = 16;                // flash attention: query rows per workgroup
+  uint32_t attn_bc = 32;                // keys per shared-memory tile
+  uint32_t attn_wg = 128;               // threads per attention workgroup
+  uint32_t attn_split_min = 256;        // decode: fewest keys per split-K workgroup
+  uint32_t attn_target_wgs = 64;        // decode: workgroups that fill the device (split-K aims here;
+                                        // Vulkan does not report compute units, so it is per family)
+  bool subgroup_ops = true;             // use subgroup reductions where the device has them
+  bool fp16_math = false;               // f16 arithmetic in inner loops (results still checked vs f32 ref)
 };
 
 // All built-in profiles, in a fixed order (tests iterate over them).

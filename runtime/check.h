@@ -28,9 +28,8 @@ class DeviceLost : public VulkanError {
 
 }  // namespace vkllm
 
-#define VK_CHECK(expr)                                                  \
-  do {                                                                  \
-    VkResult vk_check_result_ = (expr);                                 \
-    if (vk_check_result_ != VK_SUCCESS)                                 \
-      ::vkllm::throw_vk(vk_check_result_, #expr, __FILE__, __LINE__);   \
+#define VK_CHECK(expr)                                                                                  \
+  do {                                                                                                  \
+    VkResult vk_check_result_ = (expr);                                                                 \
+    if (vk_check_result_ != VK_SUCCESS) ::vkllm::throw_vk(vk_check_result_, #expr, __FILE__, __LINE__); \
   } while (0)

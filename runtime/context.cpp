@@ -1,13 +1,13 @@
 // Vulkan instance and device setup, device choice with reasons, validation message counting.
 #include "context.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fmt/format.h>
 #include <regex>
 
 #include "check.h"
@@ -71,10 +71,9 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverity
 
 VkDebugUtilsMessengerCreateInfoEXT messenger_info() {
   return {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-          .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                             VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-          .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                         VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+          .messageSeverity =
+              VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+          .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                          VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
           .pfnUserCallback = on_validation_message};
 }
@@ -106,8 +105,7 @@ Instance::Instance(bool validation) : validation_(validation) {
     ENSURE(layer_present(kLayer),
            "the Vulkan validation layer was requested but is not installed (apt install vulkan-validationlayers)");
   uint32_t api = 0;
-  ENSURE(vkEnumerateInstanceVersion(&api) == VK_SUCCESS &&
-             VK_API_VERSION_MINOR(api) >= 2,
+  ENSURE(vkEnumerateInstanceVersion(&api) == VK_SUCCESS && VK_API_VERSION_MINOR(api) >= 2,
          "the Vulkan loader is older than 1.2; install a newer libvulkan1");
 
   VkApplicationInfo app{.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
@@ -191,15 +189,14 @@ std::string list_devices(const std::vector<DeviceReport>& reports) {
 }
 
 uint32_t choose_device(const std::vector<DeviceReport>& reports, std::optional<uint32_t> requested) {
-  ENSURE(!reports.empty(),
-         "no Vulkan device found (on a machine without a GPU: apt install mesa-vulkan-drivers)");
+  ENSURE(!reports.empty(), "no Vulkan device found (on a machine without a GPU: apt install mesa-vulkan-drivers)");
   if (requested) {
     uint32_t i = *requested;
     ENSURE(i < reports.size(), fmt::format("device index {} is out of range: {} device(s) found ({})", i,
                                            reports.size(), list_devices(reports)));
     const DeviceReport& r = reports[i];
-    ENSURE(r.problems.empty(), fmt::format("device {} ({}) cannot run vkllm: {}", i, r.caps.name,
-                                           fmt::join(r.problems, "; ")));
+    ENSURE(r.problems.empty(),
+           fmt::format("device {} ({}) cannot run vkllm: {}", i, r.caps.name, fmt::join(r.problems, "; ")));
     return i;
   }
   std::optional<uint32_t> best = preferred_device(reports);
@@ -212,8 +209,7 @@ uint32_t choose_device(const std::vector<DeviceReport>& reports, std::optional<u
 std::optional<uint32_t> preferred_device(const std::vector<DeviceReport>& reports) {
   std::optional<uint32_t> best;
   for (const DeviceReport& r : reports)
-    if (r.problems.empty() && (!best || type_rank(r.caps.type) < type_rank(reports[*best].caps.type)))
-      best = r.index;
+    if (r.problems.empty() && (!best || type_rank(r.caps.type) < type_rank(reports[*best].caps.type))) best = r.index;
   return best;
 }
 
@@ -285,8 +281,8 @@ Context::Context(const ContextOptions& options) : instance_(validation_requested
   one_off_fence_ = UniqueFence(device, f);
   kernels_ = std::make_unique<KernelCache>(*this);
   if (instance_.validation())
-    set_name_ = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
-        vkGetDeviceProcAddr(device, "vkSetDebugUtilsObjectNameEXT"));
+    set_name_ =
+        reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(vkGetDeviceProcAddr(device, "vkSetDebugUtilsObjectNameEXT"));
 }
 
 Context::~Context() {

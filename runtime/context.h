@@ -75,8 +75,7 @@ class Context {
   // Records with `record` into a one-off command buffer, submits it and waits.
   void run_now(const std::function<void(VkCommandBuffer)>& record) const;
   // Index of a memory type allowed by `type_bits` with all of `need`, preferring all of `want`.
-  std::optional<uint32_t> memory_type(uint32_t type_bits, VkMemoryPropertyFlags need,
-                                      VkMemoryPropertyFlags want) const;
+  std::optional<uint32_t> memory_type(uint32_t type_bits, VkMemoryPropertyFlags need, VkMemoryPropertyFlags want) const;
   // Labels a handle for validation messages and GPU debuggers (no-op without debug utils).
   void set_name(VkObjectType type, uint64_t handle, const std::string& name) const;
 

@@ -11,11 +11,11 @@ namespace vkllm {
 namespace {
 
 constexpr DTypeInfo kTypes[] = {
-    {DType::F32, "f32", 1, 4},        {DType::F16, "f16", 1, 2},        {DType::BF16, "bf16", 1, 2},
-    {DType::Q4_0, "q4_0", 32, 18},    {DType::Q4_1, "q4_1", 32, 20},    {DType::Q5_0, "q5_0", 32, 22},
-    {DType::Q5_1, "q5_1", 32, 24},    {DType::Q8_0, "q8_0", 32, 34},    {DType::Q8_1, "q8_1", 32, 36},
-    {DType::Q2_K, "q2_k", 256, 84},   {DType::Q3_K, "q3_k", 256, 110},  {DType::Q4_K, "q4_k", 256, 144},
-    {DType::Q5_K, "q5_k", 256, 176},  {DType::Q6_K, "q6_k", 256, 210},  {DType::Q8_K, "q8_k", 256, 292},
+    {DType::F32, "f32", 1, 4},       {DType::F16, "f16", 1, 2},       {DType::BF16, "bf16", 1, 2},
+    {DType::Q4_0, "q4_0", 32, 18},   {DType::Q4_1, "q4_1", 32, 20},   {DType::Q5_0, "q5_0", 32, 22},
+    {DType::Q5_1, "q5_1", 32, 24},   {DType::Q8_0, "q8_0", 32, 34},   {DType::Q8_1, "q8_1", 32, 36},
+    {DType::Q2_K, "q2_k", 256, 84},  {DType::Q3_K, "q3_k", 256, 110}, {DType::Q4_K, "q4_k", 256, 144},
+    {DType::Q5_K, "q5_k", 256, 176}, {DType::Q6_K, "q6_k", 256, 210}, {DType::Q8_K, "q8_k", 256, 292},
 };
 
 }  // namespace

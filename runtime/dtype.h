@@ -1,5 +1,5 @@
 // DType: how a tensor's elements are stored, with ggml's type ids (GGUF files use them) and the
-// block geometry of the quantised formats (byte layouts: ../shared/FORMATS.md section 2).
+// block geometry of the quantised formats (byte layouts: docs/formats.md §2).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -27,9 +27,9 @@ enum class DType : uint32_t {
 
 struct DTypeInfo {
   DType type;
-  std::string_view name;   // lower case, as `vkllm-bench --type` spells it: "q4_k"
-  uint32_t block_values;   // elements per block (1 for plain floats)
-  uint32_t block_bytes;    // bytes per block
+  std::string_view name;  // lower case, as `vkllm-bench --type` spells it: "q4_k"
+  uint32_t block_values;  // elements per block (1 for plain floats)
+  uint32_t block_bytes;   // bytes per block
 };
 
 // Facts about a ggml type id; nullopt for ids vkllm does not know (the caller names the tensor).

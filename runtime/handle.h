@@ -2,8 +2,8 @@
 // the type, so the handle type and its parent (VkInstance, VkDevice or none) follow from it:
 //   Unique<vkDestroyBuffer> buf{device, handle};   // calls vkDestroyBuffer(device, handle, nullptr)
 #pragma once
-#include <utility>
 #include <vulkan/vulkan.h>
+#include <utility>
 
 namespace vkllm {
 

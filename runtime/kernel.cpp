@@ -40,28 +40,26 @@ Kernel::Kernel(const Context& ctx, const spirv::Shader& shader, const KernelKey&
   UniqueShaderModule owned_module(dev, module);  // only needed until the pipeline exists
 
   std::vector<VkSpecializationMapEntry> entries(key.spec.size());
-  for (uint32_t i = 0; i < entries.size(); ++i)
-    entries[i] = {.constantID = i, .offset = i * 4, .size = 4};
+  for (uint32_t i = 0; i < entries.size(); ++i) entries[i] = {.constantID = i, .offset = i * 4, .size = 4};
   VkSpecializationInfo spec{.mapEntryCount = static_cast<uint32_t>(entries.size()),
                             .pMapEntries = entries.data(),
                             .dataSize = key.spec.size() * 4,
                             .pData = key.spec.data()};
-  VkComputePipelineCreateInfo info{
-      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                .module = module,
-                .pName = "main",
-                .pSpecializationInfo = &spec},
-      .layout = layout};
+  VkComputePipelineCreateInfo info{.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+                                   .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                                             .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                                             .module = module,
+                                             .pName = "main",
+                                             .pSpecializationInfo = &spec},
+                                   .layout = layout};
   VkPipeline pipeline = VK_NULL_HANDLE;
   VK_CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline));
   pipeline_ = UniquePipeline(dev, pipeline);
   ctx.set_name(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<uint64_t>(pipeline), name_);
 }
 
-const Kernel& KernelCache::get(const spirv::Shader& shader, std::span<const SpecConst> spec,
-                               uint32_t n_buffers, uint32_t push_size) {
+const Kernel& KernelCache::get(const spirv::Shader& shader, std::span<const SpecConst> spec, uint32_t n_buffers,
+                               uint32_t push_size) {
   KernelKey key{.code = shader.code.data(), .n_buffers = n_buffers, .push_size = push_size};
   for (const SpecConst& s : spec) key.spec.push_back(s.bits);
   auto it = kernels_.find(key);

@@ -2,8 +2,8 @@
 // only code that knows a kernel's binding order, push struct, specialization constants and grid.
 // Shapes are given in comments, outermost first, f32 unless said.
 #pragma once
+#include "ops_attention.h"
 #include "ops_copy.h"
 #include "ops_elementwise.h"
-#include "ops_position.h"
 #include "ops_matmul.h"
-#include "ops_attention.h"
+#include "ops_position.h"

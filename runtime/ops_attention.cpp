@@ -1,10 +1,10 @@
 // Entry points of the attention kernels: tile and split planning, argument checks, dispatch.
 #include "ops_attention.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "check.h"
 #include "context.h"
@@ -82,8 +82,8 @@ void check_view(BufferView view, uint64_t need_bytes, const char* what) {
 }
 
 // Checks every binding against the shape; returns the resolved shape.
-AttentionShape check_bindings(const AttentionShape& shape, BufferView q, BufferView k, BufferView v,
-                              BufferView step, BufferView o) {
+AttentionShape check_bindings(const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
+                              BufferView o) {
   AttentionShape sh = resolved(shape);
   check_shape(sh);
   uint64_t elt = sh.kv_f16 ? 2 : 4;
@@ -129,8 +129,10 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   while (plan.br > 1 && layout().accumulators > kMaxAccumulators) plan.br /= 2;
   uint32_t limit = ctx.caps().max_shared_memory;
   while (layout().shared_bytes > limit && (plan.br > 1 || plan.bc > 1)) {
-    if (plan.bc >= plan.br) plan.bc /= 2;
-    else plan.br /= 2;
+    if (plan.bc >= plan.br)
+      plan.bc /= 2;
+    else
+      plan.br /= 2;
   }
   plan.shared_bytes = layout().shared_bytes;
   ENSURE(plan.shared_bytes <= limit, fmt::format("attention: head dims {}/{} need {} bytes of shared memory even "
@@ -186,11 +188,8 @@ void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView 
   check_view(scratch, need, "split-K scratch");
   BufferView partial{scratch.buffer, scratch.offset, need};
   s.dispatch(shader, spec, {.reads = {q, k, v, step}, .writes = {partial}}, push, groups);
-  push::AttentionMergePush merge{.n_q = sh.n_q,
-                                 .n_heads = sh.n_heads,
-                                 .dv = sh.dv,
-                                 .o_row_stride = sh.o_row_stride,
-                                 .n_splits = plan.splits};
+  push::AttentionMergePush merge{
+      .n_q = sh.n_q, .n_heads = sh.n_heads, .dv = sh.dv, .o_row_stride = sh.o_row_stride, .n_splits = plan.splits};
   s.dispatch(spirv::flash_attn_merge, {plan.wg}, {.reads = {partial}, .writes = {o}}, merge,
              grid(uint64_t(sh.n_q) * sh.n_heads));
 }
@@ -201,8 +200,8 @@ uint64_t attention_naive_scratch_bytes(const AttentionShape& shape) {
   return uint64_t(shape.n_heads) * shape.n_q * shape.max_kv * sizeof(float);
 }
 
-void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v,
-                     BufferView step, BufferView o, BufferView scores) {
+void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
+                     BufferView o, BufferView scores) {
   const Context& ctx = s.context();
   uint64_t need = attention_naive_scratch_bytes(shape);
   ENSURE(need <= ctx.caps().max_storage_buffer_range,
@@ -216,11 +215,10 @@ void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, Buffe
   auto push = make_push(sh, 1, false);
   s.dispatch(sh.kv_f16 ? spirv::attention_naive_scores_f16 : spirv::attention_naive_scores_f32, {wg},
              {.reads = {step, q, k}, .writes = {sv}}, push, grid(ceil_div(need / sizeof(float), wg)));
-  s.dispatch(spirv::attention_naive_softmax, {wg, ctx.profile().subgroup_ops}, {.reads = {step}, .writes = {sv}},
-             push, grid(uint64_t(sh.n_heads) * sh.n_q));
+  s.dispatch(spirv::attention_naive_softmax, {wg, ctx.profile().subgroup_ops}, {.reads = {step}, .writes = {sv}}, push,
+             grid(uint64_t(sh.n_heads) * sh.n_q));
   s.dispatch(sh.kv_f16 ? spirv::attention_naive_pv_f16 : spirv::attention_naive_pv_f32, {wg},
-             {.reads = {step, sv, v}, .writes = {o}}, push,
-             grid(ceil_div(uint64_t(sh.n_q) * sh.n_heads * sh.dv, wg)));
+             {.reads = {step, sv, v}, .writes = {o}}, push, grid(ceil_div(uint64_t(sh.n_q) * sh.n_heads * sh.dv, wg)));
 }
 
 }  // namespace vkllm::ops

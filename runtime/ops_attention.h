@@ -25,23 +25,23 @@ struct AttentionShape {
   uint32_t n_q = 1;
   uint32_t n_heads = 1, n_kv_heads = 1;
   uint32_t dk = 0, dv = 0;
-  uint32_t q_row_stride = 0, o_row_stride = 0;    // 0: n_heads * dk and n_heads * dv
-  uint32_t k_head_stride = 0, k_row_stride = 0;   // 0: max_kv * dk and dk
-  uint32_t v_head_stride = 0, v_row_stride = 0;   // 0: max_kv * dv and dv
+  uint32_t q_row_stride = 0, o_row_stride = 0;   // 0: n_heads * dk and n_heads * dv
+  uint32_t k_head_stride = 0, k_row_stride = 0;  // 0: max_kv * dk and dk
+  uint32_t v_head_stride = 0, v_row_stride = 0;  // 0: max_kv * dv and dv
   bool kv_f16 = true;
-  float scale = 0;        // 0: 1 / sqrt(dk)
-  bool causal = true;     // key t visible to a query at position q only if t <= q
-  uint32_t window = 0;    // > 0: also only if q - t < window; 0: no sliding window
-  uint32_t max_kv = 0;    // upper bound on step.n_kv (the cache capacity): sizes K/V, plans splits
+  float scale = 0;            // 0: 1 / sqrt(dk)
+  bool causal = true;         // key t visible to a query at position q only if t <= q
+  uint32_t window = 0;        // > 0: also only if q - t < window; 0: no sliding window
+  uint32_t max_kv = 0;        // upper bound on step.n_kv (the cache capacity): sizes K/V, plans splits
   uint32_t force_splits = 0;  // tests and benchmarks: this split count instead of the planned one
 };
 
 // Tile sizes and split count one call runs with (specialization constants and grid).
 struct AttentionPlan {
-  uint32_t br = 0;     // query rows per workgroup (rows: (token, head) pairs of one KV group)
-  uint32_t bc = 0;     // keys per tile
-  uint32_t wg = 0;     // threads per workgroup
-  uint32_t splits = 1; // key splits (split-K); 1: one pass writes O directly
+  uint32_t br = 0;      // query rows per workgroup (rows: (token, head) pairs of one KV group)
+  uint32_t bc = 0;      // keys per tile
+  uint32_t wg = 0;      // threads per workgroup
+  uint32_t splits = 1;  // key splits (split-K); 1: one pass writes O directly
   bool subgroup = false;
   uint32_t shared_bytes = 0;
 };
@@ -72,7 +72,7 @@ uint64_t attention_naive_scratch_bytes(const AttentionShape& shape);
 
 // The same result through a score matrix in device memory (baseline for tests and benchmarks).
 // Throws when the scores do not fit one storage buffer binding of this device.
-void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v,
-                     BufferView step, BufferView o, BufferView scores);
+void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
+                     BufferView o, BufferView scores);
 
 }  // namespace vkllm::ops

@@ -1,7 +1,7 @@
 // Argument checks shared by the ops:: entry points: a view must hold what the kernel will touch.
 #pragma once
-#include <cstdint>
 #include <fmt/format.h>
+#include <cstdint>
 
 #include "buffer.h"
 #include "check.h"

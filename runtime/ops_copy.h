@@ -7,7 +7,8 @@
 namespace vkllm::ops {
 
 // For r < rows, c < cols, i < len (floats):
-//   dst[r·dst_row_stride + c·dst_col_stride + dst_offset + i] = src[r·src_row_stride + c·src_col_stride + src_offset + i]
+//   dst[r·dst_row_stride + c·dst_col_stride + dst_offset + i] = src[r·src_row_stride + c·src_col_stride + src_offset +
+//   i]
 // e.g. the 64 rope values of every (token, head) of an MLA query into a packed buffer.
 void copy_strided(Stream& s, BufferView src, BufferView dst, const push::CopyPush& p);
 

@@ -20,8 +20,7 @@ uint32_t flat(uint32_t rows, uint32_t dim, const char* op) {
 }
 
 // y = OP(a, b[i % nb]) for add and mul; nb == n is the elementwise form.
-void binary(Stream& s, const spirv::Shader& shader, BufferView a, BufferView b, BufferView y, uint32_t n,
-            uint32_t nb) {
+void binary(Stream& s, const spirv::Shader& shader, BufferView a, BufferView b, BufferView y, uint32_t n, uint32_t nb) {
   ensure_holds(a, n * kF32, shader.name, "a");
   ensure_holds(b, nb * kF32, shader.name, "b");
   ensure_holds(y, n * kF32, shader.name, "y");

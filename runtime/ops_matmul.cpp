@@ -2,8 +2,8 @@
 // the matvec/tiled choice, and row ranges for weights larger than one binding may be.
 #include "ops_matmul.h"
 
-#include <bit>
 #include <fmt/format.h>
+#include <bit>
 #include <numeric>
 
 #include "check.h"

@@ -12,7 +12,7 @@ enum class RopeMode : uint32_t {
   Neox = 2,  // pairs (i, i + rot_dim/2): qwen2, phi3, gemma, falcon (ggml's mode number)
 };
 
-// Pair i < rot_dim/2 of a token at position p turns by (FORMATS 3.1, 3.4, 3.5)
+// Pair i < rot_dim/2 of a token at position p turns by (docs/formats.md §3.1, 3.4, 3.5)
 //   theta_i = p * base^(-2i/rot_dim) / ff_i * ((1 - m_i) * freq_scale + m_i),  m_i = ramp_i * ext_factor
 // and the pair is scaled by mscale = attn_factor * (ext_factor != 0 ? 1 + 0.1 ln(1/freq_scale) : 1),
 // as ggml's rope_yarn. ramp_i = 1 - clamp((i - low) / max(0.001, high - low), 0, 1) with

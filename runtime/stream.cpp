@@ -2,8 +2,8 @@
 // replay and timestamps.
 #include "stream.h"
 
-#include <chrono>
 #include <fmt/format.h>
+#include <chrono>
 
 #include "check.h"
 #include "context.h"

@@ -59,8 +59,8 @@ class Stream {
   const Context& context() const { return ctx_; }
 
   template <class Push>
-  void dispatch(const spirv::Shader& shader, std::initializer_list<SpecConst> spec, Bindings bindings,
-                const Push& push, Groups groups) {
+  void dispatch(const spirv::Shader& shader, std::initializer_list<SpecConst> spec, Bindings bindings, const Push& push,
+                Groups groups) {
     static_assert(std::is_trivially_copyable_v<Push> && sizeof(Push) % 4 == 0 && sizeof(Push) <= 128,
                   "push constants: 4-byte fields, at most 128 bytes (the guaranteed minimum)");
     dispatch_raw(shader, spec, bindings, &push, sizeof(Push), groups);
@@ -94,7 +94,7 @@ class Stream {
   std::vector<TracedCommand> trace_;  // tracing streams only
   UniqueCommandPool pool_;
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
-  bool open_ = false;   // recording in progress
+  bool open_ = false;  // recording in progress
   double last_wait_seconds_ = 0;
   bool ended_ = false;  // recording ended, ready to (re)submit
   std::vector<UniqueDescriptorPool> descriptor_pools_;

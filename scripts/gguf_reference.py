@@ -14,7 +14,7 @@ try:
 except ImportError:
     sys.exit("error: numpy missing; install with: sudo apt install python3-numpy")
 
-# --- GGUF reader (FORMATS.md §1) ----------------------------------------------------------------
+# --- GGUF reader (docs/formats.md §1) ----------------------------------------------------------------
 
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q",
             11: "<q", 12: "<d"}
@@ -79,7 +79,7 @@ class GGUF:
         return self.tensors[name].astype(np.float32)
 
 
-# --- Tokenizer: llama.cpp's SPM algorithm over the GGUF vocabulary (FORMATS.md §4.2) -------------
+# --- Tokenizer: llama.cpp's SPM algorithm over the GGUF vocabulary (docs/formats.md §4.2) -------------
 
 class SpmTokenizer:
     def __init__(self, g):

@@ -23,11 +23,11 @@ struct StepParams {
   uint reserved;
 };
 
+#include "push_attention.h"
 #include "push_copy.h"
 #include "push_elementwise.h"
-#include "push_position.h"
 #include "push_matmul.h"
-#include "push_attention.h"
+#include "push_position.h"
 
 #ifdef __cplusplus
 }  // namespace vkllm::push

@@ -7,24 +7,24 @@
 // key position t, i) at g * k_head_stride + t * k_row_stride + i, V likewise (all in elements).
 // Query head h reads KV head h / (n_heads / n_kv_heads).
 struct AttentionPush {
-  uint n_q;            // query tokens, at absolute positions step.pos0 .. step.pos0 + n_q - 1
-  uint n_heads;        // query heads
-  uint n_kv_heads;     // divides n_heads
-  uint dk;             // Q/K head dim (flash: also a specialization constant)
-  uint dv;             // V/O head dim
+  uint n_q;         // query tokens, at absolute positions step.pos0 .. step.pos0 + n_q - 1
+  uint n_heads;     // query heads
+  uint n_kv_heads;  // divides n_heads
+  uint dk;          // Q/K head dim (flash: also a specialization constant)
+  uint dv;          // V/O head dim
   uint q_row_stride;
   uint o_row_stride;
   uint k_head_stride;
   uint k_row_stride;
   uint v_head_stride;
   uint v_row_stride;
-  uint max_kv;         // keys the K/V bindings hold; step.n_kv is clamped to it
-  float scale_log2;    // softmax scale * log2(e): scores are kept in the base-2 domain
-  uint causal;         // 1: key t visible to the query at position q only if t <= q
-  uint window;         // > 0: key t visible only if q - t < window (sliding window)
-  uint n_splits;       // flash: 1 writes O; > 1 writes split-K partials for the merge pass
-  uint v_from_k;       // flash: 1 when V is the first dv elements of each K row (MLA), so
-                       // the K tile in shared memory serves as the V tile
+  uint max_kv;       // keys the K/V bindings hold; step.n_kv is clamped to it
+  float scale_log2;  // softmax scale * log2(e): scores are kept in the base-2 domain
+  uint causal;       // 1: key t visible to the query at position q only if t <= q
+  uint window;       // > 0: key t visible only if q - t < window (sliding window)
+  uint n_splits;     // flash: 1 writes O; > 1 writes split-K partials for the merge pass
+  uint v_from_k;     // flash: 1 when V is the first dv elements of each K row (MLA), so
+                     // the K tile in shared memory serves as the V tile
 };
 
 // Merge of split-K partials: for each (token, head) row, combine n_splits (m, l, O) triples.

@@ -6,7 +6,7 @@
 //   theta = pos[t] * theta_scale^i * ((1 - m) * freq_scale + m) / ff[i],  m = ramp(i) * ext_factor
 // with theta_scale = base^(-2/rot_dim) given as hi * (1 + lo), and cos/sin scaled by mscale.
 struct RopePush {
-  uint n_rows;        // n_tokens * n_heads
+  uint n_rows;  // n_tokens * n_heads
   uint n_heads;
   uint head_dim;      // elements per head handled: rot_dim rotated, the rest copied
   uint rot_half;      // rot_dim / 2
@@ -16,10 +16,10 @@ struct RopePush {
   float theta_scale_hi;
   float theta_scale_lo;  // relative correction: theta_scale = hi * (1 + lo)
   float freq_scale;
-  float ext_factor;      // YaRN mix; 0 = off
-  float corr_low;        // YaRN ramp bounds (pair indices)
+  float ext_factor;  // YaRN mix; 0 = off
+  float corr_low;    // YaRN ramp bounds (pair indices)
   float corr_high;
-  float mscale;          // cos/sin multiplier (attn_factor, times YaRN's magnitude term)
+  float mscale;  // cos/sin multiplier (attn_factor, times YaRN's magnitude term)
 };
 
 // Copy src(n_tokens, n_kv_heads, head_dim) into cache(n_kv_heads, n_ctx, cache_head_dim) at the

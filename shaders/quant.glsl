@@ -1,4 +1,4 @@
-// Weight storage types, read in their stored format (byte layouts: FORMATS.md §2, ggml-common.h).
+// Weight storage types, read in their stored format (byte layouts: docs/formats.md §2, ggml-common.h).
 // The variant (CMakeLists.txt) defines exactly one WTYPE_<T>; an includer gets, for that type:
 //   QK, QB                  values and bytes per block (1 and 4/2 for plain floats)
 //   W_FLOAT                 defined for F32/F16/BF16 (any row length; others need K % QK == 0)
@@ -108,7 +108,7 @@ const uint QWORDS = 36, QS_WORD = 4;
 const uint QK = 256, QB = 176;  // d, dmin, scales[12], qh[32], qs[128]: 44 words
 const uint QWORDS = 44, QS_WORD = 12;
 #endif
-// (scale, min) of sub-block i from the 12 scale bytes in words sb .. sb+2 (FORMATS §2 Q4_K).
+// (scale, min) of sub-block i from the 12 scale bytes in words sb .. sb+2 (docs/formats.md §2 Q4_K).
 vec2 scale_min_k4(uint sb, uint i) {
   uint j = 8 * (i & 3);
   uint a = (w32[sb] >> j) & 255, m = (w32[sb + 1] >> j) & 255, c = (w32[sb + 2] >> j) & 255;

@@ -1,6 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// Rotary position embedding (FORMATS 3.1, 3.4, 3.5): rotates the first rot_dim elements of every
+// Rotary position embedding (docs/formats.md §3.1, 3.4, 3.5): rotates the first rot_dim elements of every
 // head of every token by angles set by the token's position; the rest of the head is copied.
 //   x: rows (token t, head h) at t * token_stride + h * head_stride, head_dim elements each
 //   pos: (n_tokens) int32   ff: (rot_dim / 2) f32 frequency factors, bound only when HAS_FF

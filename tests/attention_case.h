@@ -19,17 +19,25 @@ struct AttentionCase {
   uint32_t n_q = 1, n_kv = 1, heads = 1, kv_heads = 1, dk = 64, dv = 64;
   bool f16 = true, causal = true;
   uint32_t window = 0;
-  uint32_t splits = 0;      // force this split count (0: planned)
-  uint32_t max_kv = 0;      // cache capacity (0: n_kv)
-  int pos0 = -1;            // position of the first query (-1: n_kv - n_q, or 0 when negative)
-  bool mla_view = false;    // V is the first dv elements of each K row: one buffer, row stride dk
-  bool naive = false;       // run the naive baseline instead
+  uint32_t splits = 0;    // force this split count (0: planned)
+  uint32_t max_kv = 0;    // cache capacity (0: n_kv)
+  int pos0 = -1;          // position of the first query (-1: n_kv - n_q, or 0 when negative)
+  bool mla_view = false;  // V is the first dv elements of each K row: one buffer, row stride dk
+  bool naive = false;     // run the naive baseline instead
 
   uint32_t capacity() const { return max_kv ? max_kv : std::max(n_kv, 1u); }
   uint32_t first_pos() const { return pos0 >= 0 ? uint32_t(pos0) : (n_kv >= n_q ? n_kv - n_q : 0); }
   ops::AttentionShape shape() const {
-    ops::AttentionShape sh{.n_q = n_q, .n_heads = heads, .n_kv_heads = kv_heads, .dk = dk, .dv = dv, .kv_f16 = f16,
-                           .causal = causal, .window = window, .max_kv = capacity(), .force_splits = splits};
+    ops::AttentionShape sh{.n_q = n_q,
+                           .n_heads = heads,
+                           .n_kv_heads = kv_heads,
+                           .dk = dk,
+                           .dv = dv,
+                           .kv_f16 = f16,
+                           .causal = causal,
+                           .window = window,
+                           .max_kv = capacity(),
+                           .force_splits = splits};
     if (mla_view) sh.v_head_stride = capacity() * dk, sh.v_row_stride = dk;
     return sh;
   }
@@ -75,9 +83,12 @@ class AttentionRun {
   const ops::AttentionShape& shape() const { return shape_; }
 
   void record(Stream& s) const {
-    BufferView k = *gk_, v = c_.mla_view ? k : BufferView(*gv_), scratch = scratch_ ? BufferView(*scratch_) : BufferView{};
-    if (c_.naive) ops::attention_naive(s, shape_, *gq_, k, v, *step_, *go_, scratch);
-    else ops::attention(s, shape_, *gq_, k, v, *step_, *go_, scratch);
+    BufferView k = *gk_, v = c_.mla_view ? k : BufferView(*gv_),
+               scratch = scratch_ ? BufferView(*scratch_) : BufferView{};
+    if (c_.naive)
+      ops::attention_naive(s, shape_, *gq_, k, v, *step_, *go_, scratch);
+    else
+      ops::attention(s, shape_, *gq_, k, v, *step_, *go_, scratch);
   }
 
   void set_step(uint32_t pos0, uint32_t n_kv) {
@@ -90,12 +101,22 @@ class AttentionRun {
 
   std::vector<float> expected() const {
     uint32_t cap = c_.capacity();
-    ref::AttentionParams a{.n_q = c_.n_q, .n_heads = c_.heads, .n_kv_heads = c_.kv_heads, .dk = c_.dk, .dv = c_.dv,
-                           .q_row_stride = size_t(c_.heads) * c_.dk, .o_row_stride = size_t(c_.heads) * c_.dv,
-                           .k_head_stride = size_t(cap) * c_.dk, .k_row_stride = c_.dk,
-                           .v_head_stride = size_t(cap) * c_.dv, .v_row_stride = c_.dv,
-                           .scale = 1.0 / std::sqrt(double(c_.dk)), .causal = c_.causal, .window = c_.window,
-                           .pos0 = pos0_, .n_kv = n_kv_};
+    ref::AttentionParams a{.n_q = c_.n_q,
+                           .n_heads = c_.heads,
+                           .n_kv_heads = c_.kv_heads,
+                           .dk = c_.dk,
+                           .dv = c_.dv,
+                           .q_row_stride = size_t(c_.heads) * c_.dk,
+                           .o_row_stride = size_t(c_.heads) * c_.dv,
+                           .k_head_stride = size_t(cap) * c_.dk,
+                           .k_row_stride = c_.dk,
+                           .v_head_stride = size_t(cap) * c_.dv,
+                           .v_row_stride = c_.dv,
+                           .scale = 1.0 / std::sqrt(double(c_.dk)),
+                           .causal = c_.causal,
+                           .window = c_.window,
+                           .pos0 = pos0_,
+                           .n_kv = n_kv_};
     if (c_.mla_view) a.v_head_stride = size_t(cap) * c_.dk, a.v_row_stride = c_.dk;
     std::vector<float> o(size_t(c_.n_q) * c_.heads * c_.dv);
     ref::attention(o.data(), q_.data(), k_.data(), c_.mla_view ? k_.data() : v_.data(), a);

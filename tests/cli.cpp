@@ -1,12 +1,12 @@
 // Runs the vkllm binary through the shell, stdout and stderr captured into temporary files.
 #include "cli.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace vkllm::test {
 
@@ -39,7 +39,8 @@ TempFile::TempFile(const std::string& tag) : path("/tmp/vkllm_cli_" + std::to_st
 TempFile::~TempFile() { std::remove(path.c_str()); }
 
 void TempFile::write(const std::vector<std::byte>& bytes) const {
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
 }
 
 }  // namespace vkllm::test

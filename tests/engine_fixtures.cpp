@@ -7,16 +7,22 @@ namespace vkllm::test {
 
 std::vector<EngineFixture> engine_fixtures(DType type) {
   std::string t(info(type).name);
-  FixtureSpec base{.dim = 128, .n_layers = 2, .n_heads = 2, .n_kv_heads = 2, .hidden_dim = 192,
-                   .vocab_size = 320, .seq_len = 256, .weight_type = type};
+  FixtureSpec base{.dim = 128,
+                   .n_layers = 2,
+                   .n_heads = 2,
+                   .n_kv_heads = 2,
+                   .hidden_dim = 192,
+                   .vocab_size = 320,
+                   .seq_len = 256,
+                   .weight_type = type};
   FixtureSpec mha = base;
   FixtureSpec gqa = base;
   gqa.arch = "qwen2", gqa.dim = 256, gqa.n_heads = 4, gqa.n_kv_heads = 2;
   FixtureSpec mqa = base;
   mqa.dim = 256, mqa.n_heads = 4, mqa.n_kv_heads = 1, mqa.rope_freqs = true, mqa.tied_embeddings = true;
   FixtureSpec mla = base;
-  mla.arch = "deepseek2", mla.n_heads = 4, mla.q_lora_rank = 64, mla.kv_lora_rank = 64,
-  mla.qk_nope_head_dim = 32, mla.qk_rope_head_dim = 32, mla.v_head_dim = 32;
+  mla.arch = "deepseek2", mla.n_heads = 4, mla.q_lora_rank = 64, mla.kv_lora_rank = 64, mla.qk_nope_head_dim = 32,
+  mla.qk_rope_head_dim = 32, mla.v_head_dim = 32;
   FixtureSpec mla_fused = mla;
   mla_fused.q_lora_rank = 0, mla_fused.mla_layout = MlaLayout::Fused;
   return {{"mha " + t, mha}, {"gqa " + t, gqa}, {"mqa " + t, mqa}, {"mla " + t, mla}, {"mla-fused " + t, mla_fused}};

@@ -1,8 +1,8 @@
 // Test helpers shared by every test file.
 #include "harness.h"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 #include <random>
 
 #include "catch.h"

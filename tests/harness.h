@@ -23,10 +23,10 @@ Buffer to_gpu(std::span<const int32_t> data, const std::string& name = "test inp
 std::vector<float> from_gpu(const Buffer& b);
 
 struct Comparison {
-  double nmse = 0;              // sum (a-b)^2 / sum b^2
-  double max_abs = 0;           // largest |a-b|
-  size_t worst = 0;             // index of it
-  size_t extra_nonfinite = 0;   // NaN/inf in `got` where the reference is finite
+  double nmse = 0;             // sum (a-b)^2 / sum b^2
+  double max_abs = 0;          // largest |a-b|
+  size_t worst = 0;            // index of it
+  size_t extra_nonfinite = 0;  // NaN/inf in `got` where the reference is finite
 };
 Comparison compare(std::span<const float> got, std::span<const float> want);
 

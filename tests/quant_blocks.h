@@ -1,4 +1,4 @@
-// One hand-made block of each weight type with values worked out by hand from FORMATS.md §2, so the
+// One hand-made block of each weight type with values worked out by hand from docs/formats.md §2, so the
 // byte layouts are proven independently of any quantiser (used by test_quant and test_get_rows).
 #pragma once
 #include <cstdint>

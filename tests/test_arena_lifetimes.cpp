@@ -58,7 +58,8 @@ TEST_CASE("no live activation is overwritten, for every architecture and batch s
     const ArenaPlanner& plan = t.arena_plan();
     for (size_t a = 0; a < plan.size(); ++a)
       for (size_t b = a + 1; b < plan.size(); ++b) {
-        bool overlap = plan.offset(a) < plan.offset(b) + plan.bytes(b) && plan.offset(b) < plan.offset(a) + plan.bytes(a);
+        bool overlap =
+            plan.offset(a) < plan.offset(b) + plan.bytes(b) && plan.offset(b) < plan.offset(a) + plan.bytes(a);
         INFO(f.name << ": " << plan.name(a) << " and " << plan.name(b));
         CHECK(!(plan.live_together(int(a), int(b)) && overlap));
       }

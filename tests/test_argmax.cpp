@@ -1,7 +1,7 @@
 // ops::argmax_rows vs ref::argmax_rows, exactly: ties (lowest index wins), NaN, rows of only NaN
 // or only -inf, vocabulary-sized rows, many rows, every profile.
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 #include <span>
 
 #include "catch.h"
@@ -47,7 +47,7 @@ TEST_CASE("argmax_rows matches the reference", "[argmax]") {
 TEST_CASE("argmax_rows on a vocabulary row with its maximum at either end", "[argmax]") {
   uint32_t cols = 128256;
   auto x = test::random_floats(2 * cols, 61, -10, 10);
-  x[cols - 1] = 11;         // row 0: the last entry
+  x[cols - 1] = 11;                // row 0: the last entry
   x[cols] = x[2 * cols - 1] = 11;  // row 1: first and last tie; the first wins
   auto got = gpu_argmax(x, 2, cols);
   CHECK(got == std::vector<int32_t>{int32_t(cols - 1), 0});
@@ -56,10 +56,10 @@ TEST_CASE("argmax_rows on a vocabulary row with its maximum at either end", "[ar
 TEST_CASE("argmax_rows ignores NaN", "[argmax]") {
   uint32_t cols = 9;
   const float nan = NAN, inf = INFINITY;
-  std::vector<float> x = {nan, 1, nan, 3, nan, 3, 2, nan, 0,  // NaN around the maximum
-                          nan, nan, nan, nan, nan, nan, nan, nan, nan,  // only NaN: -1
+  std::vector<float> x = {nan,  1,    nan,  3,    nan,  3,    2,    nan,  0,     // NaN around the maximum
+                          nan,  nan,  nan,  nan,  nan,  nan,  nan,  nan,  nan,   // only NaN: -1
                           -inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf,  // only -inf: the first
-                          nan, -inf, nan, -inf, nan, nan, nan, nan, nan};
+                          nan,  -inf, nan,  -inf, nan,  nan,  nan,  nan,  nan};
   std::vector<int32_t> want(4);
   ref::argmax_rows(want.data(), x.data(), 4, cols);
   CHECK(want == std::vector<int32_t>{3, -1, 0, 1});

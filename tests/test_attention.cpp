@@ -27,8 +27,14 @@ TEST_CASE("flash attention every head dim with f16 and f32 K/V", "[attention]") 
   int i = 0;
   for (uint32_t d : dims)
     for (bool f16 : {true, false}) {
-      AttentionCase c{.n_q = i % 2 ? 7u : 64u, .n_kv = i % 3 ? 64u : 333u, .heads = 8, .kv_heads = 2,
-                      .dk = d, .dv = d, .f16 = f16, .causal = i % 2 == 0};
+      AttentionCase c{.n_q = i % 2 ? 7u : 64u,
+                      .n_kv = i % 3 ? 64u : 333u,
+                      .heads = 8,
+                      .kv_heads = 2,
+                      .dk = d,
+                      .dv = d,
+                      .f16 = f16,
+                      .causal = i % 2 == 0};
       test::check_attention(c, bound(c));
       ++i;
     }
@@ -43,8 +49,14 @@ TEST_CASE("flash attention head groupings MHA GQA MQA with and without causal ma
   int i = 0;
   for (Heads hg : groupings)
     for (bool causal : {false, true}) {
-      AttentionCase c{.n_q = q_lens[i % 5], .n_kv = kv_lens[(i + causal) % 5], .heads = hg.h, .kv_heads = hg.g,
-                      .dk = 64, .dv = 64, .f16 = i % 3 != 0, .causal = causal};
+      AttentionCase c{.n_q = q_lens[i % 5],
+                      .n_kv = kv_lens[(i + causal) % 5],
+                      .heads = hg.h,
+                      .kv_heads = hg.g,
+                      .dk = 64,
+                      .dv = 64,
+                      .f16 = i % 3 != 0,
+                      .causal = causal};
       test::check_attention(c, bound(c));
       ++i;
     }
@@ -56,8 +68,14 @@ TEST_CASE("flash attention every q_len against every kv_len", "[attention]") {
   for (uint32_t q : q_lens)
     for (uint32_t kv : kv_lens) {
       // Causal prefill where the cache holds the queries' own keys; keys only (no mask) otherwise.
-      AttentionCase c{.n_q = q, .n_kv = kv, .heads = 4, .kv_heads = i % 2 ? 1u : 4u, .dk = i % 2 ? 80u : 64u,
-                      .dv = i % 2 ? 80u : 64u, .f16 = i % 4 < 2, .causal = i % 3 != 1};
+      AttentionCase c{.n_q = q,
+                      .n_kv = kv,
+                      .heads = 4,
+                      .kv_heads = i % 2 ? 1u : 4u,
+                      .dk = i % 2 ? 80u : 64u,
+                      .dv = i % 2 ? 80u : 64u,
+                      .f16 = i % 4 < 2,
+                      .causal = i % 3 != 1};
       test::check_attention(c, bound(c));
       ++i;
     }
@@ -69,8 +87,15 @@ TEST_CASE("flash attention MLA decode 576/512 with V a view of K", "[attention]"
       AttentionCase c{.n_q = q, .n_kv = kv, .heads = 16, .kv_heads = 1, .dk = 576, .dv = 512, .mla_view = true};
       test::check_attention(c, bound(c));
     }
-  AttentionCase f32{.n_q = 1, .n_kv = 333, .heads = 16, .kv_heads = 1, .dk = 576, .dv = 512, .f16 = false,
-                    .splits = 3, .mla_view = true};
+  AttentionCase f32{.n_q = 1,
+                    .n_kv = 333,
+                    .heads = 16,
+                    .kv_heads = 1,
+                    .dk = 576,
+                    .dv = 512,
+                    .f16 = false,
+                    .splits = 3,
+                    .mla_view = true};
   test::check_attention(f32, bound(f32));
   // Separate K and V buffers with different dims (no view).
   AttentionCase kv{.n_q = 2, .n_kv = 100, .heads = 16, .kv_heads = 1, .dk = 576, .dv = 512};
@@ -124,8 +149,9 @@ TEST_CASE("flash attention under every profile", "[attention]") {
   test::for_each_profile([&](const Profile& profile) {
     for (const AttentionCase& c : cases) {
       ops::AttentionPlan plan = ops::attention_plan(test::gpu(), c.shape());
-      test::check_attention(c, bound(c), fmt::format(" profile={} br={} bc={} wg={} splits={}", profile.name,
-                                                     plan.br, plan.bc, plan.wg, plan.splits));
+      test::check_attention(
+          c, bound(c),
+          fmt::format(" profile={} br={} bc={} wg={} splits={}", profile.name, plan.br, plan.bc, plan.wg, plan.splits));
     }
   });
 }
@@ -133,11 +159,17 @@ TEST_CASE("flash attention under every profile", "[attention]") {
 TEST_CASE("naive attention matches the reference", "[attention]") {
   const AttentionCase cases[] = {
       {.n_q = 7, .n_kv = 333, .heads = 8, .kv_heads = 2, .dk = 64, .dv = 64, .naive = true},
-      {.n_q = 64, .n_kv = 64, .heads = 6, .kv_heads = 3, .dk = 80, .dv = 80, .f16 = false, .causal = false,
+      {.n_q = 64,
+       .n_kv = 64,
+       .heads = 6,
+       .kv_heads = 3,
+       .dk = 80,
+       .dv = 80,
+       .f16 = false,
+       .causal = false,
        .naive = true},
       {.n_q = 1, .n_kv = 200, .heads = 16, .kv_heads = 1, .dk = 576, .dv = 512, .mla_view = true, .naive = true},
-      {.n_q = 3, .n_kv = 50, .heads = 2, .kv_heads = 1, .dk = 64, .dv = 64, .window = 20, .pos0 = 100,
-       .naive = true},
+      {.n_q = 3, .n_kv = 50, .heads = 2, .kv_heads = 1, .dk = 64, .dv = 64, .window = 20, .pos0 = 100, .naive = true},
   };
   for (const AttentionCase& c : cases) test::check_attention(c, bound(c));
 }

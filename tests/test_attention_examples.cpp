@@ -1,8 +1,8 @@
 // The two worked examples of tests/data through ops::attention (flash) and ops::attention_naive,
 // whose softmax output also gives the attention weights. The projections X.W are plain CPU loops
 // here; the fully GPU version with matmul lives with the model tests.
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -59,8 +59,14 @@ Result run(const std::vector<Matrix>& q, const std::vector<Matrix>& k, const std
            bool naive) {
   Context& ctx = test::gpu();
   uint32_t heads = uint32_t(q.size()), tokens = uint32_t(q[0].size()), d = uint32_t(q[0][0].size());
-  ops::AttentionShape sh{.n_q = tokens, .n_heads = heads, .n_kv_heads = heads, .dk = d, .dv = d,
-                         .kv_f16 = false, .causal = causal, .max_kv = tokens};
+  ops::AttentionShape sh{.n_q = tokens,
+                         .n_heads = heads,
+                         .n_kv_heads = heads,
+                         .dk = d,
+                         .dv = d,
+                         .kv_f16 = false,
+                         .causal = causal,
+                         .max_kv = tokens};
   Buffer gq = test::to_gpu(token_major(q)), gk = test::to_gpu(head_major(k)), gv = test::to_gpu(head_major(v));
   Buffer go(ctx, size_t(tokens) * heads * d * 4, Memory::Device, "o"), step(ctx, 16, Memory::Host, "step");
   push::StepParams sp{.pos0 = 0, .n_tokens = tokens, .n_kv = tokens};
@@ -68,8 +74,10 @@ Result run(const std::vector<Matrix>& q, const std::vector<Matrix>& k, const std
   uint64_t scratch_bytes = naive ? ops::attention_naive_scratch_bytes(sh) : ops::attention_scratch_bytes(ctx, sh);
   Buffer scratch(ctx, std::max<uint64_t>(scratch_bytes, 4), Memory::Device, "scratch");
   Stream s(ctx);
-  if (naive) ops::attention_naive(s, sh, gq, gk, gv, step, go, scratch);
-  else ops::attention(s, sh, gq, gk, gv, step, go, scratch);
+  if (naive)
+    ops::attention_naive(s, sh, gq, gk, gv, step, go, scratch);
+  else
+    ops::attention(s, sh, gq, gk, gv, step, go, scratch);
   s.submit_wait();
   Result r{.o = test::from_gpu(go)};
   if (naive) r.weights = scratch.download<float>(size_t(heads) * tokens * tokens);
@@ -111,12 +119,14 @@ TEST_CASE("attention reproduces the two-head worked example", "[attention]") {
     for (size_t t = 0; t < 3; ++t)
       for (size_t j = 0; j < 4; ++j) {
         concat[t][j] = r.o[t * 4 + j];
-        check_close(r.o[t * 4 + j], want["concat"][t][j].get<double>(), 4, fmt::format("{} concat[{}][{}]", path, t, j));
+        check_close(r.o[t * 4 + j], want["concat"][t][j].get<double>(), 4,
+                    fmt::format("{} concat[{}][{}]", path, t, j));
       }
     Matrix out = matmul(concat, wo);
     for (size_t t = 0; t < 3; ++t)
       for (size_t j = 0; j < 4; ++j)
-        check_close(float(out[t][j]), want["output"][t][j].get<double>(), 4, fmt::format("{} output[{}][{}]", path, t, j));
+        check_close(float(out[t][j]), want["output"][t][j].get<double>(), 4,
+                    fmt::format("{} output[{}][{}]", path, t, j));
     report("worked example (4 decimals) " + path + " concat and output");
     for (size_t h = 0; naive && h < 2; ++h)
       for (size_t t = 0; t < 3; ++t)
@@ -137,7 +147,8 @@ TEST_CASE("attention reproduces the causal single-head example", "[attention]") 
     std::string path = naive ? "naive" : "flash";
     for (size_t t = 0; t < 5; ++t)
       for (size_t j = 0; j < 8; ++j)
-        check_close(r.o[t * 8 + j], want["output"][t][j].get<double>(), 6, fmt::format("{} output[{}][{}]", path, t, j));
+        check_close(r.o[t * 8 + j], want["output"][t][j].get<double>(), 6,
+                    fmt::format("{} output[{}][{}]", path, t, j));
     report("causal example (6 decimals) " + path + " output");
     for (size_t t = 0; naive && t < 5; ++t)
       for (size_t u = 0; u < 5; ++u)

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "arch/model_config.h"
 #include "catch.h"
 #include "cli.h"
-#include "arch/model_config.h"
 #include "fixture/fixture.h"
 #include "gguf/writer.h"
 #include "text/tokenizer.h"
@@ -31,7 +31,8 @@ nlohmann::json info_json(const std::string& path) {
   return nlohmann::json::parse(r.out);
 }
 
-FixtureSpec spec(const std::string& arch, uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv, uint32_t ffn, uint32_t vocab) {
+FixtureSpec spec(const std::string& arch, uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv, uint32_t ffn,
+                 uint32_t vocab) {
   FixtureSpec s;
   s.arch = arch;
   s.dim = dim, s.n_layers = layers, s.n_heads = heads, s.n_kv_heads = kv, s.hidden_dim = ffn, s.vocab_size = vocab;

@@ -1,7 +1,7 @@
 // `vkllm run`, `logits` and `bench` as a user runs them, on fixture files and the embedded model:
 // streaming output, determinism per seed, GPU logits vs --cpu, and one-line errors.
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -29,8 +29,14 @@ std::vector<float> floats(const std::string& text) {
 const TempFile& gqa_model() {
   static TempFile f = [] {
     TempFile t("run_gqa");
-    t.write(make_fixture_model({.dim = 128, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .head_dim = 64,
-                                .hidden_dim = 192, .vocab_size = 300, .weight_type = DType::Q8_0}));
+    t.write(make_fixture_model({.dim = 128,
+                                .n_layers = 2,
+                                .n_heads = 4,
+                                .n_kv_heads = 2,
+                                .head_dim = 64,
+                                .hidden_dim = 192,
+                                .vocab_size = 300,
+                                .weight_type = DType::Q8_0}));
     return t;
   }();
   return f;
@@ -90,7 +96,8 @@ TEST_CASE("bad input to run gives one error line", "[cli-run]") {
   };
   const Case cases[] = {
       {fmt::format("run -m {} -p hi", truncated.path), "extends past end of file"},
-      {fmt::format("run -m {} -p \"{}\" --ctx 8", gqa_model().path, std::string(64, 'a')), "more than fit the context of 8 tokens"},
+      {fmt::format("run -m {} -p \"{}\" --ctx 8", gqa_model().path, std::string(64, 'a')),
+       "more than fit the context of 8 tokens"},
       {fmt::format("run -m {} -p hi --ctx 100000000", gqa_model().path), "smaller context"},
       {"run -m /nonexistent.gguf -p hi", "/nonexistent.gguf"},
       {fmt::format("run -m {} -p hi --device 7", gqa_model().path), "device index 7 is out of range"},

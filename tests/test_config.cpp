@@ -6,11 +6,11 @@
 #include <cstring>
 #include <functional>
 
-#include "catch.h"
-#include "error.h"
 #include "arch/architecture.h"
 #include "arch/model_config.h"
 #include "arch/tensors.h"
+#include "catch.h"
+#include "error.h"
 #include "fixture/fixture.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
@@ -180,7 +180,7 @@ TEST_CASE("config reads both DeepSeek2 MLA layouts", "[config]") {
   GgufWriter split_w;
   write_config(split_w, fixture_config(v2_lite_dense()));
   GgufFile split = parse(split_w);
-  // New files: head_count_kv 1, key/value length 576/512, the *_mla keys 192/128 (FORMATS §1.5).
+  // New files: head_count_kv 1, key/value length 576/512, the *_mla keys 192/128 (docs/formats.md §1.5).
   CHECK(split.get_int("deepseek2.attention.head_count_kv") == 1);
   CHECK(split.get_int("deepseek2.attention.key_length") == 576);
   CHECK(split.get_int("deepseek2.attention.value_length") == 512);
@@ -257,7 +257,7 @@ TEST_CASE("config metadata errors for unknown arch and missing keys and bad valu
   CHECK(read_mistral.arch->name == "mistral");  // llama's blocks under the mistral prefix
   CHECK(read_mistral.attention_kind() == AttentionKind::MHA);
   CHECK(read_mistral.rope.mode == RopeMode::Norm);
-  GgufWriter u8_counts;  // counts of any integer width (FORMATS pitfall 6)
+  GgufWriter u8_counts;  // counts of any integer width (docs/formats.md pitfall 6)
   u8_counts.add("general.architecture", "llama");
   u8_counts.add("llama.block_count", uint8_t(2));
   u8_counts.add("llama.embedding_length", uint16_t(64));
@@ -281,7 +281,7 @@ TEST_CASE("config Llama 3 rope frequency factors", "[config]") {
   REQUIRE(t.shape() == std::vector<uint64_t>{64});
   std::vector<float> v(64);
   std::memcpy(v.data(), t.data.data(), 256);
-  // FORMATS §3.4, Llama-3.1-8B (d 128, base 5e5, factor 8): 29 ones, 29 eights, 6 smoothed.
+  // docs/formats.md §3.4, Llama-3.1-8B (d 128, base 5e5, factor 8): 29 ones, 29 eights, 6 smoothed.
   CHECK(std::count(v.begin(), v.end(), 1.0f) == 29);
   CHECK(std::count(v.begin(), v.end(), 8.0f) == 29);
   CHECK(v[29] == Approx(1.2075).epsilon(1e-3));

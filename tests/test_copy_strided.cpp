@@ -2,9 +2,9 @@
 #include <fmt/format.h>
 
 #include "catch.h"
-#include "reference/copy.h"
 #include "harness.h"
 #include "ops.h"
+#include "reference/copy.h"
 
 using namespace vkllm;
 
@@ -15,9 +15,16 @@ TEST_CASE("copy_strided matches the reference", "[copy]") {
   };
   // (tokens, heads, 192) rope tails -> packed (tokens, heads, 64); one row; a wide odd slice.
   const Case cases[] = {
-      {{.rows = 5, .cols = 3, .len = 64, .src_row_stride = 3 * 192, .src_col_stride = 192, .src_offset = 128,
-        .dst_row_stride = 3 * 64, .dst_col_stride = 64},
-       5 * 3 * 192, 5 * 3 * 64},
+      {{.rows = 5,
+        .cols = 3,
+        .len = 64,
+        .src_row_stride = 3 * 192,
+        .src_col_stride = 192,
+        .src_offset = 128,
+        .dst_row_stride = 3 * 64,
+        .dst_col_stride = 64},
+       5 * 3 * 192,
+       5 * 3 * 64},
       {{.rows = 1, .cols = 1, .len = 1, .src_offset = 6, .dst_offset = 2}, 7, 3},
       {{.rows = 7, .cols = 1, .len = 1001, .src_row_stride = 1003, .dst_row_stride = 1001}, 7 * 1003, 7 * 1001},
   };
@@ -42,6 +49,7 @@ TEST_CASE("copy_strided matches the reference", "[copy]") {
 TEST_CASE("copy_strided refuses slices past the end", "[copy]") {
   Buffer a = test::to_gpu(std::vector<float>(10)), b = test::to_gpu(std::vector<float>(10));
   Stream s(test::gpu());
-  REQUIRE_THROWS_WITH(ops::copy_strided(s, a, b, {.rows = 2, .cols = 1, .len = 6, .src_row_stride = 6, .dst_row_stride = 5}),
-                      Catch::Contains("past the end"));
+  REQUIRE_THROWS_WITH(
+      ops::copy_strided(s, a, b, {.rows = 2, .cols = 1, .len = 6, .src_row_stride = 6, .dst_row_stride = 5}),
+      Catch::Contains("past the end"));
 }

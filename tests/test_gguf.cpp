@@ -1,5 +1,5 @@
 // GGUF reader and writer: every value type round-trips byte for byte, tensor data stays in place,
-// and every kind of bad input gives one clear error naming the file (FORMATS.md §1).
+// and every kind of bad input gives one clear error naming the file (docs/formats.md §1).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -7,9 +7,9 @@
 #include <fstream>
 #include <random>
 
+#include "arch/model_config.h"
 #include "catch.h"
 #include "error.h"
-#include "arch/model_config.h"
 #include "fixture/fixture.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"

@@ -1,8 +1,8 @@
 // ops::kv_store vs ref::kv_store: f16 and f32 caches, GQA head counts, arbitrary and out-of-range
 // positions, strided sources, and the MLA latent row [c_kv; k_pe] written by two calls.
 #include <fmt/format.h>
-#include <glm/gtc/packing.hpp>
 #include <algorithm>
+#include <glm/gtc/packing.hpp>
 #include <numeric>
 #include <random>
 
@@ -59,13 +59,15 @@ TEST_CASE("kv_store matches the reference", "[kv_store]") {
         Buffer gs = test::to_gpu(src), gp = test::to_gpu(pos), gc = cache_buffer(cache_elems, f16, 0.5f);
         Stream s(test::gpu());
         ops::kv_store(s, gs, gp, gc,
-                      {.n_tokens = c.n_tokens, .n_kv_heads = c.n_kv_heads, .head_dim = c.head_dim, .n_ctx = c.n_ctx,
+                      {.n_tokens = c.n_tokens,
+                       .n_kv_heads = c.n_kv_heads,
+                       .head_dim = c.head_dim,
+                       .n_ctx = c.n_ctx,
                        .cache_f16 = f16});
         s.submit_wait();
         test::check_nmse(cache_values(gc, cache_elems, f16), want, f16 ? 1e-6 : 0.0,
                          fmt::format("kv_store {} tokens={} kv_heads={} head_dim={} n_ctx={} profile={}",
-                                     f16 ? "f16" : "f32", c.n_tokens, c.n_kv_heads, c.head_dim, c.n_ctx,
-                                     profile.name));
+                                     f16 ? "f16" : "f32", c.n_tokens, c.n_kv_heads, c.head_dim, c.n_ctx, profile.name));
       }
   });
 }
@@ -83,11 +85,21 @@ TEST_CASE("kv_store writes the MLA latent row in two parts", "[kv_store]") {
     Buffer cache = cache_buffer(n_ctx * row, f16, 0.0f);
     Stream s(test::gpu());
     ops::kv_store(s, gc, gp, cache,
-                  {.n_tokens = n_tokens, .n_kv_heads = 1, .head_dim = lora, .n_ctx = n_ctx, .cache_f16 = f16,
+                  {.n_tokens = n_tokens,
+                   .n_kv_heads = 1,
+                   .head_dim = lora,
+                   .n_ctx = n_ctx,
+                   .cache_f16 = f16,
                    .cache_head_dim = row});
     ops::kv_store(s, gkv.view(lora * 4, (n_tokens * row - lora) * 4), gp, cache,
-                  {.n_tokens = n_tokens, .n_kv_heads = 1, .head_dim = rope, .n_ctx = n_ctx, .cache_f16 = f16,
-                   .src_token_stride = row, .cache_head_dim = row, .cache_col = lora});
+                  {.n_tokens = n_tokens,
+                   .n_kv_heads = 1,
+                   .head_dim = rope,
+                   .n_ctx = n_ctx,
+                   .cache_f16 = f16,
+                   .src_token_stride = row,
+                   .cache_head_dim = row,
+                   .cache_col = lora});
     s.submit_wait();
     test::check_nmse(cache_values(cache, n_ctx * row, f16), want, f16 ? 1e-6 : 0.0,
                      fmt::format("kv_store mla {}", f16 ? "f16" : "f32"));
@@ -97,8 +109,9 @@ TEST_CASE("kv_store writes the MLA latent row in two parts", "[kv_store]") {
 TEST_CASE("kv_store rejects columns outside the cache row", "[kv_store]") {
   Buffer b(test::gpu(), 1 << 16, Memory::Device, "b");
   Stream s(test::gpu());
-  CHECK_THROWS_WITH(ops::kv_store(s, b, b, b,
-                                  {.n_tokens = 1, .n_kv_heads = 1, .head_dim = 64, .n_ctx = 4, .cache_head_dim = 576,
-                                   .cache_col = 513}),
-                    "kv_store: columns 513..577 outside cache rows of 576");
+  CHECK_THROWS_WITH(
+      ops::kv_store(
+          s, b, b, b,
+          {.n_tokens = 1, .n_kv_heads = 1, .head_dim = 64, .n_ctx = 4, .cache_head_dim = 576, .cache_col = 513}),
+      "kv_store: columns 513..577 outside cache rows of 576");
 }

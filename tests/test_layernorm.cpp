@@ -31,9 +31,9 @@ TEST_CASE("layernorm matches the reference", "[layernorm]") {
         ops::layernorm(s, gx, gw, bias ? gb.view() : BufferView{}, gy, sh.rows, sh.dim, 1e-5f);
         s.submit_wait();
         // dim 1: x - mean is exactly 0, so y = b (or 0); with an all-zero reference NMSE is the raw error.
-        test::check_nmse(test::from_gpu(gy), want, 1e-10,
-                         fmt::format("layernorm rows={} dim={} bias={} profile={}", sh.rows, sh.dim, bias,
-                                     profile.name));
+        test::check_nmse(
+            test::from_gpu(gy), want, 1e-10,
+            fmt::format("layernorm rows={} dim={} bias={} profile={}", sh.rows, sh.dim, bias, profile.name));
       }
   });
 }

@@ -44,7 +44,7 @@ TEST_CASE("matvec adds a bias", "[matvec]") {
       test::check_matmul_case(ops::matvec, "matvec", t, {21, n, test::awkward_k(t)[1]}, 4, true);
 }
 
-// Per-head products of DeepSeek MLA's absorbed attention (FORMATS §5.3): weight b is rows
+// Per-head products of DeepSeek MLA's absorbed attention (docs/formats.md §5.3): weight b is rows
 // b·M .. of one tensor, x is token-major (N, H, K) and y (N, H, M).
 void check_batched(test::MatmulFn fn, const char* name, DType t, uint32_t H, uint32_t M, uint32_t N, uint32_t K) {
   test::Weights w = test::random_weights(t, size_t(H) * M, K, 50);

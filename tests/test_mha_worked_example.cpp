@@ -5,9 +5,9 @@
 // same attention from kernels: projections and Q K^T and A V by ops::matmul, the causal mask by
 // ops::add, ops::softmax_rows, the concatenation by buffer copies; it is compiled only where
 // ops_matmul.h exists.
+#include <fmt/format.h>
 #include <cmath>
 #include <deque>
-#include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -183,10 +183,10 @@ Result gpu_forward(const Example& e) {
   for (uint32_t h = 0; h < n_heads; ++h) {
     const Buffer &q = output(t * d_k), &k = output(t * d_k), &vt = output(d_k * t);
     const Buffer &a = output(t * t), &o = output(t * d_k);
-    ops::matmul(s, DType::F32, input(transpose(e.wq[h])), x, q, d_k, t, d_model);  // Q = X W_Q
-    ops::matmul(s, DType::F32, input(transpose(e.wk[h])), x, k, d_k, t, d_model);  // K = X W_K
+    ops::matmul(s, DType::F32, input(transpose(e.wq[h])), x, q, d_k, t, d_model);   // Q = X W_Q
+    ops::matmul(s, DType::F32, input(transpose(e.wk[h])), x, k, d_k, t, d_model);   // K = X W_K
     ops::matmul(s, DType::F32, x, input(transpose(e.wv[h])), vt, t, d_k, d_model);  // V^T = W_V^T X^T
-    ops::matmul(s, DType::F32, k, q, a, t, t, d_k);                                   // scores = Q K^T
+    ops::matmul(s, DType::F32, k, q, a, t, t, d_k);                                 // scores = Q K^T
     if (e.causal) ops::add(s, a, input(mask), a, t * t);
     ops::softmax_rows(s, a, a, t, t, float(1 / std::sqrt(double(d_k))));
     ops::matmul(s, DType::F32, vt, a, o, d_k, t, t);  // O = A V

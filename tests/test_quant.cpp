@@ -1,7 +1,7 @@
 // The reference's storage types: hand-made blocks decoded to values worked out by hand from
-// FORMATS.md §2 (this proves the byte layouts), f16/bf16 rounding, and quantiser round trips.
-#include <cmath>
+// docs/formats.md §2 (this proves the byte layouts), f16/bf16 rounding, and quantiser round trips.
 #include <fmt/format.h>
+#include <cmath>
 
 #include "catch.h"
 #include "quant_blocks.h"

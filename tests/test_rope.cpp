@@ -1,12 +1,12 @@
 // ops::rope vs ref::rope: both pairings, partial rotary dims, arbitrary positions, linear scaling,
 // Llama-3 frequency factors at long positions, YaRN on MLA-strided heads (deepseek2), in place,
-// replay with new positions, and the NORM/NEOX permutation identity (FORMATS 3.3).
+// replay with new positions, and the NORM/NEOX permutation identity (docs/formats.md §3.3).
 // Bounds: the angle pos * freq is an f32 (as in ggml and HF), so its rounding error, up to half an
 // ulp of thousands of radians, sets the NMSE; it grows with the square of the position. Measured
 // on lavapipe: ~7e-10 at positions < 4096, ~1.4e-9 < 8192, ~6e-9 < 30000 (ggml's own CPU rope:
 // 2.6e-9 < 8192; the best any f32 angle can do: 3.7e-10).
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 
 #include "catch.h"
 #include "harness.h"
@@ -18,10 +18,19 @@ using namespace vkllm;
 namespace {
 
 ref::RopeSpec spec_of(const ops::RopeParams& p) {
-  return {.n_tokens = p.n_tokens, .n_heads = p.n_heads, .head_dim = p.head_dim, .rot_dim = p.rot_dim,
-          .neox = p.mode == ops::RopeMode::Neox, .theta_base = p.theta_base, .freq_scale = p.freq_scale,
-          .ext_factor = p.ext_factor, .attn_factor = p.attn_factor, .n_ctx_orig = double(p.n_ctx_orig),
-          .beta_fast = p.beta_fast, .beta_slow = p.beta_slow, .token_stride = p.token_stride,
+  return {.n_tokens = p.n_tokens,
+          .n_heads = p.n_heads,
+          .head_dim = p.head_dim,
+          .rot_dim = p.rot_dim,
+          .neox = p.mode == ops::RopeMode::Neox,
+          .theta_base = p.theta_base,
+          .freq_scale = p.freq_scale,
+          .ext_factor = p.ext_factor,
+          .attn_factor = p.attn_factor,
+          .n_ctx_orig = double(p.n_ctx_orig),
+          .beta_fast = p.beta_fast,
+          .beta_slow = p.beta_slow,
+          .token_stride = p.token_stride,
           .head_stride = p.head_stride};
 }
 
@@ -55,13 +64,18 @@ TEST_CASE("rope matches the reference in both pairings", "[rope]") {
     uint32_t n_tokens, n_heads, head_dim, rot_dim;
     float base, freq_scale;
   };
-  const Shape shapes[] = {{1, 1, 2, 2, 1e4f, 1},     {5, 3, 64, 64, 1e4f, 1},  {7, 4, 128, 128, 5e5f, 1},
+  const Shape shapes[] = {{1, 1, 2, 2, 1e4f, 1},       {5, 3, 64, 64, 1e4f, 1}, {7, 4, 128, 128, 5e5f, 1},
                           {3, 2, 80, 80, 1e6f, 0.25f}, {4, 3, 96, 32, 1e4f, 1}, {33, 2, 6, 4, 1e4f, 0.5f}};
   test::for_each_profile([&](const Profile& profile) {
     for (Shape sh : shapes)
       for (ops::RopeMode mode : {ops::RopeMode::Norm, ops::RopeMode::Neox}) {
-        ops::RopeParams p{.n_tokens = sh.n_tokens, .n_heads = sh.n_heads, .head_dim = sh.head_dim,
-                          .rot_dim = sh.rot_dim, .mode = mode, .theta_base = sh.base, .freq_scale = sh.freq_scale};
+        ops::RopeParams p{.n_tokens = sh.n_tokens,
+                          .n_heads = sh.n_heads,
+                          .head_dim = sh.head_dim,
+                          .rot_dim = sh.rot_dim,
+                          .mode = mode,
+                          .theta_base = sh.base,
+                          .freq_scale = sh.freq_scale};
         auto x = test::random_floats(size_t(sh.n_tokens) * sh.n_heads * sh.head_dim, 80);
         auto pos = random_positions(sh.n_tokens, 0, 4096, 81);
         test::check_nmse(gpu_rope(x, pos, {}, p), ref_rope(x, pos, {}, p), 2e-9,
@@ -77,7 +91,7 @@ TEST_CASE("rope with Llama-3.2-1B frequency factors up to position 8191", "[rope
   // rope_freqs as the converter computes them: base 5e5, 64 dims, factor 32, low 1, high 4, L 8192.
   auto ff = ref::llama3_rope_freq_factors(64, 5e5, 32, 1, 4, 8192);
   REQUIRE(ff.size() == 32);
-  // FORMATS 3.4: 15 x 1, 3 smoothed (1.6513, 3.2923, 9.6667), 14 x 32.
+  // docs/formats.md §3.4: 15 x 1, 3 smoothed (1.6513, 3.2923, 9.6667), 14 x 32.
   for (int i = 0; i < 15; ++i) CHECK(ff[i] == 1.0f);
   CHECK(ff[15] == Approx(1.6513).margin(1e-4));
   CHECK(ff[16] == Approx(3.2923).margin(1e-4));
@@ -95,7 +109,7 @@ TEST_CASE("rope with Llama-3.2-1B frequency factors up to position 8191", "[rope
 }
 
 TEST_CASE("rope with YaRN on MLA-strided heads as deepseek2", "[rope]") {
-  // DeepSeek-V2-Lite: 64 rope dims, base 1e4, original context 4096, factor 40 (FORMATS 3.5).
+  // DeepSeek-V2-Lite: 64 rope dims, base 1e4, original context 4096, factor 40 (docs/formats.md §3.5).
   auto corr = ops::rope_yarn_corr_dims(64, 4096, 1e4f, 32, 1);
   CHECK(corr.low == 10.0f);
   CHECK(corr.high == 23.0f);
@@ -103,10 +117,18 @@ TEST_CASE("rope with YaRN on MLA-strided heads as deepseek2", "[rope]") {
   auto pos = random_positions(n_tokens, 0, 30000, 84);
   test::for_each_profile([&](const Profile& profile) {
     for (float attn_factor : {1.0f / (1.0f + 0.1f * std::log(40.0f)), 1.0f}) {
-      ops::RopeParams p{.n_tokens = n_tokens, .n_heads = heads, .head_dim = 64, .rot_dim = 64,
-                        .mode = ops::RopeMode::Norm, .theta_base = 1e4f, .freq_scale = 1.0f / 40,
-                        .ext_factor = 1, .attn_factor = attn_factor, .n_ctx_orig = 4096,
-                        .token_stride = heads * q_head, .head_stride = q_head};
+      ops::RopeParams p{.n_tokens = n_tokens,
+                        .n_heads = heads,
+                        .head_dim = 64,
+                        .rot_dim = 64,
+                        .mode = ops::RopeMode::Norm,
+                        .theta_base = 1e4f,
+                        .freq_scale = 1.0f / 40,
+                        .ext_factor = 1,
+                        .attn_factor = attn_factor,
+                        .n_ctx_orig = 4096,
+                        .token_stride = heads * q_head,
+                        .head_stride = q_head};
       // q: (n_tokens, heads, 192) = [q_nope(128); q_pe(64)] per head; rope the q_pe parts in place.
       auto q = test::random_floats(size_t(n_tokens) * heads * q_head, 85);
       test::check_nmse(gpu_rope(q, pos, {}, p, nope), ref_rope(q, pos, {}, p, nope), 3e-8,
@@ -136,7 +158,7 @@ TEST_CASE("rope replays with new positions from the buffer", "[rope]") {
 }
 
 TEST_CASE("neox rope on HF rows equals norm rope on the converter's permuted rows", "[rope]") {
-  // FORMATS 3.3: GGUF row 2j = HF row j, GGUF row 2j+1 = HF row j + half.
+  // docs/formats.md §3.3: GGUF row 2j = HF row j, GGUF row 2j+1 = HF row j + half.
   const uint32_t n_tokens = 5, heads = 2, dim = 32, half = dim / 2;
   auto hf = test::random_floats(n_tokens * heads * dim, 88);
   std::vector<float> gguf(hf.size());

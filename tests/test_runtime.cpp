@@ -136,9 +136,8 @@ TEST_CASE("the validation layer is on and its errors are counted", "[runtime][va
   Context& ctx = test::gpu();
   uint64_t before = validation_error_count();
   // A zero-sized buffer is invalid usage (VUID-VkBufferCreateInfo-size-00912).
-  VkBufferCreateInfo info{.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                          .size = 0,
-                          .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT};
+  VkBufferCreateInfo info{
+      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 0, .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT};
   VkBuffer b = VK_NULL_HANDLE;
   if (vkCreateBuffer(ctx.device(), &info, nullptr, &b) == VK_SUCCESS) vkDestroyBuffer(ctx.device(), b, nullptr);
   CHECK(validation_error_count() > before);

@@ -1,7 +1,7 @@
 // ops::softmax_rows vs ref::softmax_rows: one column, odd lengths, a vocabulary-sized row
 // (128256), -inf entries (masked), temperatures, every profile.
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 
 #include "catch.h"
 #include "harness.h"
@@ -28,9 +28,9 @@ TEST_CASE("softmax_rows matches the reference", "[softmax]") {
       Stream s(ctx);
       ops::softmax_rows(s, gx, gy, sh.rows, sh.cols, sh.scale);
       s.submit_wait();
-      test::check_nmse(test::from_gpu(gy), want, 1e-12,
-                       fmt::format("softmax rows={} cols={} scale={} profile={}", sh.rows, sh.cols, sh.scale,
-                                   profile.name));
+      test::check_nmse(
+          test::from_gpu(gy), want, 1e-12,
+          fmt::format("softmax rows={} cols={} scale={} profile={}", sh.rows, sh.cols, sh.scale, profile.name));
     }
   });
 }

@@ -1,8 +1,8 @@
 // ops::topk_rows vs ref::topk_rows, exactly (indices and values): k from 1 to kTopkMax, rows from
 // 1 to vocabulary size, heavy ties (the tie-break select pass), NaN, -0/+0, -inf, every profile.
+#include <fmt/format.h>
 #include <cmath>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "catch.h"
 #include "harness.h"
@@ -48,17 +48,16 @@ TEST_CASE("topk_rows matches the reference", "[topk]") {
   };
   // Paths: the survivors fit the shared list (most), or the selects run over the row (k = 1024
   // on random logits; heavy ties at k = 1024 of 5000).
-  const Case cases[] = {{1, 1, 1, 0},        {1, 7, 7, 0},          {3, 33, 5, 1},       {2, 1000, 40, 0},
-                        {2, 128256, 40, 0},  {1, 128256, 128, 4},   {1, 5000, 1024, 1},  {64, 300, 64, 0},
-                        {1, 128256, 1024, 0}};
+  const Case cases[] = {{1, 1, 1, 0},       {1, 7, 7, 0},       {3, 33, 5, 1},
+                        {2, 1000, 40, 0},   {2, 128256, 40, 0}, {1, 128256, 128, 4},
+                        {1, 5000, 1024, 1}, {64, 300, 64, 0},   {1, 128256, 1024, 0}};
   test::for_each_profile([&](const Profile& profile) {
     for (Case c : cases) {
       auto x = test::random_floats(size_t(c.rows) * c.cols, 70, -16, 16);
       if (c.levels > 0)
         for (float& v : x) v = std::round(v * c.levels) / c.levels;
       TopK want = ref_topk(x, c.rows, c.cols, c.k), got = gpu_topk(x, c.rows, c.cols, c.k);
-      INFO(fmt::format("topk rows={} cols={} k={} levels={} profile={}", c.rows, c.cols, c.k, c.levels,
-                       profile.name));
+      INFO(fmt::format("topk rows={} cols={} k={} levels={} profile={}", c.rows, c.cols, c.k, c.levels, profile.name));
       CHECK(got.idx == want.idx);
       CHECK(same_bits(got.val, want.val));
     }

@@ -51,7 +51,7 @@ inline std::vector<float> ref_matmul(const Weights& w, const std::vector<float>&
   return y;
 }
 
-// NMSE bounds (DESIGN.md Numerics): f32 accumulation over exact float weights, and quantised
+// NMSE bounds (docs/design.md "Numerics"): f32 accumulation over exact float weights, and quantised
 // weights against the reference on the same dequantised values.
 inline double nmse_bound(DType t) { return is_float(t) ? 1e-9 : 1e-6; }
 

@@ -51,8 +51,14 @@ double visible_pairs(const AttnOptions& o, uint32_t pos0) {
 void run(const AttnOptions& o) {
   Context ctx(o.common.context());
   uint32_t dv = o.v_dim ? o.v_dim : o.head_dim;
-  ops::AttentionShape sh{.n_q = o.q_len, .n_heads = o.heads, .n_kv_heads = o.kv_heads, .dk = o.head_dim,
-                         .dv = dv, .kv_f16 = !o.f32_kv, .causal = o.causal, .max_kv = o.kv_len,
+  ops::AttentionShape sh{.n_q = o.q_len,
+                         .n_heads = o.heads,
+                         .n_kv_heads = o.kv_heads,
+                         .dk = o.head_dim,
+                         .dv = dv,
+                         .kv_f16 = !o.f32_kv,
+                         .causal = o.causal,
+                         .max_kv = o.kv_len,
                          .force_splits = o.splits};
   // Everything this run allocates on the device, counted as it is created.
   uint64_t scratch_bytes = o.naive ? ops::attention_naive_scratch_bytes(sh) : ops::attention_scratch_bytes(ctx, sh);
@@ -76,8 +82,10 @@ void run(const AttnOptions& o) {
   Timing tm = time_stream(
       ctx,
       [&](Stream& s) {
-        if (o.naive) ops::attention_naive(s, sh, q, k, v, step, out, sv);
-        else ops::attention(s, sh, q, k, v, step, out, sv);
+        if (o.naive)
+          ops::attention_naive(s, sh, q, k, v, step, out, sv);
+        else
+          ops::attention(s, sh, q, k, v, step, out, sv);
       },
       o.warmup, o.runs);
   ops::AttentionPlan plan = ops::attention_plan(ctx, sh);
@@ -85,14 +93,16 @@ void run(const AttnOptions& o) {
   double tflops = flops / (tm.ms_median * 1e-3) / 1e12;
   std::string kernel = o.naive ? "naive" : plan.splits > 1 ? "flash split-K" : "flash";
   if (o.common.json) {
-    nlohmann::json j = {{"op", "attention"}, {"kernel", kernel}, {"q_len", o.q_len}, {"kv_len", o.kv_len},
-                        {"heads", o.heads}, {"kv_heads", o.kv_heads}, {"head_dim", o.head_dim}, {"v_dim", dv},
-                        {"causal", o.causal}, {"kv_type", o.f32_kv ? "f32" : "f16"},
+    nlohmann::json j = {{"op", "attention"},         {"kernel", kernel},
+                        {"q_len", o.q_len},          {"kv_len", o.kv_len},
+                        {"heads", o.heads},          {"kv_heads", o.kv_heads},
+                        {"head_dim", o.head_dim},    {"v_dim", dv},
+                        {"causal", o.causal},        {"kv_type", o.f32_kv ? "f32" : "f16"},
                         {"device", ctx.caps().name}, {"profile", ctx.profile().name},
-                        {"ms_median", tm.ms_median}, {"ms_min", tm.ms_min}, {"runs", tm.runs},
-                        {"tflops", tflops}, {"device_bytes_peak", peak}};
-    if (!o.naive)
-      j["plan"] = {{"br", plan.br}, {"bc", plan.bc}, {"wg", plan.wg}, {"splits", plan.splits}};
+                        {"ms_median", tm.ms_median}, {"ms_min", tm.ms_min},
+                        {"runs", tm.runs},           {"tflops", tflops},
+                        {"device_bytes_peak", peak}};
+    if (!o.naive) j["plan"] = {{"br", plan.br}, {"bc", plan.bc}, {"wg", plan.wg}, {"splits", plan.splits}};
     fmt::print("{}\n", j.dump());
     return;
   }
@@ -100,8 +110,8 @@ void run(const AttnOptions& o) {
              o.kv_len, o.heads, o.kv_heads, o.head_dim, dv, o.f32_kv ? "f32" : "f16", o.causal ? " causal" : "",
              ctx.caps().name, ctx.profile().name);
   if (!o.naive) fmt::print("  tiles br={} bc={} wg={} splits={}\n", plan.br, plan.bc, plan.wg, plan.splits);
-  fmt::print("  median {:.3f} ms (min {:.3f}, {} runs): {:.3f} GFLOP/s, {:.1f} MiB of device memory\n",
-             tm.ms_median, tm.ms_min, tm.runs, tflops * 1e3, peak / 1048576.0);
+  fmt::print("  median {:.3f} ms (min {:.3f}, {} runs): {:.3f} GFLOP/s, {:.1f} MiB of device memory\n", tm.ms_median,
+             tm.ms_min, tm.runs, tflops * 1e3, peak / 1048576.0);
 }
 
 }  // namespace
@@ -112,8 +122,9 @@ void add_attention_bench(CLI::App& app) {
   cmd->add_option("--q-len", o.q_len, "Query tokens")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--kv-len", o.kv_len, "Keys in the cache")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--heads", o.heads, "Query heads")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--kv-heads", o.kv_heads, "KV heads (divides --heads)")->capture_default_str()->check(
-      CLI::PositiveNumber);
+  cmd->add_option("--kv-heads", o.kv_heads, "KV heads (divides --heads)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--head-dim", o.head_dim, "Q/K head dim")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--v-dim", o.v_dim, "V head dim (default: --head-dim)");
   cmd->add_flag("--naive", o.naive, "The naive baseline (score matrix in device memory)");
@@ -121,8 +132,9 @@ void add_attention_bench(CLI::App& app) {
   cmd->add_flag("--f32-kv", o.f32_kv, "K/V stored as f32 (default f16, as in the KV cache)");
   cmd->add_option("--splits", o.splits, "Force this many key splits (default: planned)");
   cmd->add_option("--warmup", o.warmup, "Untimed replays first")->capture_default_str();
-  cmd->add_option("--runs", o.runs, "Timed replays (the median is reported)")->capture_default_str()->check(
-      CLI::PositiveNumber);
+  cmd->add_option("--runs", o.runs, "Timed replays (the median is reported)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   add_common_options(cmd, o.common);
   cmd->callback([] { run(o); });
 }

@@ -27,12 +27,17 @@ struct Case {
 // The buffers every case uses, filled once.
 struct Buffers {
   Buffers(const Context& ctx, const Shapes& sh)
-      : x(make(ctx, uint64_t(sh.tokens) * sh.dim * 4)), y(make(ctx, uint64_t(sh.tokens) * sh.dim * 4)),
-        w(make(ctx, sh.dim * 4)), g(make(ctx, uint64_t(sh.tokens) * sh.ffn * 4)),
-        u(make(ctx, uint64_t(sh.tokens) * sh.ffn * 4)), q(make(ctx, uint64_t(sh.tokens) * sh.heads * sh.head_dim * 4)),
-        k(make(ctx, uint64_t(sh.tokens) * sh.kv_heads * sh.head_dim * 4)), pos(make(ctx, sh.tokens * 4)),
+      : x(make(ctx, uint64_t(sh.tokens) * sh.dim * 4)),
+        y(make(ctx, uint64_t(sh.tokens) * sh.dim * 4)),
+        w(make(ctx, sh.dim * 4)),
+        g(make(ctx, uint64_t(sh.tokens) * sh.ffn * 4)),
+        u(make(ctx, uint64_t(sh.tokens) * sh.ffn * 4)),
+        q(make(ctx, uint64_t(sh.tokens) * sh.heads * sh.head_dim * 4)),
+        k(make(ctx, uint64_t(sh.tokens) * sh.kv_heads * sh.head_dim * 4)),
+        pos(make(ctx, sh.tokens * 4)),
         cache(make(ctx, uint64_t(sh.kv_heads) * sh.n_ctx * sh.head_dim * 2)),
-        logits(make(ctx, uint64_t(sh.tokens) * sh.vocab * 4)), probs(make(ctx, uint64_t(sh.tokens) * sh.vocab * 4)),
+        logits(make(ctx, uint64_t(sh.tokens) * sh.vocab * 4)),
+        probs(make(ctx, uint64_t(sh.tokens) * sh.vocab * 4)),
         idx(make(ctx, uint64_t(sh.tokens) * sh.top_k * 4)),
         val(make(ctx, uint64_t(sh.tokens) * sh.top_k * 4)) {
     std::vector<int32_t> positions(sh.tokens);
@@ -55,8 +60,8 @@ std::vector<Case> cases(const Buffers& b, const Shapes& sh) {
   double n = double(t) * sh.dim, nf = double(t) * sh.ffn, nv = double(t) * sh.vocab;
   std::string td = fmt::format("{}x{}", t, sh.dim), tf = fmt::format("{}x{}", t, sh.ffn);
   std::string tv = fmt::format("{}x{}", t, sh.vocab);
-  ops::RopeParams rp{.n_tokens = t, .n_heads = sh.heads, .head_dim = sh.head_dim, .rot_dim = sh.head_dim,
-                     .theta_base = 5e5f};
+  ops::RopeParams rp{
+      .n_tokens = t, .n_heads = sh.heads, .head_dim = sh.head_dim, .rot_dim = sh.head_dim, .theta_base = 5e5f};
   ops::KvStoreParams kp{.n_tokens = t, .n_kv_heads = sh.kv_heads, .head_dim = sh.head_dim, .n_ctx = sh.n_ctx};
   return {
       {"rmsnorm", td, 8 * n, [&, t](Stream& s) { ops::rmsnorm(s, b.x, b.w, b.y, t, sh.dim, 1e-5f); }},
@@ -79,7 +84,8 @@ std::vector<Case> cases(const Buffers& b, const Shapes& sh) {
 void run(const CommonOptions& common, const Shapes& sh) {
   Context ctx(common.context());
   Buffers buffers(ctx, sh);
-  nlohmann::json out = {{"device", ctx.caps().name}, {"profile", ctx.profile().name}, {"kernels", nlohmann::json::array()}};
+  nlohmann::json out = {
+      {"device", ctx.caps().name}, {"profile", ctx.profile().name}, {"kernels", nlohmann::json::array()}};
   if (!common.json) {
     fmt::print("{} (profile {}), median GPU time of 10 runs\n", ctx.caps().name, ctx.profile().name);
     fmt::print("{:<16} {:>18} {:>10} {:>8}\n", "op", "shape", "us", "GB/s");

@@ -33,7 +33,7 @@ struct BlockRecipe {
 };
 
 struct Architecture {
-  std::string_view name;                    // canonical name (what fixtures and tests ask for)
+  std::string_view name;                     // canonical name (what fixtures and tests ask for)
   std::vector<std::string_view> gguf_names;  // general.architecture values it answers to
   BlockRecipe recipe;
   // Reads the hyperparameters beyond the common keys (head dims, rope mode, MLA, MoE) into c.

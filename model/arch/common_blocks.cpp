@@ -22,7 +22,6 @@ void write_standard_heads(GgufWriter& w, const KeyPrefix& k, const ModelConfig& 
   w.add(k("attention.value_length"), c.v_head_dim);
 }
 
-
 void add_standard_attention(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
   uint64_t E = c.dim, H = c.n_heads, Hkv = c.n_kv_heads;
   t.add(l, TensorRole::AttnNorm, "attn_norm.weight", {E});

@@ -14,10 +14,9 @@ namespace vkllm {
 
 std::string_view to_string(TensorRole r) {
   constexpr std::string_view names[] = {
-      "token_embd", "output_norm", "output",  "rope_freqs",    "attn_norm", "attn_q",   "attn_output",
-      "attn_k",     "attn_v",      "q_bias",  "k_bias",        "v_bias",    "attn_q_a", "attn_q_a_norm",
-      "attn_q_b",   "attn_kv_a",   "kv_norm", "attn_k_b",      "attn_v_b",  "attn_kv_b", "ffn_norm",
-      "ffn_gate",   "ffn_up",      "ffn_down"};
+      "token_embd", "output_norm", "output",   "rope_freqs", "attn_norm", "attn_q",        "attn_output", "attn_k",
+      "attn_v",     "q_bias",      "k_bias",   "v_bias",     "attn_q_a",  "attn_q_a_norm", "attn_q_b",    "attn_kv_a",
+      "kv_norm",    "attn_k_b",    "attn_v_b", "attn_kv_b",  "ffn_norm",  "ffn_gate",      "ffn_up",      "ffn_down"};
   return names[size_t(r)];
 }
 

@@ -15,15 +15,34 @@ struct ModelConfig;
 
 // What a tensor is for. Global roles have no layer; the rest are per block.
 enum class TensorRole : uint8_t {
-  TokenEmbd, OutputNorm, Output, RopeFreqs,
+  TokenEmbd,
+  OutputNorm,
+  Output,
+  RopeFreqs,
   // attention, both forms
-  AttnNorm, AttnQ, AttnOut,
+  AttnNorm,
+  AttnQ,
+  AttnOut,
   // standard attention
-  AttnK, AttnV, AttnQBias, AttnKBias, AttnVBias,
+  AttnK,
+  AttnV,
+  AttnQBias,
+  AttnKBias,
+  AttnVBias,
   // latent attention (MLA)
-  AttnQA, AttnQANorm, AttnQB, AttnKvA, AttnKvANorm, AttnKB, AttnVB, AttnKvB,
+  AttnQA,
+  AttnQANorm,
+  AttnQB,
+  AttnKvA,
+  AttnKvANorm,
+  AttnKB,
+  AttnVB,
+  AttnKvB,
   // feed-forward
-  FfnNorm, FfnGate, FfnUp, FfnDown,
+  FfnNorm,
+  FfnGate,
+  FfnUp,
+  FfnDown,
 };
 std::string_view to_string(TensorRole r);
 bool is_norm(TensorRole r);  // a norm weight (its values sit around 1)

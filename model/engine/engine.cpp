@@ -1,11 +1,11 @@
 // Loading a model and running sequences through it.
 #include "engine/engine.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
-#include "error.h"
 #include "context.h"
+#include "error.h"
 #include "gguf/reader.h"
 
 namespace vkllm {
@@ -28,13 +28,15 @@ Engine::Engine(const Context& ctx, const GgufFile& file, const EngineOptions& op
 }
 
 MemoryReport Engine::memory() const {
-  return {.weights = weights_->device_bytes(), .kv_cache = cache_->bytes(),
-          .activations = transformer_->activation_bytes(), .weight_buffers = weights_->buffer_count()};
+  return {.weights = weights_->device_bytes(),
+          .kv_cache = cache_->bytes(),
+          .activations = transformer_->activation_bytes(),
+          .weight_buffers = weights_->buffer_count()};
 }
 
 void Engine::check_fits(size_t n) const {
-  ENSURE(n_past_ + n <= n_ctx(), fmt::format("{} tokens after {} do not fit the context of {} tokens (use --ctx)",
-                                              n, n_past_, n_ctx()));
+  ENSURE(n_past_ + n <= n_ctx(),
+         fmt::format("{} tokens after {} do not fit the context of {} tokens (use --ctx)", n, n_past_, n_ctx()));
 }
 
 std::span<const float> Engine::eval(std::span<const int32_t> tokens) {

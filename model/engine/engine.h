@@ -8,21 +8,21 @@
 #include <vector>
 
 #include "arch/model_config.h"
-#include "graph/kv_cache.h"
 #include "engine/sampler.h"
-#include "text/tokenizer.h"
+#include "graph/kv_cache.h"
 #include "graph/transformer.h"
 #include "graph/weights.h"
+#include "text/tokenizer.h"
 
 namespace vkllm {
 
 class GgufFile;
 
 struct EngineOptions {
-  uint32_t n_ctx = 0;          // 0: the model's context length, at most 4096
-  uint32_t batch = 512;        // prefill chunk (tokens per forward)
-  DType kv_type = DType::F16;  // F16 or F32
-  bool profiling = false;      // GPU timestamps per dispatch (vkllm bench --profile)
+  uint32_t n_ctx = 0;                       // 0: the model's context length, at most 4096
+  uint32_t batch = 512;                     // prefill chunk (tokens per forward)
+  DType kv_type = DType::F16;               // F16 or F32
+  bool profiling = false;                   // GPU timestamps per dispatch (vkllm bench --profile)
   uint64_t max_weight_buffer = 1ull << 30;  // weights are packed in buffers of at most this
 };
 

@@ -48,9 +48,10 @@ int32_t Sampler::sample(std::span<const float> logits) {
   work_.resize(logits.size());
   for (size_t i = 0; i < logits.size(); ++i) work_[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
   penalise(work_);
-  auto better = [](const Candidate& a, const Candidate& b) { return a.logit > b.logit || (a.logit == b.logit && a.id < b.id); };
-  if (options_.temperature == 0.0f)
-    return std::min_element(work_.begin(), work_.end(), better)->id;
+  auto better = [](const Candidate& a, const Candidate& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+  };
+  if (options_.temperature == 0.0f) return std::min_element(work_.begin(), work_.end(), better)->id;
 
   // Keep the k best (all when k is 0), sorted best first.
   size_t k = options_.top_k > 0 ? std::min<size_t>(options_.top_k, work_.size()) : work_.size();

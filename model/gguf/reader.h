@@ -1,6 +1,6 @@
 // GgufFile: a validated view of a GGUF v2/v3 file (header, metadata, tensor table) over bytes in
 // memory or an mmap of a file. Parsing checks every count, length, type and offset before use;
-// tensor data stays in place (spans into the bytes, no copies). Layout: ../shared/FORMATS.md §1.
+// tensor data stays in place (spans into the bytes, no copies). Layout: docs/formats.md §1.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -40,7 +40,7 @@ class GgufValue {
   bool is_integer() const;
   bool is_float() const { return type_ == GgufType::F32 || type_ == GgufType::F64; }
   // Conversions; nullopt when the type does not fit (or an integer does not fit in int64).
-  std::optional<int64_t> to_int() const;   // any integer width (FORMATS pitfall 6)
+  std::optional<int64_t> to_int() const;   // any integer width (docs/formats.md pitfall 6)
   std::optional<double> to_float() const;  // f32, f64 or any integer
   std::optional<bool> to_bool() const;
   std::optional<std::string_view> to_string() const;

@@ -31,9 +31,7 @@ void put_string(std::vector<std::byte>& out, std::string_view s) {
   put(out, s.data(), s.size());
 }
 
-void pad(std::vector<std::byte>& out, uint64_t alignment) {
-  out.resize(align_up(out.size(), alignment), std::byte{0});
-}
+void pad(std::vector<std::byte>& out, uint64_t alignment) { out.resize(align_up(out.size(), alignment), std::byte{0}); }
 
 }  // namespace
 

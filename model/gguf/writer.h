@@ -52,7 +52,7 @@ class GgufWriter {
 
   // A value read from a file (any type, nested arrays included), copied as encoded.
   void add(std::string_view key, const GgufValue& v) { add_encoded(key, v.type(), v.encoded()); }
-  // A value the caller has encoded (the bytes after the type tag, FORMATS.md §1.1). Used for
+  // A value the caller has encoded (the bytes after the type tag, docs/formats.md §1.1). Used for
   // nested arrays; the writer does not check the encoding.
   void add_encoded(std::string_view key, GgufType type, std::span<const std::byte> encoded);
 

@@ -17,10 +17,15 @@ void Transformer::project(Stream& s, const Tensor& w, BufferView x, BufferView y
 // floats apart) in place, at the positions of this step.
 void Transformer::rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride) {
   const RopeConfig& r = c_.rope;
-  ops::RopeParams p{.n_tokens = n, .n_heads = heads, .head_dim = head_dim, .rot_dim = r.dim,
+  ops::RopeParams p{.n_tokens = n,
+                    .n_heads = heads,
+                    .head_dim = head_dim,
+                    .rot_dim = r.dim,
                     .mode = r.mode == RopeMode::Neox ? ops::RopeMode::Neox : ops::RopeMode::Norm,
-                    .theta_base = r.theta, .freq_scale = 1.0f / r.factor,
-                    .token_stride = token_stride, .head_stride = head_dim};
+                    .theta_base = r.theta,
+                    .freq_scale = 1.0f / r.factor,
+                    .token_stride = token_stride,
+                    .head_stride = head_dim};
   if (r.scaling == RopeScaling::Yarn)
     p.ext_factor = 1.0f, p.n_ctx_orig = r.original_ctx, p.attn_factor = float(r.yarn_attn_factor());
   BufferView ff = w_.rope_freqs() ? w_.rope_freqs()->view : BufferView{};
@@ -42,10 +47,19 @@ void Transformer::record_attention(Stream& s, const AttentionWeights& w, uint32_
   rope(s, k, n, G, hd, G * hd);
   bool f16 = cache_.type() == DType::F16;
   BufferView pos = positions_.view(0, n * 4ull);
-  ops::kv_store(s, k, pos, cache_.k(l), {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.n_ctx(), .cache_f16 = f16});
-  ops::kv_store(s, v, pos, cache_.v(l), {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.n_ctx(), .cache_f16 = f16});
-  ops::AttentionShape shape{.n_q = n, .n_heads = H, .n_kv_heads = G, .dk = hd, .dv = vd, .kv_f16 = f16,
-                            .scale = float(c_.attention_scale()), .causal = true, .max_kv = cache_.n_ctx()};
+  ops::kv_store(s, k, pos, cache_.k(l),
+                {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.n_ctx(), .cache_f16 = f16});
+  ops::kv_store(s, v, pos, cache_.v(l),
+                {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.n_ctx(), .cache_f16 = f16});
+  ops::AttentionShape shape{.n_q = n,
+                            .n_heads = H,
+                            .n_kv_heads = G,
+                            .dk = hd,
+                            .dv = vd,
+                            .kv_f16 = f16,
+                            .scale = float(c_.attention_scale()),
+                            .causal = true,
+                            .max_kv = cache_.n_ctx()};
   ops::attention(s, shape, q, cache_.k(l), cache_.v(l), step_.view(), o, scratch_ ? scratch_->view() : BufferView{});
   BufferView proj = act(a.proj, n * 4ull * c_.dim), x = act(a.x, n * 4ull * c_.dim);
   project(s, *w.out, o, proj, n);
@@ -78,27 +92,69 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
   // The latent row: normalised c and the roped k_pe, stored side by side in the cache.
   project(s, *w.kv_a, h, kv, n);
   ops::copy_strided(s, kv, c, {.rows = n, .cols = 1, .len = lat, .src_row_stride = row, .dst_row_stride = lat});
-  ops::copy_strided(s, kv, kpe, {.rows = n, .cols = 1, .len = rot, .src_row_stride = row, .src_offset = lat, .dst_row_stride = rot});
+  ops::copy_strided(
+      s, kv, kpe, {.rows = n, .cols = 1, .len = rot, .src_row_stride = row, .src_offset = lat, .dst_row_stride = rot});
   ops::rmsnorm(s, c, w.kv_a_norm->view, c, n, lat, c_.norm_eps);
   rope(s, kpe, n, 1, rot, rot);
   bool f16 = cache_.type() == DType::F16;
-  ops::kv_store(s, c, pos, cache_.k(l), {.n_tokens = n, .n_kv_heads = 1, .head_dim = lat, .n_ctx = cache_.n_ctx(), .cache_f16 = f16, .cache_head_dim = row});
-  ops::kv_store(s, kpe, pos, cache_.k(l), {.n_tokens = n, .n_kv_heads = 1, .head_dim = rot, .n_ctx = cache_.n_ctx(), .cache_f16 = f16, .cache_head_dim = row, .cache_col = lat});
+  ops::kv_store(s, c, pos, cache_.k(l),
+                {.n_tokens = n,
+                 .n_kv_heads = 1,
+                 .head_dim = lat,
+                 .n_ctx = cache_.n_ctx(),
+                 .cache_f16 = f16,
+                 .cache_head_dim = row});
+  ops::kv_store(s, kpe, pos, cache_.k(l),
+                {.n_tokens = n,
+                 .n_kv_heads = 1,
+                 .head_dim = rot,
+                 .n_ctx = cache_.n_ctx(),
+                 .cache_f16 = f16,
+                 .cache_head_dim = row,
+                 .cache_col = lat});
 
   // The absorbed query [Wukᵀ q_nope ; rope(q_pe)] per head.
-  ops::copy_strided(s, q, qpe, {.rows = n, .cols = H, .len = rot, .src_row_stride = H * hd, .src_col_stride = hd, .src_offset = nope, .dst_row_stride = H * rot, .dst_col_stride = rot});
+  ops::copy_strided(s, q, qpe,
+                    {.rows = n,
+                     .cols = H,
+                     .len = rot,
+                     .src_row_stride = H * hd,
+                     .src_col_stride = hd,
+                     .src_offset = nope,
+                     .dst_row_stride = H * rot,
+                     .dst_col_stride = rot});
   rope(s, qpe, n, H, rot, H * rot);
-  ops::matmul(s, w.k_b->type, w.k_b->view, q, qcat, lat, n, nope,
-              {.count = H, .x_batch_stride = hd, .x_row_stride = H * hd, .y_batch_stride = row, .y_row_stride = H * row});
-  ops::copy_strided(s, qpe, qcat, {.rows = n, .cols = H, .len = rot, .src_row_stride = H * rot, .src_col_stride = rot, .dst_row_stride = H * row, .dst_col_stride = row, .dst_offset = lat});
+  ops::matmul(
+      s, w.k_b->type, w.k_b->view, q, qcat, lat, n, nope,
+      {.count = H, .x_batch_stride = hd, .x_row_stride = H * hd, .y_batch_stride = row, .y_row_stride = H * row});
+  ops::copy_strided(s, qpe, qcat,
+                    {.rows = n,
+                     .cols = H,
+                     .len = rot,
+                     .src_row_stride = H * rot,
+                     .src_col_stride = rot,
+                     .dst_row_stride = H * row,
+                     .dst_col_stride = row,
+                     .dst_offset = lat});
 
-  ops::AttentionShape shape{.n_q = n, .n_heads = H, .n_kv_heads = 1, .dk = row, .dv = lat,
-                            .k_head_stride = cache_.n_ctx() * row, .k_row_stride = row,
-                            .v_head_stride = cache_.n_ctx() * row, .v_row_stride = row, .kv_f16 = f16,
-                            .scale = float(c_.attention_scale()), .causal = true, .max_kv = cache_.n_ctx()};
-  ops::attention(s, shape, qcat, cache_.k(l), cache_.v(l), step_.view(), olat, scratch_ ? scratch_->view() : BufferView{});
-  ops::matmul(s, w.v_b->type, w.v_b->view, olat, o, vd, n, lat,
-              {.count = H, .x_batch_stride = lat, .x_row_stride = H * lat, .y_batch_stride = vd, .y_row_stride = H * vd});
+  ops::AttentionShape shape{.n_q = n,
+                            .n_heads = H,
+                            .n_kv_heads = 1,
+                            .dk = row,
+                            .dv = lat,
+                            .k_head_stride = cache_.n_ctx() * row,
+                            .k_row_stride = row,
+                            .v_head_stride = cache_.n_ctx() * row,
+                            .v_row_stride = row,
+                            .kv_f16 = f16,
+                            .scale = float(c_.attention_scale()),
+                            .causal = true,
+                            .max_kv = cache_.n_ctx()};
+  ops::attention(s, shape, qcat, cache_.k(l), cache_.v(l), step_.view(), olat,
+                 scratch_ ? scratch_->view() : BufferView{});
+  ops::matmul(
+      s, w.v_b->type, w.v_b->view, olat, o, vd, n, lat,
+      {.count = H, .x_batch_stride = lat, .x_row_stride = H * lat, .y_batch_stride = vd, .y_row_stride = H * vd});
   project(s, *w.out, o, proj, n);
   ops::add(s, x, proj, x, n * c_.dim);
 }

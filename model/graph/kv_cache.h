@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "buffer.h"
 #include "arch/model_config.h"
+#include "buffer.h"
 #include "dtype.h"
 
 namespace vkllm {

@@ -2,15 +2,15 @@
 // logits; the activation arena planned from a trace; one recorded graph per batch shape.
 #include "graph/transformer.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numeric>
 #include <optional>
-#include <fmt/format.h>
 
-#include "error.h"
 #include "context.h"
+#include "error.h"
 #include "ops.h"
 #include "push.h"
 
@@ -26,8 +26,8 @@ uint32_t hidden_max(const ModelConfig& c) { return *std::max_element(c.hidden_di
 
 // Floats per token of the widest activation: it decides how many tokens fit one binding.
 uint64_t widest_row(const ModelConfig& c) {
-  uint64_t w = std::max<uint64_t>({c.dim, hidden_max(c), uint64_t(c.n_heads) * c.head_dim,
-                                   uint64_t(c.n_heads) * c.v_head_dim});
+  uint64_t w =
+      std::max<uint64_t>({c.dim, hidden_max(c), uint64_t(c.n_heads) * c.head_dim, uint64_t(c.n_heads) * c.v_head_dim});
   if (c.attention_kind() == AttentionKind::MLA)
     w = std::max<uint64_t>(w, uint64_t(c.n_heads) * (c.mla.kv_lora_rank + c.mla.qk_rope_head_dim));
   return w;
@@ -133,8 +133,8 @@ BufferView Transformer::act(int id, uint64_t bytes) const {
 }
 
 uint64_t Transformer::activation_bytes() const {
-  return planner_.total_bytes() + (scratch_ ? scratch_->size() : 0) + (logits_ ? logits_->size() : 0) +
-         tokens_.size() + positions_.size() + step_.size();
+  return planner_.total_bytes() + (scratch_ ? scratch_->size() : 0) + (logits_ ? logits_->size() : 0) + tokens_.size() +
+         positions_.size() + step_.size();
 }
 
 // --- recording
@@ -155,7 +155,8 @@ void Transformer::record_logits(Stream& s, uint32_t n, LogitsMode mode) {
   ops::rmsnorm(s, x, w_.output_norm().view, h, n, dim, c_.norm_eps);
   // Chunk starts must stay aligned for the x and logits views.
   uint64_t align = ctx_.caps().storage_offset_alignment;
-  uint64_t step = std::lcm(align / std::gcd<uint64_t>(align, 4ull * dim), align / std::gcd<uint64_t>(align, 4ull * vocab));
+  uint64_t step =
+      std::lcm(align / std::gcd<uint64_t>(align, 4ull * dim), align / std::gcd<uint64_t>(align, 4ull * vocab));
   uint64_t rows = std::max<uint64_t>(1, ctx_.caps().max_storage_buffer_range / (4ull * vocab));
   rows = std::max<uint64_t>(step, rows / step * step);
   for (uint64_t r0 = 0; r0 < n; r0 += rows) {
@@ -227,7 +228,9 @@ std::span<const float> Transformer::forward(std::span<const int32_t> tokens, uin
   return {reinterpret_cast<const float*>(logits_->mapped()), rows * c_.vocab_size};
 }
 
-std::vector<KernelTime> Transformer::last_timings() const { return last_ ? last_->timings() : std::vector<KernelTime>{}; }
+std::vector<KernelTime> Transformer::last_timings() const {
+  return last_ ? last_->timings() : std::vector<KernelTime>{};
+}
 
 double Transformer::last_wait_seconds() const { return last_ ? last_->last_wait_seconds() : 0; }
 

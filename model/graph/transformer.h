@@ -9,12 +9,12 @@
 #include <span>
 #include <vector>
 
-#include "buffer.h"
 #include "arch/model_config.h"
+#include "buffer.h"
 #include "graph/kv_cache.h"
 #include "graph/planner.h"
-#include "stream.h"
 #include "graph/weights.h"
+#include "stream.h"
 
 namespace vkllm {
 
@@ -24,8 +24,8 @@ class Transformer {
  public:
   // max_batch: most tokens per forward (prefill chunk); lowered if an activation would not fit
   // one storage-buffer binding. profiling: graphs record GPU timestamps per dispatch.
-  Transformer(const Context& ctx, const ModelConfig& config, const Weights& weights, KvCache& cache,
-              uint32_t max_batch, bool profiling = false);
+  Transformer(const Context& ctx, const ModelConfig& config, const Weights& weights, KvCache& cache, uint32_t max_batch,
+              bool profiling = false);
   ~Transformer();
 
   // Stores the K/V of `tokens` (at positions pos0 ..) in the cache and returns logits: the last
@@ -55,12 +55,12 @@ class Transformer {
  private:
   // Planner ids of the activation tensors, each sized for max_batch tokens.
   struct Acts {
-    int x = -1;                        // (B, dim) the residual stream, alive throughout
-    int h = -1;                        // (B, dim) normed input of a block
-    int q = -1, k = -1, v = -1;        // (B, H·hd), (B, G·hd), (B, G·vd)
-    int attn = -1;                     // (B, H·vd) attention output
-    int proj = -1;                     // (B, dim) a block's output before the residual add
-    int gate = -1, up = -1;            // (B, hidden)
+    int x = -1;                  // (B, dim) the residual stream, alive throughout
+    int h = -1;                  // (B, dim) normed input of a block
+    int q = -1, k = -1, v = -1;  // (B, H·hd), (B, G·hd), (B, G·vd)
+    int attn = -1;               // (B, H·vd) attention output
+    int proj = -1;               // (B, dim) a block's output before the residual add
+    int gate = -1, up = -1;      // (B, hidden)
     // MLA: compressed query, latent row, its two parts, the absorbed query and latent output
     int qa = -1, kv = -1, c = -1, kpe = -1, qpe = -1, qcat = -1, olat = -1;
   };

@@ -2,16 +2,16 @@
 // attn_kv_b split into the absorbed attn_k_b / attn_v_b), packing, upload.
 #include "graph/weights.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "align.h"
+#include "arch/architecture.h"
 #include "context.h"
 #include "error.h"
 #include "gguf/reader.h"
 #include "reference/quant.h"
-#include "arch/architecture.h"
 
 namespace vkllm {
 
@@ -26,7 +26,7 @@ std::vector<std::byte> as_bytes(const std::vector<float>& v) {
 }  // namespace
 
 // Old DeepSeek2 files keep the KV up-projection fused: attn_kv_b (H·(nope + v) rows, kv_lora cols),
-// per head `nope` rows of Wuk then `v` rows of Wuv (FORMATS.md §5.3). The absorbed path needs
+// per head `nope` rows of Wuk then `v` rows of Wuv (docs/formats.md §5.3). The absorbed path needs
 // attn_k_b = Wukᵀ per head (H·kv_lora rows, nope cols; stored f32) and attn_v_b = Wuv (H·v rows,
 // kv_lora cols; rows copied in their stored type).
 static void split_kv_b(const GgufTensor& t, const ModelConfig& c, std::vector<std::byte>& k_b,
@@ -54,14 +54,19 @@ std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelC
   for (const GgufTensor& t : file.tensors()) {
     const TensorSpec* spec = catalogue.find(t.name);
     ENSURE(spec, fmt::format("tensor {} is not in the {} catalogue", printable(t.name), config.arch_name));
-    Tensor tensor{.name = std::string(t.name), .type = t.type, .cols = uint32_t(t.ne[0]),
+    Tensor tensor{.name = std::string(t.name),
+                  .type = t.type,
+                  .cols = uint32_t(t.ne[0]),
                   .rows = uint32_t(t.n_elements() / t.ne[0])};
     if (spec->role == TensorRole::AttnKvB) {  // the old fused layout: split for the absorbed form
       const MlaConfig& m = config.mla;
-      Source k{.tensor = {tensor.name + " (k part)", DType::F32, m.qk_nope_head_dim, config.n_heads * m.kv_lora_rank, {}},
-               .role = TensorRole::AttnKB, .layer = spec->layer};
+      Source k{
+          .tensor = {tensor.name + " (k part)", DType::F32, m.qk_nope_head_dim, config.n_heads * m.kv_lora_rank, {}},
+          .role = TensorRole::AttnKB,
+          .layer = spec->layer};
       Source v{.tensor = {tensor.name + " (v part)", t.type, m.kv_lora_rank, config.n_heads * m.v_head_dim, {}},
-               .role = TensorRole::AttnVB, .layer = spec->layer};
+               .role = TensorRole::AttnVB,
+               .layer = spec->layer};
       split_kv_b(t, config, k.converted, v.converted);
       k.data = k.converted.data(), v.data = v.converted.data();
       out.push_back(std::move(k)), out.push_back(std::move(v));
@@ -124,38 +129,63 @@ const Tensor** slot(LayerWeights& l, TensorRole r) {
   FfnWeights& f = l.ffn;
   if (auto* a = std::get_if<AttentionWeights>(&l.attention)) {
     switch (r) {
-      case TensorRole::AttnNorm: return &a->norm;
-      case TensorRole::AttnQ: return &a->q;
-      case TensorRole::AttnK: return &a->k;
-      case TensorRole::AttnV: return &a->v;
-      case TensorRole::AttnQBias: return &a->q_bias;
-      case TensorRole::AttnKBias: return &a->k_bias;
-      case TensorRole::AttnVBias: return &a->v_bias;
-      case TensorRole::AttnOut: return &a->out;
-      default: break;
+      case TensorRole::AttnNorm:
+        return &a->norm;
+      case TensorRole::AttnQ:
+        return &a->q;
+      case TensorRole::AttnK:
+        return &a->k;
+      case TensorRole::AttnV:
+        return &a->v;
+      case TensorRole::AttnQBias:
+        return &a->q_bias;
+      case TensorRole::AttnKBias:
+        return &a->k_bias;
+      case TensorRole::AttnVBias:
+        return &a->v_bias;
+      case TensorRole::AttnOut:
+        return &a->out;
+      default:
+        break;
     }
   } else {
     auto& m = std::get<LatentAttentionWeights>(l.attention);
     switch (r) {
-      case TensorRole::AttnNorm: return &m.norm;
-      case TensorRole::AttnQ: return &m.q;
-      case TensorRole::AttnQA: return &m.q_a;
-      case TensorRole::AttnQANorm: return &m.q_a_norm;
-      case TensorRole::AttnQB: return &m.q_b;
-      case TensorRole::AttnKvA: return &m.kv_a;
-      case TensorRole::AttnKvANorm: return &m.kv_a_norm;
-      case TensorRole::AttnKB: return &m.k_b;
-      case TensorRole::AttnVB: return &m.v_b;
-      case TensorRole::AttnOut: return &m.out;
-      default: break;
+      case TensorRole::AttnNorm:
+        return &m.norm;
+      case TensorRole::AttnQ:
+        return &m.q;
+      case TensorRole::AttnQA:
+        return &m.q_a;
+      case TensorRole::AttnQANorm:
+        return &m.q_a_norm;
+      case TensorRole::AttnQB:
+        return &m.q_b;
+      case TensorRole::AttnKvA:
+        return &m.kv_a;
+      case TensorRole::AttnKvANorm:
+        return &m.kv_a_norm;
+      case TensorRole::AttnKB:
+        return &m.k_b;
+      case TensorRole::AttnVB:
+        return &m.v_b;
+      case TensorRole::AttnOut:
+        return &m.out;
+      default:
+        break;
     }
   }
   switch (r) {
-    case TensorRole::FfnNorm: return &f.norm;
-    case TensorRole::FfnGate: return &f.gate;
-    case TensorRole::FfnUp: return &f.up;
-    case TensorRole::FfnDown: return &f.down;
-    default: throw Error(fmt::format("a {} tensor has no place in this block", to_string(r)));
+    case TensorRole::FfnNorm:
+      return &f.norm;
+    case TensorRole::FfnGate:
+      return &f.gate;
+    case TensorRole::FfnUp:
+      return &f.up;
+    case TensorRole::FfnDown:
+      return &f.down;
+    default:
+      throw Error(fmt::format("a {} tensor has no place in this block", to_string(r)));
   }
 }
 

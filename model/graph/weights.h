@@ -2,16 +2,16 @@
 // the device's allocation limits allow, plus the per-layer view the Transformer reads.
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <map>
 #include <variant>
 #include <vector>
 
-#include "buffer.h"
 #include "arch/model_config.h"
 #include "arch/tensors.h"
+#include "buffer.h"
 #include "dtype.h"
 
 namespace vkllm {
@@ -29,21 +29,21 @@ struct Tensor {
 };
 
 // One block's weights, grouped by part; null where the file has no such tensor (biases, q_lora).
-struct AttentionWeights {  // standard attention: q/k/v/o per head
-  const Tensor* norm = nullptr;                                // (dim) f32
-  const Tensor *q = nullptr, *k = nullptr, *v = nullptr;       // (n_heads·head_dim | n_kv_heads·.., dim)
+struct AttentionWeights {                                                // standard attention: q/k/v/o per head
+  const Tensor* norm = nullptr;                                          // (dim) f32
+  const Tensor *q = nullptr, *k = nullptr, *v = nullptr;                 // (n_heads·head_dim | n_kv_heads·.., dim)
   const Tensor *q_bias = nullptr, *k_bias = nullptr, *v_bias = nullptr;  // f32
-  const Tensor* out = nullptr;                                 // (dim, n_heads·v_head_dim)
+  const Tensor* out = nullptr;                                           // (dim, n_heads·v_head_dim)
 };
 struct LatentAttentionWeights {  // multi-head latent attention (docs/formats.md §5), absorbed form
-  const Tensor* norm = nullptr;                                     // (dim) f32
-  const Tensor* q = nullptr;                                        // (H·hd, dim) when there is no q_lora
+  const Tensor* norm = nullptr;  // (dim) f32
+  const Tensor* q = nullptr;     // (H·hd, dim) when there is no q_lora
   const Tensor *q_a = nullptr, *q_a_norm = nullptr, *q_b = nullptr;  // (q_lora, dim), (q_lora), (H·hd, q_lora)
-  const Tensor *kv_a = nullptr, *kv_a_norm = nullptr;               // (kv_lora + rope, dim), (kv_lora)
-  const Tensor *k_b = nullptr, *v_b = nullptr;                      // (H; kv_lora, nope), (H; v_hd, kv_lora)
-  const Tensor* out = nullptr;                                      // (dim, H·v_hd)
+  const Tensor *kv_a = nullptr, *kv_a_norm = nullptr;                // (kv_lora + rope, dim), (kv_lora)
+  const Tensor *k_b = nullptr, *v_b = nullptr;                       // (H; kv_lora, nope), (H; v_hd, kv_lora)
+  const Tensor* out = nullptr;                                       // (dim, H·v_hd)
 };
-struct FfnWeights {  // gated feed-forward
+struct FfnWeights {                                              // gated feed-forward
   const Tensor* norm = nullptr;                                  // (dim) f32
   const Tensor *gate = nullptr, *up = nullptr, *down = nullptr;  // (hidden, dim), (hidden, dim), (dim, hidden)
 };
@@ -86,7 +86,7 @@ class Weights {
               const std::function<void(const LoadProgress&)>& progress, uint64_t max_buffer_bytes);
   void bind_layers(const ModelConfig& config);
 
-  std::vector<Buffer> buffers_;  // weights packed back to back, each buffer within the limits
+  std::vector<Buffer> buffers_;                           // weights packed back to back, each buffer within the limits
   std::map<std::pair<int, TensorRole>, Tensor> tensors_;  // by (layer, role)
   const Tensor *token_embd_ = nullptr, *output_norm_ = nullptr, *output_ = nullptr, *rope_freqs_ = nullptr;
   std::vector<LayerWeights> layers_;

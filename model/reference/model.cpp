@@ -1,15 +1,15 @@
 // The CPU reference forward: pre-norm decoder, llama / qwen2 / deepseek2 (naive MLA).
 #include "reference/model.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "arch/architecture.h"
-#include "reference/attention.h"
 #include "error.h"
-#include "reference/elementwise.h"
 #include "gguf/reader.h"
+#include "reference/attention.h"
+#include "reference/elementwise.h"
 #include "reference/matmul.h"
 #include "reference/position.h"
 #include "reference/quant.h"
@@ -27,9 +27,7 @@ std::vector<float> project(const std::vector<float>& w, const float* x, size_t n
   return y;
 }
 
-void add_into(std::vector<float>& x, const std::vector<float>& d) {
-  add(x.data(), x.data(), d.data(), x.size());
-}
+void add_into(std::vector<float>& x, const std::vector<float>& d) { add(x.data(), x.data(), d.data(), x.size()); }
 
 }  // namespace
 
@@ -56,10 +54,17 @@ const float* Model::optional(TensorRole role, int layer, std::vector<float>& sto
 // Rotates dims [offset, offset + rot) of each head in place, positions 0..n-1.
 void Model::rope(float* x, size_t n, size_t heads, size_t head_dim, size_t offset, size_t token_stride) const {
   const RopeConfig& r = c_.rope;
-  RopeSpec s{.n_tokens = n, .n_heads = heads, .head_dim = head_dim - offset, .rot_dim = r.dim,
-             .neox = r.mode == RopeMode::Neox, .theta_base = r.theta, .freq_scale = 1.0 / r.factor,
-             .token_stride = token_stride, .head_stride = head_dim};
-  if (r.scaling == RopeScaling::Yarn) s.ext_factor = 1, s.n_ctx_orig = r.original_ctx, s.attn_factor = r.yarn_attn_factor();
+  RopeSpec s{.n_tokens = n,
+             .n_heads = heads,
+             .head_dim = head_dim - offset,
+             .rot_dim = r.dim,
+             .neox = r.mode == RopeMode::Neox,
+             .theta_base = r.theta,
+             .freq_scale = 1.0 / r.factor,
+             .token_stride = token_stride,
+             .head_stride = head_dim};
+  if (r.scaling == RopeScaling::Yarn)
+    s.ext_factor = 1, s.n_ctx_orig = r.original_ctx, s.attn_factor = r.yarn_attn_factor();
   std::vector<int32_t> pos(n);
   for (size_t i = 0; i < n; ++i) pos[i] = int32_t(i);
   ref::rope(x + offset, x + offset, pos.data(), freq_factors_.empty() ? nullptr : freq_factors_.data(), s);
@@ -75,10 +80,21 @@ void Model::attention_block(std::vector<float>& x, uint32_t l, size_t n) const {
   rope(q.data(), n, H, hd, 0, H * hd);
   rope(k.data(), n, G, hd, 0, G * hd);
   std::vector<float> o(n * H * vd);
-  AttentionParams a{.n_q = n, .n_heads = H, .n_kv_heads = G, .dk = hd, .dv = vd,
-                    .q_row_stride = H * hd, .o_row_stride = H * vd,
-                    .k_head_stride = hd, .k_row_stride = G * hd, .v_head_stride = vd, .v_row_stride = G * vd,
-                    .scale = c_.attention_scale(), .causal = true, .pos0 = 0, .n_kv = n};
+  AttentionParams a{.n_q = n,
+                    .n_heads = H,
+                    .n_kv_heads = G,
+                    .dk = hd,
+                    .dv = vd,
+                    .q_row_stride = H * hd,
+                    .o_row_stride = H * vd,
+                    .k_head_stride = hd,
+                    .k_row_stride = G * hd,
+                    .v_head_stride = vd,
+                    .v_row_stride = G * vd,
+                    .scale = c_.attention_scale(),
+                    .causal = true,
+                    .pos0 = 0,
+                    .n_kv = n};
   attention(o.data(), q.data(), k.data(), v.data(), a);
   add_into(x, project(weight(TensorRole::AttnOut, l), o.data(), n, H * vd));
 }
@@ -129,10 +145,21 @@ void Model::mla_block(std::vector<float>& x, uint32_t l, size_t n) const {
     }
   }
   std::vector<float> o(n * H * vd);
-  AttentionParams a{.n_q = n, .n_heads = H, .n_kv_heads = H, .dk = hd, .dv = vd,
-                    .q_row_stride = H * hd, .o_row_stride = H * vd,
-                    .k_head_stride = hd, .k_row_stride = H * hd, .v_head_stride = vd, .v_row_stride = H * vd,
-                    .scale = c_.attention_scale(), .causal = true, .pos0 = 0, .n_kv = n};
+  AttentionParams a{.n_q = n,
+                    .n_heads = H,
+                    .n_kv_heads = H,
+                    .dk = hd,
+                    .dv = vd,
+                    .q_row_stride = H * hd,
+                    .o_row_stride = H * vd,
+                    .k_head_stride = hd,
+                    .k_row_stride = H * hd,
+                    .v_head_stride = vd,
+                    .v_row_stride = H * vd,
+                    .scale = c_.attention_scale(),
+                    .causal = true,
+                    .pos0 = 0,
+                    .n_kv = n};
   attention(o.data(), q.data(), k.data(), v.data(), a);
   add_into(x, project(weight(TensorRole::AttnOut, l), o.data(), n, H * vd));
 }

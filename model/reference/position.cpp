@@ -11,7 +11,7 @@ namespace {
 
 constexpr double kPi = std::numbers::pi;
 
-// YaRN's ramp over pair indices (FORMATS 3.5): 1 below `low` (keep the original frequency,
+// YaRN's ramp over pair indices (docs/formats.md §3.5): 1 below `low` (keep the original frequency,
 // extrapolate), 0 above `high` (interpolate), linear between.
 double yarn_ramp(const RopeSpec& s, size_t i) {
   auto corr = [&](double rotations) {
@@ -77,9 +77,8 @@ float round_to_f16(float v) {
   return float(std::copysign(std::nearbyint(a / step) * step, v));  // nearbyint: ties to even
 }
 
-void kv_store(float* cache, const float* src, const int32_t* pos, size_t n_tokens, size_t n_kv_heads,
-              size_t head_dim, size_t n_ctx, size_t src_token_stride, size_t cache_head_dim, size_t cache_col,
-              bool f16) {
+void kv_store(float* cache, const float* src, const int32_t* pos, size_t n_tokens, size_t n_kv_heads, size_t head_dim,
+              size_t n_ctx, size_t src_token_stride, size_t cache_head_dim, size_t cache_col, bool f16) {
   for (size_t t = 0; t < n_tokens; ++t) {
     if (pos[t] < 0 || size_t(pos[t]) >= n_ctx) continue;
     for (size_t h = 0; h < n_kv_heads; ++h)

@@ -1,4 +1,4 @@
-// CPU reference for the position-indexed ops: rotary embedding (FORMATS 3.1-3.5), Llama-3
+// CPU reference for the position-indexed ops: rotary embedding (docs/formats.md §3.1-3.5), Llama-3
 // frequency factors, and the KV-cache store. Written from the formulas, in double.
 #pragma once
 #include <cstddef>
@@ -25,7 +25,7 @@ struct RopeSpec {
 // ff (rot_dim/2) may be null. Elements outside the heads are left as they are in y.
 void rope(float* y, const float* x, const int32_t* pos, const float* ff, const RopeSpec& spec);
 
-// Llama-3.1/3.2 rope_freqs (FORMATS 3.4): n_rot/2 factors that divide theta_i.
+// Llama-3.1/3.2 rope_freqs (docs/formats.md §3.4): n_rot/2 factors that divide theta_i.
 std::vector<float> llama3_rope_freq_factors(size_t rot_dim, double base, double factor, double low_freq_factor,
                                             double high_freq_factor, double n_ctx_orig);
 
@@ -35,8 +35,7 @@ float round_to_f16(float v);
 // cache(n_kv_heads, n_ctx, cache_head_dim): head h of token t, src[t * src_token_stride +
 // h * head_dim + d] for d < head_dim, goes to cache[h][pos[t]][cache_col + d], rounded to f16
 // when f16 is set. Positions outside [0, n_ctx) are skipped.
-void kv_store(float* cache, const float* src, const int32_t* pos, size_t n_tokens, size_t n_kv_heads,
-              size_t head_dim, size_t n_ctx, size_t src_token_stride, size_t cache_head_dim, size_t cache_col,
-              bool f16);
+void kv_store(float* cache, const float* src, const int32_t* pos, size_t n_tokens, size_t n_kv_heads, size_t head_dim,
+              size_t n_ctx, size_t src_token_stride, size_t cache_head_dim, size_t cache_col, bool f16);
 
 }  // namespace vkllm::ref

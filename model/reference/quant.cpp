@@ -1,4 +1,4 @@
-// Reference dequantisers and quantisers, byte by byte from FORMATS.md §2 (ggml-common.h layouts).
+// Reference dequantisers and quantisers, byte by byte from docs/formats.md §2 (ggml-common.h layouts).
 // Block geometry is restated here (kCodecs) on purpose instead of taken from runtime/dtype.cpp.
 #include "reference/quant.h"
 
@@ -49,7 +49,7 @@ uint16_t le16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
 float f16_at(const uint8_t* p) { return half_to_float(le16(p)); }
 void put16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v), p[1] = uint8_t(v >> 8); }
 
-// The 6-bit scale and min of sub-block i (0..7) of a Q4_K/Q5_K super-block (FORMATS §2).
+// The 6-bit scale and min of sub-block i (0..7) of a Q4_K/Q5_K super-block (docs/formats.md §2).
 void scale_min_k4(const uint8_t* s, int i, int& sc, int& mn) {
   if (i < 4) {
     sc = s[i] & 63, mn = s[i + 4] & 63;

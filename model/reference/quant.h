@@ -1,6 +1,6 @@
 // CPU reference for weight storage types: f16/bf16 conversion, dequantisation of every block type
 // the kernels read, and simple round-to-nearest quantisers so tests and fixture models can make
-// realistic quantised weights from f32. Written from FORMATS.md §2; shares no code with the shaders.
+// realistic quantised weights from f32. Written from docs/formats.md §2; shares no code with the shaders.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // PreTokenizer: splits text into words before byte-level BPE, with the regexes llama.cpp uses for
-// each `tokenizer.ggml.pre` (FORMATS.md §4.3), run by PCRE2 with Unicode properties.
+// each `tokenizer.ggml.pre` (docs/formats.md §4.3), run by PCRE2 with Unicode properties.
 #pragma once
 #include <memory>
 #include <string>

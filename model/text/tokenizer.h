@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "text/vocab.h"
 #include "text/pretokenizer.h"
+#include "text/vocab.h"
 
 namespace vkllm {
 
@@ -120,7 +120,7 @@ size_t complete_utf8_prefix(std::string_view s);
 // tokenizer_merge.cpp.
 void spm_encode(const Tokenizer& t, std::string_view text, std::vector<int32_t>& out);
 void bpe_encode(const Tokenizer& t, const PreTokenizer& pre, std::string_view text, std::vector<int32_t>& out);
-// GPT-2's byte <-> character table (FORMATS §4.2): the UTF-8 of the character standing for b,
+// GPT-2's byte <-> character table (docs/formats.md §4.2): the UTF-8 of the character standing for b,
 // and the byte a code point stands for (-1 if none).
 std::string_view gpt2_byte_char(uint8_t b);
 int gpt2_char_byte(uint32_t cp);

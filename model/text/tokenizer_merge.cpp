@@ -11,7 +11,7 @@
 
 namespace vkllm {
 
-// --- the GPT-2 byte table (FORMATS §4.2)
+// --- the GPT-2 byte table (docs/formats.md §4.2)
 
 namespace {
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <span>
 
-#include "error.h"
 #include "arch/model_config.h"
+#include "error.h"
 #include "gguf/reader.h"
 #include "text/tokenizer.h"
 
