@@ -44,4 +44,9 @@ void add_gated_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
   t.add(l, TensorRole::FfnDown, "ffn_down.weight", {F, E});
 }
 
+void add_standard_block(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
+  add_standard_attention(c, l, t);
+  add_gated_ffn(c, l, t);
+}
+
 }  // namespace vkllm

@@ -20,5 +20,7 @@ void write_standard_heads(GgufWriter& w, const KeyPrefix& k, const ModelConfig& 
 void add_standard_attention(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
 // ffn_norm, ffn_gate, ffn_up, ffn_down.
 void add_gated_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
+// A standard block: standard attention, then the gated FFN (llama, mistral, qwen2).
+void add_standard_block(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
 
 }  // namespace vkllm

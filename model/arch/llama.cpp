@@ -6,15 +6,6 @@
 
 namespace vkllm {
 
-namespace {
-
-void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
-  add_standard_attention(c, l, t);
-  add_gated_ffn(c, l, t);
-}
-
-}  // namespace
-
 extern const Architecture llama_architecture = {
     .name = "llama",
     .gguf_names = {"llama"},
@@ -22,7 +13,7 @@ extern const Architecture llama_architecture = {
     .read_hparams = read_standard_heads,
     .write_hparams = write_standard_heads,
     .validate = nullptr,
-    .layer_tensors = layer_tensors,
+    .layer_tensors = add_standard_block,
 };
 
 }  // namespace vkllm

@@ -70,15 +70,11 @@ void Model::rope(float* x, size_t n, size_t heads, size_t head_dim, size_t offse
   ref::rope(x + offset, x + offset, pos.data(), freq_factors_.empty() ? nullptr : freq_factors_.data(), s);
 }
 
-void Model::attention_block(std::vector<float>& x, uint32_t l, size_t n) const {
-  size_t dim = c_.dim, H = c_.n_heads, G = c_.n_kv_heads, hd = c_.head_dim, vd = c_.v_head_dim;
-  std::vector<float> h(x.size()), bq, bk, bv;
-  rmsnorm(h.data(), x.data(), weight(TensorRole::AttnNorm, l).data(), n, dim, c_.norm_eps);
-  auto q = project(weight(TensorRole::AttnQ, l), h.data(), n, dim, 0, optional(TensorRole::AttnQBias, l, bq));
-  auto k = project(weight(TensorRole::AttnK, l), h.data(), n, dim, 0, optional(TensorRole::AttnKBias, l, bk));
-  auto v = project(weight(TensorRole::AttnV, l), h.data(), n, dim, 0, optional(TensorRole::AttnVBias, l, bv));
-  rope(q.data(), n, H, hd, 0, H * hd);
-  rope(k.data(), n, G, hd, 0, G * hd);
+// Causal attention of n tokens over themselves (q: (n, H, hd), k: (n, G, hd), v: (n, G, vd),
+// token-major), then the output projection added to the residual x.
+void Model::attend(std::vector<float>& x, uint32_t l, const std::vector<float>& q, const std::vector<float>& k,
+                   const std::vector<float>& v, size_t n, size_t G) const {
+  size_t H = c_.n_heads, hd = q.size() / (n * H), vd = v.size() / (n * G);
   std::vector<float> o(n * H * vd);
   AttentionParams a{.n_q = n,
                     .n_heads = H,
@@ -97,6 +93,18 @@ void Model::attention_block(std::vector<float>& x, uint32_t l, size_t n) const {
                     .n_kv = n};
   attention(o.data(), q.data(), k.data(), v.data(), a);
   add_into(x, project(weight(TensorRole::AttnOut, l), o.data(), n, H * vd));
+}
+
+void Model::attention_block(std::vector<float>& x, uint32_t l, size_t n) const {
+  size_t dim = c_.dim, H = c_.n_heads, G = c_.n_kv_heads, hd = c_.head_dim, vd = c_.v_head_dim;
+  std::vector<float> h(x.size()), bq, bk, bv;
+  rmsnorm(h.data(), x.data(), weight(TensorRole::AttnNorm, l).data(), n, dim, c_.norm_eps);
+  auto q = project(weight(TensorRole::AttnQ, l), h.data(), n, dim, 0, optional(TensorRole::AttnQBias, l, bq));
+  auto k = project(weight(TensorRole::AttnK, l), h.data(), n, dim, 0, optional(TensorRole::AttnKBias, l, bk));
+  auto v = project(weight(TensorRole::AttnV, l), h.data(), n, dim, 0, optional(TensorRole::AttnVBias, l, bv));
+  rope(q.data(), n, H, hd, 0, H * hd);
+  rope(k.data(), n, G, hd, 0, G * hd);
+  attend(x, l, q, k, v, n, G);
 }
 
 // MLA, naive form (docs/formats.md §5.2): decompress every cached latent into per-head keys and values.
@@ -144,24 +152,7 @@ void Model::mla_block(std::vector<float>& x, uint32_t l, size_t n) const {
       std::copy_n(&vh[t * vd], vd, &v[(t * H + head) * vd]);
     }
   }
-  std::vector<float> o(n * H * vd);
-  AttentionParams a{.n_q = n,
-                    .n_heads = H,
-                    .n_kv_heads = H,
-                    .dk = hd,
-                    .dv = vd,
-                    .q_row_stride = H * hd,
-                    .o_row_stride = H * vd,
-                    .k_head_stride = hd,
-                    .k_row_stride = H * hd,
-                    .v_head_stride = vd,
-                    .v_row_stride = H * vd,
-                    .scale = c_.attention_scale(),
-                    .causal = true,
-                    .pos0 = 0,
-                    .n_kv = n};
-  attention(o.data(), q.data(), k.data(), v.data(), a);
-  add_into(x, project(weight(TensorRole::AttnOut, l), o.data(), n, H * vd));
+  attend(x, l, q, k, v, n, H);
 }
 
 void Model::ffn_block(std::vector<float>& x, uint32_t l, size_t n) const {

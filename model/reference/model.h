@@ -26,6 +26,8 @@ class Model {
  private:
   std::vector<float> weight(TensorRole role, int layer = kGlobal) const;  // dequantised to f32
   const float* optional(TensorRole role, int layer, std::vector<float>& storage) const;
+  void attend(std::vector<float>& x, uint32_t layer, const std::vector<float>& q, const std::vector<float>& k,
+              const std::vector<float>& v, size_t n, size_t kv_heads) const;
   void attention_block(std::vector<float>& x, uint32_t layer, size_t n) const;
   void mla_block(std::vector<float>& x, uint32_t layer, size_t n) const;
   void ffn_block(std::vector<float>& x, uint32_t layer, size_t n) const;
