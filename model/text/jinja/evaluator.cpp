@@ -99,9 +99,12 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b, const Ev
   if (op == "**") {
     if (ints && b.as_int() >= 0) {
       int64_t r = 1, base = a.as_int();
-      for (int64_t e = b.as_int(); e > 0; --e) {
-        r = checked(__builtin_mul_overflow(r, base, &r), r);
-        if (r == 0 || r == 1) break;
+      int64_t e = b.as_int();
+      if (base == 0 || base == 1) return Value(e == 0 ? int64_t(1) : base);
+      if (base == -1) return Value(int64_t(e % 2 ? -1 : 1));
+      for (; e > 0; --e) {  // |base| >= 2 overflows within 63 steps
+        bool overflow = __builtin_mul_overflow(r, base, &r);
+        checked(overflow, r);
       }
       return Value(r);
     }

@@ -159,7 +159,7 @@ Body Parser::subparse(std::initializer_list<std::string_view> end_tags) {
   for (;;) {
     const Token& t = cur();
     if (t.kind == K::End) {
-      if (end_tags.size()) fail_at(t, fmt::format("unexpected end of template: missing '{}'", *end_tags.begin()));
+      if (end_tags.size()) fail_at(t, fmt::format("unexpected end of template: missing '{}'", *(end_tags.end() - 1)));
       return body;
     }
     if (t.kind == K::Text) {
