@@ -344,9 +344,9 @@ void Evaluator::define_macro(const Stmt& s) {
         if (!parent) fail("macro '" + def->targets[0] + "' called after its scope ended");
         if (a.args.size() > def->params.size())
           fail(fmt::format("macro '{}' takes not more than {} argument(s)", def->targets[0], def->params.size()));
-        for (const auto& [k, v] : a.kwargs)
-          if (std::none_of(def->params.begin(), def->params.end(), [&](const auto& p) { return p.first == k; }))
-            fail(fmt::format("macro '{}' takes no keyword argument '{}'", def->targets[0], k));
+        for (const auto& kw : a.kwargs)
+          if (std::none_of(def->params.begin(), def->params.end(), [&](const auto& p) { return p.first == kw.first; }))
+            fail(fmt::format("macro '{}' takes no keyword argument '{}'", def->targets[0], kw.first));
         if (macro_depth_ >= limits_.max_call_depth)
           fail(fmt::format("macro calls nested deeper than {}", limits_.max_call_depth));
         auto scope = std::make_shared<Scope>(parent);
