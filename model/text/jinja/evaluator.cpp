@@ -24,7 +24,7 @@ int64_t checked(bool overflow, int64_t v) {
 
 std::string repeat(const std::string& s, int64_t n, const Evaluator& ev) {
   if (n <= 0 || s.empty()) return {};
-  ev.check_size(s.size() * uint64_t(std::min<int64_t>(n, int64_t(1) << 40)));
+  if (uint64_t(n) > ev.limits().max_output / s.size()) ev.check_size(ev.limits().max_output + 1);
   std::string out;
   out.reserve(s.size() * size_t(n));
   for (int64_t i = 0; i < n; ++i) out += s;
@@ -72,7 +72,7 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b, const Ev
     if ((a.is_list() && b.is_int() && !a.is_generator()) || (a.is_int() && b.is_list() && !b.is_generator())) {
       const List& l = a.is_list() ? a.as_list() : b.as_list();
       int64_t n = a.is_list() ? b.as_int() : a.as_int();
-      if (n > 0 && uint64_t(n) * l.items.size() > kMaxListItems) fail("list too long");
+      if (n > 0 && !l.items.empty() && uint64_t(n) > kMaxListItems / l.items.size()) fail("list too long");
       std::vector<Value> items;
       for (int64_t i = 0; i < n; ++i) items.insert(items.end(), l.items.begin(), l.items.end());
       return Value::list(std::move(items), l.tuple);

@@ -46,7 +46,10 @@ Value slice(const Value& obj, const Value& start, const Value& stop, const Value
   int64_t lo = adjust(e.b.get(), start, st < 0 ? len - 1 : 0);
   int64_t hi = adjust(e.c.get(), stop, st < 0 ? -1 : len);
   std::vector<int64_t> picks;
-  for (int64_t i = lo; st > 0 ? i < hi : i > hi; i += st) picks.push_back(i);
+  for (int64_t i = lo; st > 0 ? i < hi : i > hi;) {
+    picks.push_back(i);
+    if (__builtin_add_overflow(i, st, &i)) break;
+  }
   if (obj.is_string()) {
     std::string out;
     for (int64_t i : picks) out += chars[size_t(i)];

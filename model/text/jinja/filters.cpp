@@ -204,8 +204,13 @@ Value sum(const Value& v, const CallArgs& a, Evaluator& ev) {
   for (const Value& item : iterate(v)) {
     Value x = attr.is_undefined() ? item : lookup_path(item, to_str(attr));
     if (!total.is_number() || !x.is_number()) fail("sum: unsupported operand types");
-    total =
-        total.is_float() || x.is_float() ? Value(total.as_float() + x.as_float()) : Value(total.as_int() + x.as_int());
+    int64_t r = 0;
+    if (total.is_float() || x.is_float())
+      total = Value(total.as_float() + x.as_float());
+    else if (__builtin_add_overflow(total.as_int(), x.as_int(), &r))
+      fail("integer overflow");
+    else
+      total = Value(r);
     ev.charge(1);
   }
   return total;

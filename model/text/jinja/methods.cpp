@@ -308,10 +308,11 @@ void add_builtin_globals(Scope& g) {
           int64_t stop = a.args.size() > 1 ? a.args[1].as_int() : a.args[0].as_int();
           int64_t step = a.args.size() > 2 ? a.args[2].as_int() : 1;
           if (step == 0) fail("range() arg 3 must not be zero");
-          double n = std::ceil((double(stop) - double(start)) / double(step));
+          __int128 span = __int128(stop) - start, n = 0;
+          if ((span > 0 && step > 0) || (span < 0 && step < 0)) n = (span + step + (step > 0 ? -1 : 1)) / step;
           if (n > 100000) fail("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
           std::vector<Value> out;
-          for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.emplace_back(i);
+          for (__int128 k = 0; k < n; ++k) out.emplace_back(int64_t(start + k * step));
           if (a.ev) a.ev->charge(out.size());
           return Value::list(std::move(out));
         }));

@@ -3,6 +3,7 @@
 // width and precision).
 #include <fmt/format.h>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -135,13 +136,15 @@ std::string percent_format(const std::string& f, const Value& args, const Evalua
       std::string text = type == 's' ? to_str(v) : repr(v);
       size_t digits = spec.find_first_of("123456789");
       size_t width = digits == std::string::npos ? 0 : size_t(std::atoi(spec.c_str() + digits));
+      ev.check_size(width);
       size_t n = utf8_length(text);
       std::string pad(width > n ? width - n : 0, ' ');
       out += spec.find('-') != std::string::npos ? text + pad : pad + text;
     } else if (type == 'd' || type == 'i' || type == 'x' || type == 'X') {
       if (!v.is_number()) fail(fmt::format("%{} format: a number is required, not {}", type, v.type_name()));
-      std::snprintf(buf, sizeof buf, ("%" + spec + "ll" + (type == 'i' ? 'd' : type)).c_str(),
-                    (long long)(v.is_float() ? (long long)v.as_float() : v.as_int()));
+      std::snprintf(
+          buf, sizeof buf, ("%" + spec + "ll" + (type == 'i' ? 'd' : type)).c_str(),
+          (long long)(v.is_float() ? (std::fabs(v.as_float()) < 9.2e18 ? (long long)v.as_float() : 0) : v.as_int()));
       out += buf;
     } else if (type == 'f' || type == 'e' || type == 'g') {
       if (!v.is_number()) fail(fmt::format("%{} format: a real number is required, not {}", type, v.type_name()));

@@ -97,8 +97,19 @@ std::string escape_html(std::string_view s) {
 bool Value::is_mapping() const { return is_dict() && !as_dict().is_namespace; }
 bool Value::is_namespace() const { return is_dict() && as_dict().is_namespace; }
 
-int64_t Value::as_int() const { return is_bool() ? int64_t(as_bool()) : std::get<int64_t>(v_); }
-double Value::as_float() const { return is_float() ? std::get<double>(v_) : double(as_int()); }
+void Value::wrong_type(const char* want) const { fail(fmt::format("expected {}, got {}", want, type_name())); }
+
+int64_t Value::as_int() const {
+  if (is_bool()) return int64_t(as_bool());
+  if (!is_int()) fail(fmt::format("'{}' object cannot be interpreted as an integer", type_name()));
+  return std::get<int64_t>(v_);
+}
+
+double Value::as_float() const {
+  if (is_float()) return std::get<double>(v_);
+  if (!is_int() && !is_bool()) fail(fmt::format("must be real number, not {}", type_name()));
+  return double(as_int());
+}
 
 int Value::depth() const {
   if (is_list()) return as_list().depth;

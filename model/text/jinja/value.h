@@ -79,15 +79,20 @@ class Value {
   bool is_namespace() const;
   bool is_function() const { return type() == Type::Function; }
 
-  bool as_bool() const { return std::get<bool>(v_); }
+  // Typed access; the wrong type fails with a TemplateError naming the types (never a crash).
+  bool as_bool() const { return *get<bool>("bool"); }
   int64_t as_int() const;   // int or bool
   double as_float() const;  // any number
-  const std::string& as_string() const { return std::get<std::string>(v_); }
-  const List& as_list() const { return *std::get<ListPtr>(v_); }
-  const Dict& as_dict() const { return *std::get<DictPtr>(v_); }
-  Dict& as_mutable_dict() const { return *std::get<DictPtr>(v_); }  // namespaces only
-  const Function& as_function() const { return *std::get<FunctionPtr>(v_); }
-  const std::string& undefined_name() const { return std::get<Undefined>(v_).name; }
+  const std::string& as_string() const { return *get<std::string>("str"); }
+  const List& as_list() const { return **get<ListPtr>("list"); }
+  const Dict& as_dict() const { return **get<DictPtr>("dict"); }
+  Dict& as_mutable_dict() const { return **get<DictPtr>("dict"); }  // namespaces only
+  const Function& as_function() const { return **get<FunctionPtr>("function"); }
+  const std::string& undefined_name() const {
+    static const std::string none;
+    const Undefined* u = std::get_if<Undefined>(&v_);
+    return u ? u->name : none;
+  }
 
   int depth() const;  // 0 for scalars, 1 + the deepest element for containers
   bool truthy() const;
@@ -95,6 +100,13 @@ class Value {
 
  private:
   static Value make_list(std::vector<Value> items, bool tuple, bool generator);
+  template <typename T>
+  const T* get(const char* want) const {
+    const T* p = std::get_if<T>(&v_);
+    if (!p) wrong_type(want);
+    return p;
+  }
+  [[noreturn]] void wrong_type(const char* want) const;
   explicit Value(Undefined u) : v_(std::move(u)) {}
   explicit Value(None) : v_(None{}) {}
   std::variant<Undefined, None, bool, int64_t, double, std::string, ListPtr, DictPtr, FunctionPtr> v_;
