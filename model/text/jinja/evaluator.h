@@ -15,7 +15,7 @@ constexpr int kMaxEvalDepth = 400;  // nested eval/exec calls, macros included
 
 struct Limits {
   size_t max_output = size_t(64) << 20;  // bytes of output, and of any one string
-  uint64_t max_steps = 50'000'000;       // expressions evaluated + loop iterations + bytes/items copied
+  uint64_t max_steps = 5'000'000;        // expressions evaluated + loop iterations + bytes/256 or items copied
   int max_call_depth = 64;               // macro calls inside macro calls
 };
 
