@@ -73,6 +73,7 @@ size_t utf8_length(unsigned char c) {
 
 struct PreTokenizer::Regex {
   pcre2_code* code = nullptr;
+  bool jit = false;
 
   explicit Regex(std::string_view pattern) {
     int err = 0;
@@ -85,6 +86,9 @@ struct PreTokenizer::Regex {
       throw Error(
           fmt::format("pre-tokenizer regex does not compile at offset {}: {}", at, reinterpret_cast<const char*>(msg)));
     }
+    // Compiled to machine code where PCRE2 can (else pcre2_match interprets): the interpreter checks
+    // the UTF-8 of the rest of the subject on every call, which made splitting quadratic.
+    jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
   }
   ~Regex() { pcre2_code_free(code); }
   Regex(const Regex&) = delete;
@@ -94,7 +98,10 @@ struct PreTokenizer::Regex {
   void split(std::string_view piece, pcre2_match_data* md, std::vector<std::string_view>& out) const {
     size_t start = 0, pos = 0;
     while (pos < piece.size()) {
-      int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(piece.data()), piece.size(), pos, 0, md, nullptr);
+      auto subject = reinterpret_cast<PCRE2_SPTR>(piece.data());
+      int rc = pcre2_match(code, subject, piece.size(), pos, 0, md, nullptr);
+      if (rc == PCRE2_ERROR_JIT_STACKLIMIT)  // a long backtrack: the interpreter keeps its stack on the heap
+        rc = pcre2_match(code, subject, piece.size(), pos, PCRE2_NO_JIT, md, nullptr);
       if (rc == PCRE2_ERROR_NOMATCH) break;
       if (rc < 0) {
         PCRE2_UCHAR msg[256];
@@ -132,6 +139,12 @@ std::vector<std::string_view> PreTokenizer::known_names() {
   for (const PreSpec& s : specs())
     for (std::string_view n : s.names)
       if (!n.empty()) out.push_back(n);
+  return out;
+}
+
+std::vector<std::string_view> PreTokenizer::style_names() {
+  std::vector<std::string_view> out;
+  for (const PreSpec& s : specs()) out.push_back(s.names.front());
   return out;
 }
 

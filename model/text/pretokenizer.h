@@ -24,6 +24,7 @@ class PreTokenizer {
   bool default_add_bos() const { return add_bos_; }
 
   static std::vector<std::string_view> known_names();
+  static std::vector<std::string_view> style_names();  // one name per distinct set of rules
 
  private:
   struct Regex;
