@@ -124,6 +124,7 @@ struct TokenizeOptions {
   int runs = 3;
   bool fixtures = true, json = false;
   std::string only;  // run the vocabularies whose name contains this
+  std::string text;  // only this text (prose, code, mixed)
 };
 
 struct Subject {
@@ -169,7 +170,10 @@ std::pair<double, size_t> time_encode(const Tokenizer& t, const std::string& tex
 }
 
 void run_tokenize(const TokenizeOptions& o) {
-  std::vector<Text> texts = {{"prose", prose(o.bytes)}, {"code", code(o.bytes)}, {"mixed", mixed(o.bytes)}};
+  std::vector<Text> texts;
+  using Make = std::string (*)(size_t);
+  for (auto [name, make] : {std::pair<std::string, Make>{"prose", prose}, {"code", code}, {"mixed", mixed}})
+    if (o.text.empty() || o.text == name) texts.push_back({name, make(o.bytes)});
   nlohmann::json results = nlohmann::json::array();
   if (!o.json)
     fmt::print("{:<28} {:<14} {:<6} {:>9} {:>9} {:>9} {:>8}\n", "vocabulary", "pre", "text", "bytes", "tokens", "ms",
@@ -205,6 +209,7 @@ void add_tokenize_bench(CLI::App& app) {
   cmd->add_option("--bytes", o->bytes, "Size of each text (default 1 MiB)")->check(CLI::Range(1, 1 << 30));
   cmd->add_option("--runs", o->runs, "Encodings per case; the median counts")->check(CLI::Range(1, 100));
   cmd->add_option("--only", o->only, "Only the vocabularies whose name contains this");
+  cmd->add_option("--text", o->text, "Only this text")->check(CLI::IsMember({"prose", "code", "mixed"}));
   cmd->add_flag("!--no-fixtures", o->fixtures, "Skip the fixture vocabulary of each pre-tokenizer");
   cmd->add_flag("--json", o->json, "Results as JSON");
   cmd->callback([o] { run_tokenize(*o); });

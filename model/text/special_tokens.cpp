@@ -3,6 +3,7 @@
 #include "text/special_tokens.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 namespace vkllm {
@@ -33,11 +34,28 @@ SpecialTokens::SpecialTokens(std::vector<SpecialToken> tokens) {
     }
     groups_.push_back({length, TokenIndex(texts), std::move(ranks)});  // ascending lengths
   }
+  int leads = 0;
+  for (const SpecialToken& t : tokens_) {
+    leads += !lead_[uint8_t(t.text[0])];
+    lead_[uint8_t(t.text[0])] = true;
+    single_lead_ = leads == 1 ? uint8_t(t.text[0]) : -1;
+  }
+}
+
+size_t SpecialTokens::next_lead(std::string_view text, size_t i) const {
+  if (single_lead_ >= 0) {  // often every special token starts with '<': memchr's vector scan
+    const void* at = std::memchr(text.data() + i, single_lead_, text.size() - i);
+    return at ? size_t(static_cast<const char*>(at) - text.data()) : text.size();
+  }
+  while (i < text.size() && !lead_[uint8_t(text[i])]) ++i;
+  return i;
 }
 
 std::vector<SpecialTokens::Occurrence> SpecialTokens::occurrences(std::string_view text, bool parse_special) const {
   std::vector<Occurrence> out;
   for (size_t i = 0; i < text.size(); ++i) {
+    i = next_lead(text, i);
+    if (i == text.size()) break;
     bool one = first1_[uint8_t(text[i])];
     bool two = i + 1 < text.size() && first2_[first_two(text.substr(i))];
     if (!one && !two) continue;

@@ -48,11 +48,14 @@ class SpecialTokens {
     size_t at;
   };
   std::vector<Occurrence> occurrences(std::string_view text, bool parse_special) const;
+  size_t next_lead(std::string_view text, size_t i) const;  // the next byte some text starts with
 
   std::vector<SpecialToken> tokens_;  // in priority order
   std::vector<Group> groups_;
-  std::bitset<65536> first2_;  // the first two bytes of some text of length >= 2
-  std::bitset<256> first1_;    // a text of length 1
+  std::bitset<65536> first2_;     // the first two bytes of some text of length >= 2
+  std::bitset<256> first1_;       // a text of length 1
+  std::array<bool, 256> lead_{};  // the first byte of some text
+  int single_lead_ = -1;          // the one first byte of all texts, or -1
 };
 
 }  // namespace vkllm

@@ -1,8 +1,10 @@
 // TokenIndex and PairIndex: linear probing in power-of-two tables kept at most half full.
 #include "text/token_index.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
+#include <utility>
 
 #include "error.h"
 
@@ -94,6 +96,40 @@ void PairIndex::insert(int32_t left, int32_t right, Merge m) {
       return;
     }
   }
+}
+
+bool WordCache::find(std::string_view word, uint64_t hash, std::vector<int32_t>& out) const {
+  if (slots_.empty()) return false;
+  size_t mask = slots_.size() - 1;
+  for (size_t i = size_t(hash) & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (s.key_size == 0) return false;
+    if (s.hash == hash && std::string_view(keys_).substr(s.key, s.key_size) == word) {
+      out.insert(out.end(), ids_.begin() + s.ids, ids_.begin() + s.ids + s.ids_size);
+      return true;
+    }
+  }
+}
+
+void WordCache::insert(std::string_view word, uint64_t hash, std::span<const int32_t> ids) {
+  if (word.empty() || word.size() > kMaxWord || size_ >= kMaxWords) return;
+  if (2 * (size_ + 1) > slots_.size()) {  // grow (or start): rehash into twice the slots
+    std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(std::max<size_t>(1024, 2 * slots_.size())));
+    size_t mask = slots_.size() - 1;
+    for (const Slot& s : old)
+      if (s.key_size != 0) {
+        size_t i = size_t(s.hash) & mask;
+        while (slots_[i].key_size != 0) i = (i + 1) & mask;
+        slots_[i] = s;
+      }
+  }
+  size_t mask = slots_.size() - 1;
+  size_t i = size_t(hash) & mask;
+  while (slots_[i].key_size != 0) i = (i + 1) & mask;
+  slots_[i] = {hash, uint32_t(keys_.size()), uint32_t(word.size()), uint32_t(ids_.size()), uint32_t(ids.size())};
+  keys_ += word;
+  ids_.insert(ids_.end(), ids.begin(), ids.end());
+  ++size_;
 }
 
 }  // namespace vkllm

@@ -4,6 +4,7 @@
 // std::unordered_map walks a node list and a key string has to be built first.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,28 @@ class PairIndex {
 
   std::vector<Slot> slots_;
   size_t mask_ = 0, size_ = 0;
+};
+
+// The ids each word of one encode call came out as, so that a word seen again skips its merges
+// (prose and code repeat most of their words). Words longer than kMaxWord bytes are not kept,
+// nor new words once kMaxWords are.
+class WordCache {
+ public:
+  static constexpr size_t kMaxWord = 64, kMaxWords = size_t(1) << 16;
+  // Appends the ids of `word` (hash: hash_bytes(word)) to out; false if the word is not cached.
+  bool find(std::string_view word, uint64_t hash, std::vector<int32_t>& out) const;
+  void insert(std::string_view word, uint64_t hash, std::span<const int32_t> ids);
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t key = 0, key_size = 0;  // key_size 0: empty
+    uint32_t ids = 0, ids_size = 0;
+  };
+  std::vector<Slot> slots_;
+  std::string keys_;
+  std::vector<int32_t> ids_;
+  size_t size_ = 0;
 };
 
 }  // namespace vkllm

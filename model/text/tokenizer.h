@@ -73,7 +73,9 @@ class Tokenizer {
   void check_id(int32_t id) const;  // throws for ids outside the vocabulary
   void encode_fragment(std::string_view text, bool after_special, Work& w, std::vector<int32_t>& out) const;
   void encode_spm(std::string_view text, Work& w, std::vector<int32_t>& out) const;
+  void spm_word(std::string_view word, Work& w, std::vector<int32_t>& out) const;
   void encode_bpe(std::string_view text, Work& w, std::vector<int32_t>& out) const;
+  void bpe_level(size_t k, std::string_view text, Work& w, std::vector<int32_t>& out) const;
   void bpe_word(std::string_view word, Work& w, std::vector<int32_t>& out) const;
   float score(int32_t id) const { return score_.empty() ? 0.0f : score_[size_t(id)]; }
 

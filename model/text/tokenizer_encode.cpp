@@ -78,7 +78,9 @@ uint32_t ordered_bits(float f) {
 struct Tokenizer::Work {
   std::vector<Symbol> symbols;
   std::vector<Candidate> queue;
-  std::string word;  // BPE: a piece in GPT-2 characters
+  std::string word;                     // BPE: a piece in GPT-2 characters
+  WordCache cache;                      // SPM: words
+  std::vector<WordCache> level_caches;  // BPE: pieces at each pre-tokenizer level, then words
 };
 
 namespace {
@@ -152,54 +154,84 @@ void Tokenizer::encode_fragment(std::string_view text, bool after_special, Work&
   encode_spm(s, w, out);
 }
 
+// --- words through the cache
+
+template <class Encode>
+void cached_word(std::string_view word, WordCache& cache, std::vector<int32_t>& out, const Encode& encode) {
+  if (word.size() > WordCache::kMaxWord) {
+    encode(word);
+    return;
+  }
+  uint64_t hash = hash_bytes(word);
+  if (cache.find(word, hash, out)) return;
+  size_t before = out.size();
+  encode(word);
+  cache.insert(word, hash, std::span<const int32_t>(out).subspan(before));
+}
+
 // --- SentencePiece
 
 void Tokenizer::encode_spm(std::string_view text, Work& w, std::vector<int32_t>& out) const {
-  auto pair = [&](const Symbol& l, const Symbol& r) -> std::pair<uint32_t, int32_t> {
-    int32_t id = find(std::string_view(text.data() + l.begin, l.n + r.n));  // l and r are adjacent
+  if (!spm_words_) {  // a token may span words: the fragment merges as one
+    spm_word(text, w, out);
+    return;
+  }
+  for (size_t start = 0; start < text.size();) {
+    // A word runs from its U+2581s to the next U+2581 (or to the end).
+    size_t at = start;
+    while (text.compare(at, kSpace.size(), kSpace) == 0) at += kSpace.size();
+    size_t end = std::min(text.find(kSpace, at), text.size());
+    cached_word(text.substr(start, end - start), w.cache, out, [&](std::string_view word) { spm_word(word, w, out); });
+    start = end;
+  }
+}
+
+void Tokenizer::spm_word(std::string_view word, Work& w, std::vector<int32_t>& out) const {
+  w.symbols.clear();
+  for (size_t at = 0; at < word.size();) {
+    uint32_t n = uint32_t(std::min(utf8_char_length(static_cast<unsigned char>(word[at])), word.size() - at));
+    int32_t i = int32_t(w.symbols.size());
+    w.symbols.push_back({kNotLookedUp, i - 1, at + n == word.size() ? -1 : i + 1, uint32_t(at), n});
+    at += n;
+  }
+  merge_symbols(w.symbols, w.queue, [&](const Symbol& l, const Symbol& r) -> std::pair<uint32_t, int32_t> {
+    int32_t id = find(word.substr(l.begin, l.n + r.n));  // l and r are adjacent
     if (id < 0) return {0, -1};
     return {~ordered_bits(score(id)), id};  // the highest score first
-  };
-  size_t start = 0;
-  while (start < text.size()) {
-    // The word runs to the next U+2581 that follows another character (or to the end).
-    size_t end = text.size();
-    if (spm_words_) {
-      size_t at = start;
-      while (at < text.size() && text.compare(at, kSpace.size(), kSpace) == 0) at += kSpace.size();
-      at = text.find(kSpace, at);
-      if (at != std::string_view::npos) end = at;
+  });
+  for (int32_t i = 0; i >= 0; i = w.symbols[size_t(i)].next) {
+    const Symbol& s = w.symbols[size_t(i)];
+    int32_t id = s.id == kNotLookedUp ? find(word.substr(s.begin, s.n)) : s.id;
+    if (id >= 0) {
+      out.push_back(id);
+      continue;
     }
-    w.symbols.clear();
-    for (size_t at = start; at < end;) {
-      uint32_t n = uint32_t(std::min(utf8_char_length(static_cast<unsigned char>(text[at])), end - at));
-      int32_t i = int32_t(w.symbols.size());
-      w.symbols.push_back({kNotLookedUp, i - 1, at + n == end ? -1 : i + 1, uint32_t(at), n});
-      at += n;
+    // A merged piece is always a token; a single character may not be: then its bytes.
+    for (char c : word.substr(s.begin, s.n)) {
+      int32_t b = byte_id_[static_cast<uint8_t>(c)];
+      if (b < 0) b = unk_;  // a vocabulary without byte tokens loses this byte
+      if (b >= 0) out.push_back(b);
     }
-    merge_symbols(w.symbols, w.queue, pair);
-    for (int32_t i = 0; i >= 0; i = w.symbols[size_t(i)].next) {
-      const Symbol& s = w.symbols[size_t(i)];
-      int32_t id = s.id == kNotLookedUp ? find(text.substr(s.begin, s.n)) : s.id;
-      if (id >= 0) {
-        out.push_back(id);
-        continue;
-      }
-      // A merged piece is always a token; a single character may not be: then its bytes.
-      for (char c : text.substr(s.begin, s.n)) {
-        int32_t id = byte_id_[static_cast<uint8_t>(c)];
-        if (id < 0) id = unk_;  // a vocabulary without byte tokens loses this byte
-        if (id >= 0) out.push_back(id);
-      }
-    }
-    start = end;
   }
 }
 
 // --- byte-level BPE
 
 void Tokenizer::encode_bpe(std::string_view text, Work& w, std::vector<int32_t>& out) const {
-  for (std::string_view piece : pre_->split(text)) bpe_word(piece, w, out);
+  w.level_caches.resize(pre_->levels() + 1);
+  bpe_level(0, text, w, out);
+}
+
+// Level k of the pre-tokenizer splits `text`; each piece goes on to level k + 1, and past the last
+// level through the merges. A piece met before at the same level repeats its ids from the cache,
+// skipping the later regexes as well as the merges.
+void Tokenizer::bpe_level(size_t k, std::string_view text, Work& w, std::vector<int32_t>& out) const {
+  cached_word(text, w.level_caches[k], out, [&](std::string_view t) {
+    if (k == pre_->levels())
+      bpe_word(t, w, out);
+    else
+      pre_->split_level(k, t, [&](std::string_view piece) { bpe_level(k + 1, piece, w, out); });
+  });
 }
 
 void Tokenizer::bpe_word(std::string_view piece, Work& w, std::vector<int32_t>& out) const {
