@@ -24,7 +24,7 @@ class Tokenizer {
   enum class Kind { Spm, Bpe };
 
   // Validates the vocabulary; throws vkllm::Error naming what is wrong (a pre-tokenizer vkllm does
-  // not support is named). Token types are adjusted as llama.cpp adjusts them (docs/formats.md §4.4).
+  // not support is named). Token types are adjusted as llama.cpp adjusts them (docs/formats.md §4.6).
   explicit Tokenizer(VocabConfig v);
   static Tokenizer from_gguf(const GgufFile& f);  // errors: "<file>: <what>"
 

@@ -1,6 +1,6 @@
 // The special-token rules llama.cpp applies when it loads a vocabulary (llama-vocab.cpp, load):
 // token types corrected by text, the end-of-generation set, and the whitespace rule of Phi-3's
-// special tokens. Each rule is listed with its source in docs/formats.md §4.4.
+// special tokens. Each rule is listed with its source in docs/formats.md §4.6.
 #include <algorithm>
 #include <cctype>
 
