@@ -143,14 +143,15 @@ void Tokenizer::encode_fragment(std::string_view text, bool after_special, Work&
     encode_bpe(text, w, out);
     return;
   }
-  std::string s;
+  std::string s;  // spaces as U+2581, and one more in front after a special token (or at the start)
   s.reserve(text.size() * 2 + kSpace.size());
   if (add_space_prefix_ && after_special) s = kSpace;
-  for (char c : text)
-    if (c == ' ')
-      s += kSpace;
-    else
-      s += c;
+  for (size_t at = 0; at < text.size();) {
+    size_t space = std::min(text.find(' ', at), text.size());
+    s.append(text, at, space - at);
+    if (space < text.size()) s += kSpace;
+    at = space + 1;
+  }
   encode_spm(s, w, out);
 }
 
