@@ -128,6 +128,9 @@ TEST_CASE("vkllm tokenize and detokenize", "[cli]") {
   auto d = run_vkllm(fmt::format("detokenize -m {} --tokens {}", file.path, fmt::join(ids, ",")));
   CHECK(d.exit_code == 0);
   CHECK(d.out == "hello world\n");
+  // --no-bos: the ids were made without an added BOS, so a leading one is text typed in the prompt.
+  auto typed = run_vkllm(fmt::format("detokenize --no-bos -m {} --tokens {}", file.path, fmt::join(ids, ",")));
+  CHECK(typed.out == "<s>hello world\n");
   auto bad = run_vkllm(fmt::format("detokenize -m {} --tokens 1,99999", file.path));
   CHECK(bad.exit_code != 0);
   CHECK(bad.err == fmt::format("error: {}: token id 99999 is outside the vocabulary of 400 tokens\n", file.path));
