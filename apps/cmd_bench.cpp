@@ -1,6 +1,7 @@
-// `vkllm bench [-m MODEL] [-p 128] [-n 64] [-r 3] [--json] [--profile]`: prompt processing and
-// generation speed, as llama-bench measures them (pp: one prompt of p tokens from an empty cache;
-// tg: n single-token steps from an empty cache), median of r runs after a warm-up run.
+// `vkllm bench [-m MODEL] [-p 128] [-n 64] [-d 0] [-r 3] [--json] [--profile]`: prompt processing
+// and generation speed, as llama-bench measures them (pp: one prompt of p tokens; tg: n
+// single-token steps; both after d tokens of context, filled once and kept), median of r runs
+// after a warm-up run. Also the dispatches one decode step records and the weight bytes it reads.
 #include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <random>
 
 #include "commands.h"
+#include "error.h"
 #include "model_options.h"
 
 namespace vkllm::cli {
@@ -17,7 +19,7 @@ namespace {
 
 struct BenchOptions {
   ModelOptions model;
-  uint32_t prompt = 128, gen = 64, reps = 3;
+  uint32_t prompt = 128, gen = 64, depth = 0, reps = 3;
   bool json = false, profile = false;
 };
 
@@ -30,8 +32,9 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-double prompt_run(Engine& e, const std::vector<int32_t>& tokens) {
-  e.reset();
+// Every run starts from the same `depth` tokens of context (evaluated once, then kept).
+double prompt_run(Engine& e, const std::vector<int32_t>& tokens, uint32_t depth) {
+  e.truncate(depth);
   auto t0 = Clock::now();
   e.eval(tokens);
   return tokens.size() / seconds_since(t0);
@@ -42,8 +45,8 @@ struct GenerationRun {
   double host_ms_per_token;  // wall time not spent waiting for the GPU: step inputs, submit, argmax
 };
 
-GenerationRun generation_run(Engine& e, uint32_t n) {
-  e.reset();
+GenerationRun generation_run(Engine& e, uint32_t n, uint32_t depth) {
+  e.truncate(depth);
   int32_t token = 0;
   double waited = 0;
   auto t0 = Clock::now();
@@ -76,42 +79,70 @@ void print_table(const char* title, const nlohmann::json& table) {
                r["ms"].get<double>(), r["percent"].get<double>());
 }
 
-void bench(const BenchOptions& o) {
+std::vector<int32_t> random_tokens(uint32_t n, uint32_t vocab, std::mt19937& rng) {
+  std::vector<int32_t> v(n);
+  for (int32_t& t : v) t = int32_t(rng() % vocab);
+  return v;
+}
+
+// Weights a decode step reads: every tensor but the embedding table, of which it reads one row
+// (unless the table is also the output projection).
+uint64_t weight_bytes_per_token(const Weights& w) {
+  bool tied = &w.output() == &w.token_embd();
+  return w.device_bytes() - (tied ? 0 : w.token_embd().view.size);
+}
+
+void bench(BenchOptions o) {
+  // Like llama-bench, a run at depth gets the context it needs (unless --ctx says otherwise).
+  if (o.depth && !o.model.ctx) o.model.ctx = o.depth + std::max(o.prompt, o.gen);
   LoadedModel m = load_model(o.model, o.profile);
   Engine& e = *m.engine;
+  ENSURE(uint64_t(o.depth) + std::max(o.prompt, o.gen) <= e.n_ctx(),
+         fmt::format("-d {} with -p {} / -n {} needs a context of {} tokens, not {} (--ctx)", o.depth, o.prompt, o.gen,
+                     uint64_t(o.depth) + std::max(o.prompt, o.gen), e.n_ctx()));
   std::mt19937 rng(1);
-  std::vector<int32_t> prompt(o.prompt);
-  for (int32_t& t : prompt) t = int32_t(rng() % e.config().vocab_size);
-  prompt_run(e, prompt), generation_run(e, std::min(o.gen, 2u));  // warm-up: records graphs, builds pipelines
+  std::vector<int32_t> prompt = random_tokens(o.prompt, e.config().vocab_size, rng);
+  e.reset();
+  if (o.depth) e.eval(random_tokens(o.depth, e.config().vocab_size, rng));  // the context every run starts from
+  if (o.prompt) prompt_run(e, prompt, o.depth);
+  generation_run(e, std::min(o.gen, 2u), o.depth);  // warm-up: records graphs, builds pipelines
+  size_t dispatches = e.transformer().last_dispatch_count();
   std::vector<double> pp, tg, host_ms;
-  for (uint32_t r = 0; r < o.reps; ++r) pp.push_back(prompt_run(e, prompt));
+  for (uint32_t r = 0; r < o.reps && o.prompt; ++r) pp.push_back(prompt_run(e, prompt, o.depth));
   nlohmann::json ops;
-  if (o.profile) ops["prompt"] = kernel_table(e.transformer().last_timings());
+  if (o.profile && o.prompt) ops["prompt"] = kernel_table(e.transformer().last_timings());
   for (uint32_t r = 0; r < o.reps; ++r) {
-    GenerationRun g = generation_run(e, o.gen);
+    GenerationRun g = generation_run(e, o.gen, o.depth);
     tg.push_back(g.tokens_per_second), host_ms.push_back(g.host_ms_per_token);
   }
   if (o.profile) ops["generation"] = kernel_table(e.transformer().last_timings());
+  double pp_tps = o.prompt ? median(pp) : 0;
   nlohmann::json j = {{"model", m.file->name()},
                       {"device", m.ctx->caps().name},
                       {"profile", m.ctx->profile().name},
                       {"n_prompt", o.prompt},
                       {"n_gen", o.gen},
+                      {"n_depth", o.depth},
                       {"repetitions", o.reps},
-                      {"prompt_tokens_per_second", median(pp)},
+                      {"prompt_tokens_per_second", pp_tps},
                       {"generation_tokens_per_second", median(tg)},
                       {"prompt_runs", pp},
                       {"generation_runs", tg},
                       {"generation_host_ms_per_token", median(host_ms)},
+                      {"dispatches_per_token", dispatches},
+                      {"weight_bytes_per_token", weight_bytes_per_token(e.weights())},
                       {"gpu_profiling", o.profile}};
   if (o.profile) j["kernels"] = ops;
   if (o.json) return fmt::print("{}\n", j.dump(2));
   fmt::print("model {} on {} (profile {})\n", m.file->name(), m.ctx->caps().name, m.ctx->profile().name);
-  fmt::print("pp{}: {:.2f} tokens/s\ntg{}: {:.2f} tokens/s   (median of {}{})\n", o.prompt, median(pp), o.gen,
-             median(tg), o.reps, o.profile ? "; timestamps and barriers between all kernels slow these down" : "");
+  std::string at = o.depth ? fmt::format(" @ d{}", o.depth) : "";
+  if (o.prompt) fmt::print("pp{}{}: {:.2f} tokens/s\n", o.prompt, at, pp_tps);
+  fmt::print("tg{}{}: {:.2f} tokens/s   (median of {}{})\n", o.gen, at, median(tg), o.reps,
+             o.profile ? "; timestamps and barriers between all kernels slow these down" : "");
   fmt::print("host work per generated token: {:.3f} ms (the rest is waiting for the GPU)\n", median(host_ms));
+  fmt::print("dispatches per generated token: {}\n", dispatches);
   if (!o.profile) return;
-  print_table(fmt::format("GPU time per kernel, one pp{} forward:", o.prompt).c_str(), ops["prompt"]);
+  if (o.prompt) print_table(fmt::format("GPU time per kernel, one pp{} forward:", o.prompt).c_str(), ops["prompt"]);
   print_table("GPU time per kernel, one tg forward (the last token):", ops["generation"]);
 }
 
@@ -121,8 +152,11 @@ void add_bench_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "Measure prompt and generation tokens/s");
   auto o = std::make_shared<BenchOptions>();
   add_model_options(cmd, o->model);
-  cmd->add_option("-p,--n-prompt", o->prompt, "Prompt tokens")->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("-p,--n-prompt", o->prompt, "Prompt tokens (0: measure generation only)")
+      ->check(CLI::Range(0u, 1u << 20));
   cmd->add_option("-n,--n-gen", o->gen, "Generated tokens")->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("-d,--n-depth", o->depth, "Tokens of context before each measurement")
+      ->check(CLI::Range(0u, 1u << 20));
   cmd->add_option("-r,--repetitions", o->reps, "Runs per measurement (median)")->check(CLI::Range(1u, 1000u));
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("--profile", o->profile, "GPU time per kernel (adds timestamps and barriers)");

@@ -31,6 +31,7 @@ struct CommonOptions {
 };
 void add_common_options(CLI::App* cmd, CommonOptions& o);
 
+void add_copy_bench(CLI::App& app);
 void add_matvec_bench(CLI::App& app);
 void add_matmul_bench(CLI::App& app);
 void add_attention_bench(CLI::App& app);

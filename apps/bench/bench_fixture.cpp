@@ -48,6 +48,55 @@ const std::map<std::string, FixtureSpec>& presets() {
         .norm_eps = 1e-6f,
         .rope_theta = 1000000.0f,
         .tied_embeddings = true}},
+      {"llama-3.1-8b",
+       {.dim = 4096,
+        .n_layers = 32,
+        .n_heads = 32,
+        .n_kv_heads = 8,
+        .hidden_dim = 14336,
+        .vocab_size = 128256,
+        .seq_len = 131072,
+        .rope_theta = 500000.0f,
+        .rope_freqs = true}},
+      // DeepSeek-V2-Lite's attention (MLA without q_lora) and widths; every layer dense with the
+      // first layer's FFN width (the real model's other 26 layers are MoE; we run MLA + dense).
+      {"deepseek-v2-lite",
+       {.arch = "deepseek2",
+        .dim = 2048,
+        .n_layers = 27,
+        .n_heads = 16,
+        .hidden_dim = 10944,
+        .vocab_size = 102400,
+        .seq_len = 163840,
+        .norm_eps = 1e-6f,
+        .kv_lora_rank = 512,
+        .qk_nope_head_dim = 128,
+        .qk_rope_head_dim = 64,
+        .v_head_dim = 128}},
+      // Lavapipe-sized (scripts/bench_vs_llamacpp's small preset): real proportions, a context long
+      // enough for generation at depth 16384.
+      {"small",
+       {.dim = 256,
+        .n_layers = 4,
+        .n_heads = 4,
+        .n_kv_heads = 2,
+        .hidden_dim = 768,
+        .vocab_size = 32000,
+        .seq_len = 32768,
+        .rope_theta = 500000.0f}},
+      {"small-mla",
+       {.arch = "deepseek2",
+        .dim = 256,
+        .n_layers = 4,
+        .n_heads = 4,
+        .hidden_dim = 768,
+        .vocab_size = 32000,
+        .seq_len = 32768,
+        .norm_eps = 1e-6f,
+        .kv_lora_rank = 128,
+        .qk_nope_head_dim = 32,
+        .qk_rope_head_dim = 32,
+        .v_head_dim = 32}},
       {"tinyllama-1.1b",
        {.dim = 2048,
         .n_layers = 22,
@@ -70,10 +119,13 @@ void write_fixture(const FixtureOptions& o) {
   std::string names;
   for (auto& [name, spec] : presets()) names += (names.empty() ? "" : ", ") + name;
   ENSURE(it != presets().end(), fmt::format("unknown preset '{}' (known: {})", o.preset, names));
-  auto type = dtype_named(o.type);
+  // q4_k_m: llama.cpp's mix, approximated as Q4_K matrices with a Q6_K output projection.
+  bool q4_k_m = o.type == "q4_k_m";
+  auto type = dtype_named(q4_k_m ? "q4_k" : o.type);
   ENSURE(type, fmt::format("unknown weight type '{}'", o.type));
   FixtureSpec spec = it->second;
   spec.weight_type = *type;
+  if (q4_k_m) spec.output_type = DType::Q6_K;
   if (o.layers) spec.n_layers = o.layers;
   fixture_writer(spec).save(o.out);
   fmt::print("wrote {} ({} layers, {} weights)\n", o.out, spec.n_layers, o.type);
@@ -84,8 +136,12 @@ void write_fixture(const FixtureOptions& o) {
 void add_fixture_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("fixture", "Write a random-weight GGUF model of a real model's shape");
   auto o = std::make_shared<FixtureOptions>();
-  cmd->add_option("--preset", o->preset, "smollm2-135m, llama-3.2-1b, qwen2.5-0.5b or tinyllama-1.1b")->required();
-  cmd->add_option("--type", o->type, "Weight type of the matrices (f16, q8_0, q4_0, q4_k, ...)");
+  cmd->add_option(
+         "--preset", o->preset,
+         "smollm2-135m, llama-3.2-1b, llama-3.1-8b, qwen2.5-0.5b, tinyllama-1.1b, deepseek-v2-lite, small or small-mla")
+      ->required();
+  cmd->add_option("--type", o->type,
+                  "Weight type of the matrices (f16, q8_0, q4_0, q4_k, ...; q4_k_m: q4_k with a q6_k output)");
   cmd->add_option("--layers", o->layers, "Fewer layers than the real model");
   cmd->add_option("-o,--out", o->out, "Output GGUF file")->required();
   cmd->callback([o] { write_fixture(*o); });

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   CLI::App app{"vkllm-bench: GPU kernel benchmarks", "vkllm-bench"};
   app.require_subcommand(1);
   vkllm::bench::add_elementwise_bench(app);
+  vkllm::bench::add_copy_bench(app);
   vkllm::bench::add_matvec_bench(app);
   vkllm::bench::add_matmul_bench(app);
   vkllm::bench::add_attention_bench(app);

@@ -40,6 +40,7 @@ class Engine {
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const KvCache& kv_cache() const { return *cache_; }
   Transformer& transformer() { return *transformer_; }
+  const Weights& weights() const { return *weights_; }
   uint32_t n_ctx() const { return cache_->n_ctx(); }
   uint32_t n_past() const { return n_past_; }
   MemoryReport memory() const;

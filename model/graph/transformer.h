@@ -40,6 +40,8 @@ class Transformer {
   // Wall time the last forward waited for the GPU.
   double last_wait_seconds() const;
   size_t graphs_recorded() const { return recorded_; }
+  // Dispatches the last forward's graph holds (vkllm bench: dispatches per decoded token).
+  size_t last_dispatch_count() const { return last_ ? last_->dispatch_count() : 0; }
 
   // The activation arena's plan (lifetimes derived from a traced recording at max_batch).
   const ArenaPlanner& arena_plan() const { return planner_; }
