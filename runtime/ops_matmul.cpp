@@ -113,7 +113,7 @@ BufferView sub(BufferView v, uint64_t offset, uint64_t size) { return {v.buffer,
 // --- dispatch
 
 void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferView x, BufferView y, BufferView bias,
-              const push::MatmulPush& pc, uint32_t B) {
+              const push::MatmulPush& pc, uint32_t B, const MatmulFusion& f) {
   const Profile& p = s.context().profile();
   bool has_bias = bias.size > 0;
   BufferView b = has_bias ? bias : x;  // the bias binding exists either way; x stands in
@@ -123,17 +123,20 @@ void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferVi
     uint32_t nt = std::min(pc.N, p.matvec_tokens);
     Groups g = grid(ceil_div(pc.M, p.matvec_rows));
     g.z = B * ceil_div(pc.N, nt);  // batch-major token blocks; check_profile bounds it
-    s.dispatch(*k.matvec, {p.matvec_wg, p.subgroup_ops, p.matvec_rows, nt, aligned, has_bias, p.matvec_rows_per_thread},
-               {.reads = {w, x, b}, .writes = {y}}, pc, g);
+    s.dispatch(
+        *k.matvec,
+        {p.matvec_wg, p.subgroup_ops, p.matvec_rows, nt, aligned, has_bias, p.matvec_rows_per_thread, f.accumulate},
+        {.reads = {w, x, b}, .writes = {y}, .writes_read = {f.accumulate ? y : BufferView{}}}, pc, g);
   } else {
     Groups g{ceil_div(pc.M, p.matmul_bm), ceil_div(pc.N, p.matmul_bn), B};
-    s.dispatch(*k.matmul, {p.matmul_wg, p.matmul_bm, p.matmul_bn, p.matmul_bk, p.matmul_tm, p.matmul_tn, has_bias},
-               {.reads = {w, x, b}, .writes = {y}}, pc, g);
+    s.dispatch(*k.matmul,
+               {p.matmul_wg, p.matmul_bm, p.matmul_bn, p.matmul_bk, p.matmul_tm, p.matmul_tn, has_bias, f.accumulate},
+               {.reads = {w, x, b}, .writes = {y}, .writes_read = {f.accumulate ? y : BufferView{}}}, pc, g);
   }
 }
 
 void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, BufferView x, BufferView y, uint32_t M,
-                uint32_t N, uint32_t K, const MatmulBatch& batch, BufferView bias) {
+                uint32_t N, uint32_t K, const MatmulBatch& batch, BufferView bias, const MatmulFusion& f = {}) {
   const TypeKernels& k = kernels_for(t, op);
   uint32_t B = batch.count;
   if (M == 0 || N == 0 || B == 0) return;
@@ -149,7 +152,7 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
   const DeviceCaps& caps = s.context().caps();
   uint64_t rb = row_bytes(t, K);
   if (uint64_t(B) * M * rb <= caps.max_storage_buffer_range) {
-    dispatch(s, kind, k, sub(w, 0, uint64_t(B) * M * rb), x, y, bias, pc, B);
+    dispatch(s, kind, k, sub(w, 0, uint64_t(B) * M * rb), x, y, bias, pc, B, f);
     return;
   }
   // One binding cannot hold the weights: ranges of rows, each writing its columns of y.
@@ -160,7 +163,7 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
     push::MatmulPush part = pc;
     part.M = rows;
     BufferView part_bias = bias.size ? sub(bias, 4ull * m0, 4ull * rows) : BufferView{};
-    dispatch(s, kind, k, sub(w, m0 * rb, rows * rb), x, sub(y, 4ull * m0, y.size - 4ull * m0), part_bias, part, 1);
+    dispatch(s, kind, k, sub(w, m0 * rb, rows * rb), x, sub(y, 4ull * m0, y.size - 4ull * m0), part_bias, part, 1, f);
   }
 }
 
@@ -180,6 +183,15 @@ void matvec(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, ui
 void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
                   const MatmulBatch& batch, BufferView bias) {
   run_matmul("matmul_tiled", Kind::Tiled, s, wtype, w, x, y, M, N, K, batch, bias);
+}
+
+void matmul_fused(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
+                  const MatmulFusion& fusion, BufferView bias) {
+  Kind kind = fusion.kernel == MatmulKernel::Matvec          ? Kind::Matvec
+              : fusion.kernel == MatmulKernel::Tiled         ? Kind::Tiled
+              : N < s.context().profile().matmul_tiled_min_n ? Kind::Matvec
+                                                             : Kind::Tiled;
+  run_matmul("matmul_fused", kind, s, wtype, w, x, y, M, N, K, {}, bias, fusion);
 }
 
 void get_rows(Stream& s, DType type, BufferView table, BufferView ids, BufferView y, uint32_t n_ids, uint32_t K) {

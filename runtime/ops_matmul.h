@@ -42,6 +42,18 @@ void matvec(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, ui
 void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
                   const MatmulBatch& batch = {}, BufferView bias = {});
 
+// What a product does with its results before storing them: work that would otherwise be a
+// dispatch of its own and a round trip through memory.
+enum class MatmulKernel { Auto, Matvec, Tiled };  // Auto: as matmul chooses; the others for tests
+struct MatmulFusion {
+  bool accumulate = false;  // y += x·wᵀ (+ bias): the residual add after a block's last projection
+  MatmulKernel kernel = MatmulKernel::Auto;
+};
+
+// y(N, M) = x(N, K) · w(M, K)ᵀ (+ bias) with the fusion's epilogue; packed x and y, one matrix.
+void matmul_fused(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
+                  const MatmulFusion& fusion, BufferView bias = {});
+
 // y(n_ids, K) f32 = rows ids[i] of table (rows of K values stored as `type`); ids: (n_ids) int32.
 // Ids outside the table give rows of zeros. n_ids <= 65535. A table larger than
 // maxStorageBufferRange is gathered by several dispatches over row ranges.

@@ -140,12 +140,17 @@ void Stream::dispatch_raw(const spirv::Shader& shader, std::initializer_list<Spe
                      groups.z, caps.max_workgroup_count[0], caps.max_workgroup_count[1], caps.max_workgroup_count[2]));
   if (groups.x == 0 || groups.y == 0 || groups.z == 0) return;  // nothing to do (an empty batch)
   if (tracing_) {
-    trace_.push_back({shader.name, bindings.reads, bindings.writes});
+    std::vector<BufferView> reads(bindings.reads);
+    for (const BufferView& v : bindings.writes_read)
+      if (v.buffer != VK_NULL_HANDLE) reads.push_back(v);
+    trace_.push_back({shader.name, std::move(reads), bindings.writes});
     labels_.push_back(shader.name);
     return;
   }
   const Kernel& k = ctx_.kernels().get(shader, {spec.begin(), spec.size()}, n, push_size);
   VkCommandBuffer cb = recording();
+  for (const BufferView& v : bindings.writes_read)
+    if (v.buffer != VK_NULL_HANDLE) hazard_barrier({v}, {});
   hazard_barrier(bindings.reads, bindings.writes);
 
   VkDescriptorSet set = allocate_set(k.set_layout());

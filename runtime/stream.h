@@ -32,6 +32,9 @@ inline Groups grid(uint64_t n) {
 struct Bindings {
   std::initializer_list<BufferView> reads;
   std::initializer_list<BufferView> writes;
+  // Writes the kernel also reads (y += ...): ordered and traced as reads too, bound only once.
+  // Views of no buffer are ignored (a kernel that reads its output only sometimes).
+  std::initializer_list<BufferView> writes_read = {};
 };
 
 struct KernelTime {

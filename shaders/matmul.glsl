@@ -18,11 +18,12 @@ layout(constant_id = 3) const uint BK = 32;   // a multiple of 8
 layout(constant_id = 4) const uint TM = 4;
 layout(constant_id = 5) const uint TN = 4;
 layout(constant_id = 6) const bool HAS_BIAS = false;
+layout(constant_id = 7) const bool ACCUMULATE = false;  // y += product (a residual add)
 layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 1) readonly restrict buffer X { float x[]; };
 layout(std430, binding = 2) readonly restrict buffer Bias { float bias[]; };
-layout(std430, binding = 3) writeonly restrict buffer Y { float y[]; };
+layout(std430, binding = 3) restrict buffer Y { float y[]; };  // read too when ACCUMULATE
 layout(push_constant) uniform PushBlock { MatmulPush p; };
 
 shared float ws[BK * BM];        // (BK, BM): the weight tile, transposed
@@ -83,6 +84,7 @@ void main() {
       if (m >= p.M || n >= p.N) continue;
       float v = acc[i * TN + j];
       if (HAS_BIAS) v += bias[batch * p.M + m];
-      y[batch * p.y_batch_stride + n * p.y_row_stride + m] = v;
+      uint at = batch * p.y_batch_stride + n * p.y_row_stride + m;
+      y[at] = ACCUMULATE ? y[at] + v : v;
     }
 }

@@ -14,6 +14,7 @@
 //   by lane, so loads of x, not of weights, would dominate with one row per thread. With RT = 8,
 //   NT = 4 this also beats the shared-memory tiled kernel on llvmpipe (whose every shared load is
 //   a per-lane gather too).
+// Epilogue: + bias, then y = result or (ACCUMULATE) y += result, saving the residual add's dispatch.
 // Bindings: 0 w (stored type), 1 x f32, 2 bias f32 (bound even when unused), 3 y f32.
 #include "grid.glsl"
 #include "push.h"
@@ -29,13 +30,14 @@ layout(constant_id = 3) const uint NT = 1;                // tokens per workgrou
 layout(constant_id = 4) const bool ALIGNED = false;       // K % 8 == 0 and x strides % 4 == 0
 layout(constant_id = 5) const bool HAS_BIAS = false;
 layout(constant_id = 6) const uint RT = 1;                // rows per thread, divides ROWS
+layout(constant_id = 7) const bool ACCUMULATE = false;    // y += product (a residual add)
 layout(local_size_x_id = 0) in;
 #include "quant_unit.glsl"
 
 layout(std430, binding = 1) readonly restrict buffer X { float x[]; };
 layout(std430, binding = 1) readonly restrict buffer X4 { vec4 x4[]; };
 layout(std430, binding = 2) readonly restrict buffer Bias { float bias[]; };
-layout(std430, binding = 3) writeonly restrict buffer Y { float y[]; };
+layout(std430, binding = 3) restrict buffer Y { float y[]; };  // read too when ACCUMULATE
 layout(push_constant) uniform PushBlock { MatmulPush p; };
 
 const uint TK = WG * RT / ROWS;  // threads per row group, a power of two
@@ -51,7 +53,8 @@ uint n_base, n_valid;  // this workgroup's tokens: n_base .. n_base + n_valid - 
 void store(uint row, uint n, uint batch, float v) {
   if (n >= n_valid) return;
   if (HAS_BIAS) v += bias[batch * p.M + row];
-  y[batch * p.y_batch_stride + (n_base + n) * p.y_row_stride + row] = v;
+  uint i = batch * p.y_batch_stride + (n_base + n) * p.y_row_stride + row;
+  y[i] = ACCUMULATE ? y[i] + v : v;
 }
 
 // x of token n (of this block) at k; tokens past N read the last one (their sums are not stored).

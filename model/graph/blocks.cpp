@@ -13,6 +13,11 @@ void Transformer::project(Stream& s, const Tensor& w, BufferView x, BufferView y
   ops::matmul(s, w.type, w.view, x, y, w.rows, n, w.cols, {}, bias ? bias->view : BufferView{});
 }
 
+// x += o · Woᵀ: a block's last projection adds itself to the residual stream as it stores.
+void Transformer::project_residual(Stream& s, const Tensor& w, BufferView o, uint32_t n) {
+  ops::matmul_fused(s, w.type, w.view, o, act(acts_.x, 4ull * n * c_.dim), w.rows, n, w.cols, {.accumulate = true});
+}
+
 // Rotates the first rope.dim values of each head of x (n, heads, head_dim; tokens token_stride
 // floats apart) in place, at the positions of this step.
 void Transformer::rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride) {
@@ -61,9 +66,7 @@ void Transformer::record_attention(Stream& s, const AttentionWeights& w, uint32_
                             .causal = true,
                             .max_kv = cache_.n_ctx()};
   ops::attention(s, shape, q, cache_.k(l), cache_.v(l), step_.view(), o, scratch_ ? scratch_->view() : BufferView{});
-  BufferView proj = act(a.proj, n * 4ull * c_.dim), x = act(a.x, n * 4ull * c_.dim);
-  project(s, *w.out, o, proj, n);
-  ops::add(s, x, proj, x, n * c_.dim);
+  project_residual(s, *w.out, o, n);
 }
 
 // MLA, absorbed (docs/formats.md §5.3): the cache holds [c ; k_pe] per token; queries move into the
@@ -155,8 +158,7 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
   ops::matmul(
       s, w.v_b->type, w.v_b->view, olat, o, vd, n, lat,
       {.count = H, .x_batch_stride = lat, .x_row_stride = H * lat, .y_batch_stride = vd, .y_row_stride = H * vd});
-  project(s, *w.out, o, proj, n);
-  ops::add(s, x, proj, x, n * c_.dim);
+  project_residual(s, *w.out, o, n);
 }
 
 // Gated feed-forward: down(silu(gate(h)) ⊙ up(h)) added to the residual.
@@ -170,8 +172,7 @@ void Transformer::record_ffn(Stream& s, const FfnWeights& w, uint32_t l, uint32_
   project(s, *w.gate, h, gate, n);
   project(s, *w.up, h, up, n);
   ops::swiglu(s, gate, up, gate, n * hidden);
-  project(s, *w.down, gate, proj, n);
-  ops::add(s, x, proj, x, n * c_.dim);
+  project_residual(s, *w.down, gate, n);
 }
 
 }  // namespace vkllm

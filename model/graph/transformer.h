@@ -78,6 +78,7 @@ class Transformer {
   void record_latent_attention(Stream& s, const LatentAttentionWeights& w, uint32_t layer, uint32_t n);
   void record_ffn(Stream& s, const FfnWeights& w, uint32_t layer, uint32_t n);
   void project(Stream& s, const Tensor& w, BufferView x, BufferView y, uint32_t n, const Tensor* bias = nullptr);
+  void project_residual(Stream& s, const Tensor& w, BufferView o, uint32_t n);
   void rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride);
 
   const Context& ctx_;

@@ -1,6 +1,8 @@
 // Reference matrix product and row gather.
 #include "reference/matmul.h"
 
+#include <vector>
+
 #include "reference/quant.h"
 
 namespace vkllm::ref {
@@ -14,6 +16,15 @@ void matmul(float* y, const float* w, const float* x, size_t M, size_t N, size_t
       for (size_t k = 0; k < K; ++k) acc += double(w[m * K + k]) * x[n * xs + k];
       y[n * ys + m] = float(acc);
     }
+}
+
+size_t matmul_fused_size(size_t M, size_t N, const MatmulFusion&) { return M * N; }
+
+void matmul_fused(float* y, const float* w, const float* x, size_t M, size_t N, size_t K, const MatmulFusion& f,
+                  const float* bias) {
+  std::vector<float> p(M * N);
+  matmul(p.data(), w, x, M, N, K, 0, 0, bias);
+  for (size_t i = 0; i < p.size(); ++i) y[i] = f.accumulate ? y[i] + p[i] : p[i];
 }
 
 void get_rows(DType t, const void* table, const int32_t* ids, float* y, size_t n_ids, size_t K) {

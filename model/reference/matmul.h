@@ -14,6 +14,16 @@ namespace vkllm::ref {
 void matmul(float* y, const float* w, const float* x, size_t M, size_t N, size_t K, size_t x_row_stride = 0,
             size_t y_row_stride = 0, const float* bias = nullptr);
 
+// The fused products of ops::matmul_fused: the product of `matmul`, then an epilogue that does
+// the next op's work as the results are stored.
+struct MatmulFusion {
+  bool accumulate = false;  // y[n][m] += product (the residual add after a block's last projection)
+};
+// Floats of y a fused product spans for N tokens.
+size_t matmul_fused_size(size_t M, size_t N, const MatmulFusion& f);
+void matmul_fused(float* y, const float* w, const float* x, size_t M, size_t N, size_t K, const MatmulFusion& f,
+                  const float* bias = nullptr);
+
 // y(n_ids, K) = rows ids[i] of table (rows of K values stored as type t), as f32.
 void get_rows(DType t, const void* table, const int32_t* ids, float* y, size_t n_ids, size_t K);
 

@@ -1,0 +1,56 @@
+// ops::matmul_fused vs ref::matmul_fused: the products whose epilogue does the next op's work
+// (the residual add), on both kernels over awkward shapes, a few weight types and every profile.
+// Pipelines are the cost here (each spec-constant set compiles for 0.5-3 s on llvmpipe), so types
+// are spread thinly over kernels and profiles.
+#include <fmt/format.h>
+
+#include "catch.h"
+#include "weight_cases.h"
+
+using namespace vkllm;
+
+namespace {
+
+const char* kernel_name(ops::MatmulKernel k) { return k == ops::MatmulKernel::Matvec ? "matvec" : "tiled"; }
+
+// y starts as random values (the residual stream) when accumulating.
+void check_fused(DType t, test::MatmulCase c, const ref::MatmulFusion& rf, ops::MatmulKernel kernel, uint32_t seed,
+                 bool with_bias = false, const std::string& note = "") {
+  uint32_t rows = c.M;
+  test::Weights w = test::random_weights(t, rows, c.K, seed);
+  std::vector<float> x = test::random_floats(size_t(c.N) * c.K, seed + 1);
+  std::vector<float> bias = test::random_floats(with_bias ? rows : 1, seed + 2);
+  size_t y_floats = ref::matmul_fused_size(c.M, c.N, rf);
+  std::vector<float> want = test::random_floats(y_floats, seed + 3);
+  Buffer gy = test::to_gpu(want);
+  ref::matmul_fused(want.data(), w.values.data(), x.data(), c.M, c.N, c.K, rf, with_bias ? bias.data() : nullptr);
+  Buffer gw = test::bytes_to_gpu(w.stored), gx = test::to_gpu(x), gb = test::to_gpu(bias);
+  Stream s(test::gpu());
+  ops::MatmulFusion f{.accumulate = rf.accumulate, .kernel = kernel};
+  ops::matmul_fused(s, t, gw, gx, gy, c.M, c.N, c.K, f, with_bias ? gb.view() : BufferView{});
+  s.submit_wait();
+  test::check_nmse(test::from_gpu(gy), want, test::nmse_bound(t),
+                   fmt::format("matmul_fused {} {} M={} N={} K={}{}{}{}", kernel_name(kernel), test::type_name(t), c.M,
+                               c.N, c.K, rf.accumulate ? " accumulate" : "", with_bias ? " bias" : "", note));
+}
+
+constexpr ops::MatmulKernel kKernels[] = {ops::MatmulKernel::Matvec, ops::MatmulKernel::Tiled};
+
+}  // namespace
+
+TEST_CASE("matmul_fused accumulates into y (the residual add)", "[matmul_fused]") {
+  const ref::MatmulFusion acc{.accumulate = true};
+  for (DType t : {DType::F32, DType::Q8_0, DType::Q4_K}) {
+    std::vector<uint32_t> ks = test::awkward_k(t);
+    check_fused(t, {1, 1, ks[0]}, acc, ops::MatmulKernel::Matvec, 1);
+    check_fused(t, {37, 3, ks[1]}, acc, ops::MatmulKernel::Matvec, 2, true);
+    check_fused(t, {70, 13, ks.back()}, acc, ops::MatmulKernel::Tiled, 3);
+  }
+}
+
+TEST_CASE("matmul_fused under every profile", "[matmul_fused]") {
+  test::for_each_profile([&](const Profile& profile) {
+    for (ops::MatmulKernel k : kKernels)
+      check_fused(DType::Q8_0, {19, 5, 96}, {.accumulate = true}, k, 4, false, " profile=" + profile.name);
+  });
+}
