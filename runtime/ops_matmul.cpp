@@ -63,7 +63,7 @@ void check_matmul(const char* op, DType t, BufferView w, BufferView x, BufferVie
   uint64_t x_need = 4 * span(B, pc.x_batch_stride, pc.N, pc.x_row_stride, pc.K);
   ENSURE(x.size >= x_need, fmt::format("{}: x view of {} bytes is smaller than its {} x {} tokens of K = {} ({} bytes)",
                                        op, x.size, B, pc.N, pc.K, x_need));
-  uint64_t y_need = 4 * span(B, pc.y_batch_stride, pc.N, pc.y_row_stride, pc.M);
+  uint64_t y_need = 4 * span(B, pc.y_batch_stride, pc.N, pc.y_row_stride, pc.split1);  // the first part
   ENSURE(y.size >= y_need, fmt::format("{}: y view of {} bytes is smaller than its {} x {} tokens of M = {} ({} bytes)",
                                        op, y.size, B, pc.N, pc.M, y_need));
   ENSURE(bias.size == 0 || bias.size >= 4ull * B * pc.M,
@@ -95,6 +95,23 @@ void check_profile(const Context& ctx, Kind kind, uint32_t n_tokens, uint32_t B)
                      p.matmul_bn, p.matmul_bk, p.matmul_wg, p.matmul_tm, p.matmul_tn));
   ENSURE(4ull * p.matmul_bk * (p.matmul_bm + p.matmul_bn + 1) <= shared,
          fmt::format("profile {}: matmul tiles need more than {} B of shared memory", p.name, shared));
+}
+
+// The planar parts of a fused product (MatmulFusion::split) into the push constants, checked: the
+// parts follow each other in y without overlap. Without a split both split points are M.
+void set_parts(const char* op, push::MatmulPush& pc, const MatmulFusion& f, BufferView y) {
+  pc.split1 = pc.split2 = pc.M;
+  if (!f.split[0]) return;
+  pc.split1 = f.split[0], pc.split2 = f.split[1] ? f.split[1] : pc.M;
+  pc.y_row_stride = pc.split1;  // the first part is packed too
+  pc.part1_offset = f.offset[0], pc.part2_offset = f.split[1] ? f.offset[1] : 0;
+  uint64_t N = pc.N, end0 = (N - 1) * pc.y_row_stride + pc.split1, end1 = pc.part1_offset + N * (pc.split2 - pc.split1);
+  uint64_t end2 = pc.part2_offset + N * (pc.M - pc.split2);
+  ENSURE(pc.split1 < pc.split2 && pc.split2 <= pc.M && end0 <= pc.part1_offset &&
+             (pc.split2 == pc.M || end1 <= pc.part2_offset),
+         fmt::format("{}: parts split at rows {} and {} of {} overlap in y", op, pc.split1, pc.split2, pc.M));
+  ENSURE(4 * std::max(end1, pc.split2 < pc.M ? end2 : 0) <= y.size,
+         fmt::format("{}: y view of {} bytes is smaller than its parts", op, y.size));
 }
 
 // Rows per binding so that `row_bytes`-sized rows fit maxStorageBufferRange and each range starts
@@ -147,6 +164,7 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
                       .x_row_stride = batch.x_row_stride ? batch.x_row_stride : K,
                       .y_batch_stride = batch.y_batch_stride,
                       .y_row_stride = batch.y_row_stride ? batch.y_row_stride : M};
+  set_parts(op, pc, f, y);
   check_matmul(op, t, w, x, y, bias, pc, B);
   check_profile(s.context(), kind, N, B);
   const DeviceCaps& caps = s.context().caps();
@@ -156,6 +174,7 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
     return;
   }
   // One binding cannot hold the weights: ranges of rows, each writing its columns of y.
+  ENSURE(pc.split1 == M, fmt::format("{}: a product in parts must fit one binding", op));
   ENSURE(B == 1, fmt::format("{}: batched weights of {} bytes exceed maxStorageBufferRange", op, uint64_t(B) * M * rb));
   uint32_t step = rows_per_binding(caps, rb, true);
   for (uint32_t m0 = 0; m0 < M; m0 += step) {

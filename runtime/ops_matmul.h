@@ -47,6 +47,11 @@ void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView
 enum class MatmulKernel { Auto, Matvec, Tiled };  // Auto: as matmul chooses; the others for tests
 struct MatmulFusion {
   bool accumulate = false;  // y += x·wᵀ (+ bias): the residual add after a block's last projection
+  // Planar parts, for one product over matrices stored back to back (q, k and v): rows split[0] ..
+  // split[1] - 1 are stored packed, (N, split[1] - split[0]), from offset[0] floats into y, rows
+  // split[1] .. M - 1 from offset[1]; rows before split[0] packed from the start. 0: no split.
+  uint32_t split[2] = {0, 0};
+  uint32_t offset[2] = {0, 0};
   MatmulKernel kernel = MatmulKernel::Auto;
 };
 

@@ -25,6 +25,7 @@ layout(std430, binding = 1) readonly restrict buffer X { float x[]; };
 layout(std430, binding = 2) readonly restrict buffer Bias { float bias[]; };
 layout(std430, binding = 3) restrict buffer Y { float y[]; };  // read too when ACCUMULATE
 layout(push_constant) uniform PushBlock { MatmulPush p; };
+#include "matmul_out.glsl"
 
 shared float ws[BK * BM];        // (BK, BM): the weight tile, transposed
 shared float xs[BK * (BN + 1)];  // (BK, BN+1): the x tile; odd row length keeps the stores conflict-free
@@ -84,7 +85,7 @@ void main() {
       if (m >= p.M || n >= p.N) continue;
       float v = acc[i * TN + j];
       if (HAS_BIAS) v += bias[batch * p.M + m];
-      uint at = batch * p.y_batch_stride + n * p.y_row_stride + m;
+      uint at = y_index(batch, n, m);
       y[at] = ACCUMULATE ? y[at] + v : v;
     }
 }

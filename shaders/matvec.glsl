@@ -39,6 +39,7 @@ layout(std430, binding = 1) readonly restrict buffer X4 { vec4 x4[]; };
 layout(std430, binding = 2) readonly restrict buffer Bias { float bias[]; };
 layout(std430, binding = 3) restrict buffer Y { float y[]; };  // read too when ACCUMULATE
 layout(push_constant) uniform PushBlock { MatmulPush p; };
+#include "matmul_out.glsl"
 
 const uint TK = WG * RT / ROWS;  // threads per row group, a power of two
 const uint UV = UNIT / 4;        // vec4s per unit
@@ -53,7 +54,7 @@ uint n_base, n_valid;  // this workgroup's tokens: n_base .. n_base + n_valid - 
 void store(uint row, uint n, uint batch, float v) {
   if (n >= n_valid) return;
   if (HAS_BIAS) v += bias[batch * p.M + row];
-  uint i = batch * p.y_batch_stride + (n_base + n) * p.y_row_stride + row;
+  uint i = y_index(batch, n_base + n, row);
   y[i] = ACCUMULATE ? y[i] + v : v;
 }
 

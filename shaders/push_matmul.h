@@ -11,6 +11,13 @@ struct MatmulPush {
   uint x_row_stride;
   uint y_batch_stride;
   uint y_row_stride;
+  // Planar parts (ops::MatmulFusion::split): rows split1 .. split2 - 1 are stored packed, (N,
+  // split2 - split1), from part1_offset floats into y; rows split2 .. M - 1 likewise from
+  // part2_offset. Both splits are M when the product has one part (every batched product).
+  uint split1;
+  uint split2;
+  uint part1_offset;
+  uint part2_offset;
 };
 
 // y(n_ids, K) = table rows ids[i] as f32. The binding holds table rows row0 .. row0+n_rows-1 (a

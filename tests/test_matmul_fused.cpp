@@ -1,7 +1,7 @@
 // ops::matmul_fused vs ref::matmul_fused: the products whose epilogue does the next op's work
-// (the residual add), on both kernels over awkward shapes, a few weight types and every profile.
-// Pipelines are the cost here (each spec-constant set compiles for 0.5-3 s on llvmpipe), so types
-// are spread thinly over kernels and profiles.
+// (the residual add) or writes planar parts (q, k, v from one product), on both kernels over awkward shapes, a few
+// weight types and every profile. Pipelines are the cost here (each spec-constant set compiles for 0.5-3 s on
+// llvmpipe), so types are spread thinly over kernels and profiles.
 #include <fmt/format.h>
 
 #include "catch.h"
@@ -26,7 +26,10 @@ void check_fused(DType t, test::MatmulCase c, const ref::MatmulFusion& rf, ops::
   ref::matmul_fused(want.data(), w.values.data(), x.data(), c.M, c.N, c.K, rf, with_bias ? bias.data() : nullptr);
   Buffer gw = test::bytes_to_gpu(w.stored), gx = test::to_gpu(x), gb = test::to_gpu(bias);
   Stream s(test::gpu());
-  ops::MatmulFusion f{.accumulate = rf.accumulate, .kernel = kernel};
+  ops::MatmulFusion f{.accumulate = rf.accumulate,
+                      .split = {uint32_t(rf.split[0]), uint32_t(rf.split[1])},
+                      .offset = {uint32_t(rf.offset[0]), uint32_t(rf.offset[1])},
+                      .kernel = kernel};
   ops::matmul_fused(s, t, gw, gx, gy, c.M, c.N, c.K, f, with_bias ? gb.view() : BufferView{});
   s.submit_wait();
   test::check_nmse(test::from_gpu(gy), want, test::nmse_bound(t),
@@ -48,9 +51,23 @@ TEST_CASE("matmul_fused accumulates into y (the residual add)", "[matmul_fused]"
   }
 }
 
+// q, k and v as one product: three parts with gaps between them (values there must survive).
+TEST_CASE("matmul_fused stores planar parts", "[matmul_fused]") {
+  for (uint32_t N : {1u, 3u, 12u}) {
+    ref::MatmulFusion parts{.split = {7, 12}, .offset = {7 * N + 5, 7 * N + 5 + 5 * N + 3}};
+    for (DType t : {DType::F16, DType::Q4_0}) {
+      ops::MatmulKernel k = N < 9 ? ops::MatmulKernel::Matvec : ops::MatmulKernel::Tiled;
+      check_fused(t, {17, N, test::awkward_k(t)[1]}, parts, k, 5 + N, N == 3);
+    }
+  }
+  ref::MatmulFusion two{.split = {1, 0}, .offset = {2}};  // two parts, the first one row wide
+  check_fused(DType::F32, {9, 2, 45}, two, ops::MatmulKernel::Matvec, 9);
+}
+
 TEST_CASE("matmul_fused under every profile", "[matmul_fused]") {
   test::for_each_profile([&](const Profile& profile) {
     for (ops::MatmulKernel k : kKernels)
-      check_fused(DType::Q8_0, {19, 5, 96}, {.accumulate = true}, k, 4, false, " profile=" + profile.name);
+      check_fused(DType::Q8_0, {19, 5, 96}, {.accumulate = true, .split = {3, 11}, .offset = {16, 60}}, k, 4, false,
+                  " profile=" + profile.name);
   });
 }

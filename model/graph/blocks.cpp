@@ -2,6 +2,7 @@
 // qkv → rope → kv_store → attention → out-proj → residual; norm → gated FFN → residual. Which
 // attention block a layer uses is its architecture's recipe (model/arch/).
 #include <cmath>
+#include <optional>
 
 #include "context.h"
 #include "graph/transformer.h"
@@ -16,6 +17,49 @@ void Transformer::project(Stream& s, const Tensor& w, BufferView x, BufferView y
 // x += o · Woᵀ: a block's last projection adds itself to the residual stream as it stores.
 void Transformer::project_residual(Stream& s, const Tensor& w, BufferView o, uint32_t n) {
   ops::matmul_fused(s, w.type, w.view, o, act(acts_.x, 4ull * n * c_.dim), w.rows, n, w.cols, {.accumulate = true});
+}
+
+namespace {
+
+// Tensors stored back to back in one buffer as one view (rows of the first, then the next...), or
+// nothing when one is missing or they are apart. Weights places q, k, v and gate, up so.
+std::optional<BufferView> joined(std::initializer_list<const Tensor*> ts) {
+  BufferView all{};
+  for (const Tensor* t : ts) {
+    if (!t || (all.buffer && (t->view.buffer != all.buffer || t->view.offset != all.offset + all.size)))
+      return std::nullopt;
+    if (!all.buffer)
+      all = t->view;
+    else
+      all.size += t->view.size;
+  }
+  return all;
+}
+
+}  // namespace
+
+// q, k and v of h: one product over Wq, Wk and Wv (and their biases) where they lie back to back in
+// one type, its rows stored into the three parts of the qkv activation; else three products.
+void Transformer::project_qkv(Stream& s, const AttentionWeights& w, BufferView h, uint32_t n) {
+  const Tensor &wq = *w.q, &wk = *w.k, &wv = *w.v;
+  BufferView q = act(acts_.qkv, 4ull * n * wq.rows, qkv_offset(0));
+  BufferView k = act(acts_.qkv, 4ull * n * wk.rows, qkv_offset(1)),
+             v = act(acts_.qkv, 4ull * n * wv.rows, qkv_offset(2));
+  std::optional<BufferView> weights = joined({w.q, w.k, w.v}), biases = joined({w.q_bias, w.k_bias, w.v_bias});
+  bool any_bias = w.q_bias || w.k_bias || w.v_bias;
+  bool one = weights && wq.type == wk.type && wq.type == wv.type && wq.cols == wk.cols && wq.cols == wv.cols &&
+             (!any_bias || biases) && weights->size <= ctx_.caps().max_storage_buffer_range;
+  if (!one) {
+    project(s, wq, h, q, n, w.q_bias);
+    project(s, wk, h, k, n, w.k_bias);
+    project(s, wv, h, v, n, w.v_bias);
+    return;
+  }
+  uint32_t M = wq.rows + wk.rows + wv.rows;
+  ops::MatmulFusion parts{.split = {wq.rows, wq.rows + wk.rows},
+                          .offset = {uint32_t(qkv_offset(1) / 4), uint32_t(qkv_offset(2) / 4)}};
+  BufferView y = act(acts_.qkv, qkv_offset(2) + 4ull * n * wv.rows);
+  ops::matmul_fused(s, wq.type, *weights, h, y, M, n, wq.cols, parts, any_bias ? *biases : BufferView{});
 }
 
 // Rotates the first rope.dim values of each head of x (n, heads, head_dim; tokens token_stride
@@ -42,12 +86,11 @@ void Transformer::rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint
 void Transformer::record_attention(Stream& s, const AttentionWeights& w, uint32_t l, uint32_t n) {
   const Acts& a = acts_;
   uint32_t H = c_.n_heads, G = c_.n_kv_heads, hd = c_.head_dim, vd = c_.v_head_dim;
-  BufferView h = act(a.h, n * 4ull * c_.dim), q = act(a.q, n * 4ull * H * hd);
-  BufferView k = act(a.k, n * 4ull * G * hd), v = act(a.v, n * 4ull * G * vd), o = act(a.attn, n * 4ull * H * vd);
+  BufferView h = act(a.h, n * 4ull * c_.dim), q = act(a.qkv, n * 4ull * H * hd, qkv_offset(0));
+  BufferView k = act(a.qkv, n * 4ull * G * hd, qkv_offset(1)), v = act(a.qkv, n * 4ull * G * vd, qkv_offset(2));
+  BufferView o = act(a.attn, n * 4ull * H * vd);
   ops::rmsnorm(s, act(a.x, n * 4ull * c_.dim), w.norm->view, h, n, c_.dim, c_.norm_eps);
-  project(s, *w.q, h, q, n, w.q_bias);
-  project(s, *w.k, h, k, n, w.k_bias);
-  project(s, *w.v, h, v, n, w.v_bias);
+  project_qkv(s, w, h, n);
   rope(s, q, n, H, hd, H * hd);
   rope(s, k, n, G, hd, G * hd);
   bool f16 = cache_.type() == DType::F16;

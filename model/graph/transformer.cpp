@@ -9,6 +9,7 @@
 #include <numeric>
 #include <optional>
 
+#include "align.h"
 #include "context.h"
 #include "error.h"
 #include "ops.h"
@@ -76,11 +77,18 @@ void Transformer::declare_activations() {
     a.olat = t("olat", H * lat);
     a.attn = t("attn", H * m.v_head_dim);
   } else {
-    a.q = t("q", H * c_.head_dim);
-    a.k = t("k", c_.n_kv_heads * c_.head_dim);
-    a.v = t("v", c_.n_kv_heads * c_.v_head_dim);
+    a.qkv = planner_.add("qkv", qkv_offset(2) + B * c_.n_kv_heads * c_.v_head_dim * 4);
     a.attn = t("attn", H * c_.v_head_dim);
   }
+}
+
+// q, k and v share one activation, each part at a binding offset of its own, so that one product
+// can store all three (project_qkv). Offset of part i (q, k, v) in bytes.
+uint64_t Transformer::qkv_offset(int part) const {
+  uint64_t B = max_batch_, align = ctx_.caps().binding_alignment();
+  uint64_t q = align_up(B * c_.n_heads * c_.head_dim * 4, align),
+           k = align_up(B * c_.n_kv_heads * c_.head_dim * 4, align);
+  return part == 0 ? 0 : part == 1 ? q : q + k;
 }
 
 // Lifetimes come from the graph itself: it is traced once at max_batch with every activation in a
@@ -126,10 +134,10 @@ Transformer::Trace Transformer::trace(uint32_t n, LogitsMode mode, bool unshared
   return {s.trace(), unshared ? placeholder->handle() : arena_->handle()};
 }
 
-BufferView Transformer::act(int id, uint64_t bytes) const {
-  ENSURE(id >= 0 && bytes <= planner_.bytes(id), "activation out of its planned size");
-  if (unshared_) return {.buffer = unshared_, .offset = planner_.unshared_offset(id), .size = bytes};
-  return arena_->view(planner_.offset(id), bytes);
+BufferView Transformer::act(int id, uint64_t bytes, uint64_t offset) const {
+  ENSURE(id >= 0 && offset + bytes <= planner_.bytes(id), "activation out of its planned size");
+  if (unshared_) return {.buffer = unshared_, .offset = planner_.unshared_offset(id) + offset, .size = bytes};
+  return arena_->view(planner_.offset(id) + offset, bytes);
 }
 
 uint64_t Transformer::activation_bytes() const {

@@ -57,18 +57,20 @@ class Transformer {
  private:
   // Planner ids of the activation tensors, each sized for max_batch tokens.
   struct Acts {
-    int x = -1;                  // (B, dim) the residual stream, alive throughout
-    int h = -1;                  // (B, dim) normed input of a block
-    int q = -1, k = -1, v = -1;  // (B, H·hd), (B, G·hd), (B, G·vd)
-    int attn = -1;               // (B, H·vd) attention output
-    int proj = -1;               // (B, dim) a block's output before the residual add
-    int gate = -1, up = -1;      // (B, hidden)
+    int x = -1;              // (B, dim) the residual stream, alive throughout
+    int h = -1;              // (B, dim) normed input of a block
+    int q = -1;              // (B, H·hd) (MLA)
+    int qkv = -1;            // (B, H·hd), (B, G·hd), (B, G·vd) at qkv_offset(0, 1, 2)
+    int attn = -1;           // (B, H·vd) attention output
+    int proj = -1;           // (B, dim) a block's output before the residual add
+    int gate = -1, up = -1;  // (B, hidden)
     // MLA: compressed query, latent row, its two parts, the absorbed query and latent output
     int qa = -1, kv = -1, c = -1, kpe = -1, qpe = -1, qcat = -1, olat = -1;
   };
   void declare_activations();
   void plan_arena();
-  BufferView act(int id, uint64_t bytes) const;
+  BufferView act(int id, uint64_t bytes, uint64_t offset = 0) const;  // bytes from offset into id
+  uint64_t qkv_offset(int part) const;
   void fit_logits(uint32_t n, LogitsMode mode);  // grows the logits buffer for n tokens
   Stream& graph(uint32_t n, LogitsMode mode);
   void record(Stream& s, uint32_t n, LogitsMode mode);
@@ -79,6 +81,7 @@ class Transformer {
   void record_ffn(Stream& s, const FfnWeights& w, uint32_t layer, uint32_t n);
   void project(Stream& s, const Tensor& w, BufferView x, BufferView y, uint32_t n, const Tensor* bias = nullptr);
   void project_residual(Stream& s, const Tensor& w, BufferView o, uint32_t n);
+  void project_qkv(Stream& s, const AttentionWeights& w, BufferView h, uint32_t n);
   void rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride);
 
   const Context& ctx_;

@@ -85,8 +85,25 @@ std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelC
   return out;
 }
 
+namespace {
+
+// Tensors one product reads as a single matrix are placed back to back in this order: q, k, v
+// (and their biases), gate and up (Transformer::record_attention, record_ffn). Others follow.
+int fusion_rank(TensorRole r) {
+  const TensorRole order[] = {TensorRole::AttnQ,     TensorRole::AttnK,     TensorRole::AttnV,   TensorRole::AttnQBias,
+                              TensorRole::AttnKBias, TensorRole::AttnVBias, TensorRole::FfnGate, TensorRole::FfnUp};
+  for (int i = 0; i < int(std::size(order)); ++i)
+    if (order[i] == r) return i;
+  return int(std::size(order));
+}
+
+}  // namespace
+
 void Weights::upload(const Context& ctx, std::vector<Source>& sources,
                      const std::function<void(const LoadProgress&)>& progress, uint64_t max_buffer_bytes) {
+  std::stable_sort(sources.begin(), sources.end(), [](const Source& a, const Source& b) {
+    return std::pair(a.layer, fusion_rank(a.role)) < std::pair(b.layer, fusion_rank(b.role));
+  });
   const DeviceCaps& caps = ctx.caps();
   uint64_t limit = std::min({caps.max_memory_allocation, caps.max_buffer_size, max_buffer_bytes});
   uint64_t align = caps.binding_alignment();

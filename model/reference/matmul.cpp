@@ -1,6 +1,7 @@
 // Reference matrix product and row gather.
 #include "reference/matmul.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "reference/quant.h"
@@ -18,13 +19,33 @@ void matmul(float* y, const float* w, const float* x, size_t M, size_t N, size_t
     }
 }
 
-size_t matmul_fused_size(size_t M, size_t N, const MatmulFusion&) { return M * N; }
+namespace {
+
+// Where product row m of token n lands (MatmulFusion's parts).
+size_t fused_index(size_t M, size_t n, size_t m, const MatmulFusion& f) {
+  size_t s1 = f.split[0] ? f.split[0] : M, s2 = f.split[0] && f.split[1] ? f.split[1] : M;
+  if (m >= s2) return f.offset[1] + n * (M - s2) + m - s2;
+  if (m >= s1) return f.offset[0] + n * (s2 - s1) + m - s1;
+  return n * s1 + m;
+}
+
+}  // namespace
+
+size_t matmul_fused_size(size_t M, size_t N, const MatmulFusion& f) {
+  size_t end = 0;
+  for (size_t m = 0; m < M; ++m) end = std::max(end, fused_index(M, N - 1, m, f) + 1);
+  return end;
+}
 
 void matmul_fused(float* y, const float* w, const float* x, size_t M, size_t N, size_t K, const MatmulFusion& f,
                   const float* bias) {
   std::vector<float> p(M * N);
   matmul(p.data(), w, x, M, N, K, 0, 0, bias);
-  for (size_t i = 0; i < p.size(); ++i) y[i] = f.accumulate ? y[i] + p[i] : p[i];
+  for (size_t n = 0; n < N; ++n)
+    for (size_t m = 0; m < M; ++m) {
+      float& out = y[fused_index(M, n, m, f)];
+      out = f.accumulate ? out + p[n * M + m] : p[n * M + m];
+    }
 }
 
 void get_rows(DType t, const void* table, const int32_t* ids, float* y, size_t n_ids, size_t K) {

@@ -18,6 +18,10 @@ void matmul(float* y, const float* w, const float* x, size_t M, size_t N, size_t
 // the next op's work as the results are stored.
 struct MatmulFusion {
   bool accumulate = false;  // y[n][m] += product (the residual add after a block's last projection)
+  // Planar parts: rows split[0] .. split[1] - 1 land packed (N, split[1] - split[0]) at y +
+  // offset[0], rows split[1] .. M - 1 at y + offset[1], rows before split[0] packed at y. 0: none.
+  size_t split[2] = {0, 0};
+  size_t offset[2] = {0, 0};
 };
 // Floats of y a fused product spans for N tokens.
 size_t matmul_fused_size(size_t M, size_t N, const MatmulFusion& f);
