@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "arch/file_type.h"
 #include "arch/model_config.h"
 #include "commands.h"
 #include "gguf/reader.h"
@@ -37,16 +38,28 @@ struct Info {
   uint64_t parameters = 0;
   bool parameters_from_config = false;    // a file without tensors
   std::map<std::string, uint64_t> types;  // tensor type -> count
-  uint64_t kv_bytes = 0;                  // per token, f16
+  uint64_t tensor_bytes = 0;
+  std::optional<uint32_t> file_type;  // general.file_type (the mix, "Q4_K_M")
+  uint64_t kv_bytes = 0;              // per token, f16
+  double bits_per_weight() const { return parameters ? 8.0 * double(tensor_bytes) / double(parameters) : 0; }
+  std::string mix_name() const;  // "Q4_K_M", "file type 99" or "" (no key)
 };
+
+std::string Info::mix_name() const {
+  if (!file_type) return "";
+  std::optional<FileType> t = vkllm::file_type(*file_type);
+  return t ? std::string(t->name) : fmt::format("file type {}", *file_type);
+}
 
 Info gather(const GgufFile& f) {
   Info i{f, ModelConfig::from_gguf(f), std::nullopt};
   if (has_vocab(f)) i.tokenizer = Tokenizer::from_gguf(f);
   for (const GgufTensor& t : f.tensors()) {
     i.parameters += t.n_elements();
+    i.tensor_bytes += t.data.size();
     ++i.types[std::string(vkllm::info(t.type).name)];
   }
+  i.file_type = read_file_type(f);
   if (f.tensors().empty()) {
     i.parameters = parameter_count(i.config);
     i.parameters_from_config = true;
@@ -93,7 +106,12 @@ void print_text(const Info& i) {
              i.parameters_from_config ? " from the config: the file has no tensors" : "");
   std::vector<std::string> types;
   for (const auto& [name, n] : i.types) types.push_back(fmt::format("{} {}", name, n));
-  fmt::print("tensors     {}\n", types.empty() ? "none" : fmt::format("{}", fmt::join(types, ", ")));
+  std::string mix = i.mix_name();
+  if (types.empty())
+    fmt::print("tensors     none\n");
+  else
+    fmt::print("tensors     {}{}; {:.2f} bits per weight\n", mix.empty() ? "" : mix + ": ", fmt::join(types, ", "),
+               i.bits_per_weight());
   fmt::print("kv cache    {} bytes per token in f16 ({}); {} at {} tokens\n", i.kv_bytes,
              human_bytes(double(i.kv_bytes)), human_bytes(double(i.kv_bytes) * c.seq_len), c.seq_len);
   if (!i.tokenizer) {
@@ -134,6 +152,8 @@ nlohmann::json to_json(const Info& i) {
       {"parameters", i.parameters},
       {"parameters_from_config", i.parameters_from_config},
       {"tensor_types", i.types},
+      {"file_type", i.file_type ? nlohmann::json(i.mix_name()) : nlohmann::json(nullptr)},
+      {"bits_per_weight", i.bits_per_weight()},
       {"tensor_count", i.file.tensors().size()},
       {"kv_bytes_per_token", i.kv_bytes},
       {"tied_embeddings", c.tied_embeddings},

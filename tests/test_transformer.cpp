@@ -47,6 +47,22 @@ TEST_CASE("GPU logits match the reference model at every position", "[transforme
     }
 }
 
+TEST_CASE("GPU logits match the reference on every quantisation mix", "[transformer][mix]") {
+  for (const test::MixCase& m : test::mix_cases()) {
+    FixtureSpec spec = test::mix_fixture(m.mix);
+    Loaded l = load(spec, {.kv_type = DType::F32});
+    std::vector<DType> types;
+    for (const GgufTensor& t : l.file.tensors())
+      if (t.n_dims > 1 && std::find(types.begin(), types.end(), t.type) == types.end()) types.push_back(t.type);
+    std::sort(types.begin(), types.end());
+    CHECK(types == m.types);
+    auto tokens = some_tokens(21, spec.vocab_size, 9);
+    std::vector<float> got = l.engine->eval_all(tokens);
+    std::vector<float> want = ref::Model(l.file, l.engine->config()).forward(tokens);
+    test::check_nmse(got, want, 1e-6, std::string("logits f32 KV, mix ") + m.mix);
+  }
+}
+
 TEST_CASE("32 greedy tokens are the same on the GPU and the reference", "[transformer]") {
   for (const test::EngineFixture& f : test::engine_fixtures(DType::Q8_0)) {
     Loaded l = load(f.spec, {.kv_type = DType::F32});
