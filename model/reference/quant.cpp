@@ -91,14 +91,20 @@ void dq_bf16(const uint8_t* b, float* y) { *y = bf16_to_float(le16(b)); }
 
 // --- quantisation, one block each (round to nearest; see quant.h)
 
+// Q8_0 and Q4_0 exactly as ggml's quantize_row_q8_0_ref / quantize_row_q4_0_ref (the quantised KV
+// cache's kv_store does the same on the GPU): the inverse scale comes from the f32 d, not the f16
+// one stored. Q8_0: d = amax/127, q = round half away from zero of x/d. Q4_0: d = the value of
+// largest magnitude / -8 (so it becomes q = 0 exactly), q = min(15, trunc(x/d + 8.5)).
 void q_q8_0(const float* x, uint8_t* b) {
-  float d = put_scale(b, amax_of(x, 32) / 127);
-  for (int j = 0; j < 32; ++j) b[2 + j] = uint8_t(int8_t(d ? nearest(x[j] / d, -127, 127) : 0));
+  float d = amax_of(x, 32) / 127, id = d ? 1.0f / d : 0.0f;
+  put_scale(b, d);
+  for (int j = 0; j < 32; ++j) b[2 + j] = uint8_t(int8_t(std::lround(x[j] * id)));
 }
 
 void q_q4_0(const float* x, uint8_t* b) {
-  float d = put_scale(b, amax_of(x, 32) / 7);
-  auto q = [&](int j) { return d ? nearest(x[j] / d + 8, 0, 15) : 8; };
+  float d = signed_max_of(x, 32) / -8, id = d ? 1.0f / d : 0.0f;
+  put_scale(b, d);
+  auto q = [&](int j) { return std::min(15, int(x[j] * id + 8.5f)); };
   for (int j = 0; j < 16; ++j) b[2 + j] = uint8_t(q(j) | q(j + 16) << 4);
 }
 
@@ -206,6 +212,16 @@ std::vector<uint8_t> quantize(DType t, const float* src, size_t rows, size_t col
   std::vector<uint8_t> out(rows * row);
   for (size_t r = 0; r < rows; ++r) quantize_row(t, src + r * cols, out.data() + r * row, cols);
   return out;
+}
+
+void round_trip(DType t, float* x, size_t n) {
+  if (t == DType::F32) return;
+  const Codec& c = codec_of(t, n);
+  std::vector<uint8_t> block(c.bytes);
+  for (size_t i = 0; i < n; i += c.values) {
+    c.quantize(x + i, block.data());
+    c.dequantize(block.data(), x + i);
+  }
 }
 
 std::vector<float> dequantize(DType t, const void* src, size_t rows, size_t cols) {
