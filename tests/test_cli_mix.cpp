@@ -1,6 +1,7 @@
 // Quantisation mixes as a user meets them: `vkllm info` names a file's mix and bits per weight,
-// `vkllm run` works on a mix of the newer types, and a file holding a type no kernel reads yet
-// fails at load with one line naming the tensor and its type.
+// and a file holding a type no kernel reads yet fails at load with one line naming the tensor and
+// its type. (The engine on every mix: test_transformer.cpp; `vkllm run` on one costs a fresh
+// process ~40 s of lavapipe pipeline compiles, so it is left to the engine tests.)
 #include <fmt/format.h>
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -54,15 +55,6 @@ TEST_CASE("vkllm info names the mix and its bits per weight", "[cli][mix]") {
   }
   auto text = run_vkllm("info");  // the default model: F16 matrices and F32 norms
   CHECK(text.out.find("tensors     F16: f16 44, f32 13; 16.01 bits per weight") != std::string::npos);
-}
-
-TEST_CASE("vkllm run works on a mix of the newer types", "[cli-run][mix]") {
-  TempFile file("mix_run");
-  file.write(make_fixture_model(test::mix_fixture("IQ3_M")));
-  auto r = run_vkllm(fmt::format("run -m {} -p hello -n 4 --seed 1", file.path));
-  INFO(r.err);
-  CHECK(r.exit_code == 0);
-  CHECK(r.out.starts_with("hello"));
 }
 
 TEST_CASE("a tensor of a type no kernel reads fails at load naming it", "[cli-run][mix]") {
