@@ -1,7 +1,8 @@
 // `vkllm bench [-m MODEL] [-p 128] [-n 64] [-d 0] [-r 3] [--json] [--profile]`: prompt processing
-// and generation speed, as llama-bench measures them (pp: one prompt of p tokens; tg: n
-// single-token steps; both after d tokens of context, filled once and kept), median of r runs
-// after a warm-up run. Also the dispatches one decode step records and the weight bytes it reads.
+// and generation speed, as llama-bench measures them (pp: one prompt of p tokens from an empty
+// cache; tg: n single-token steps after d tokens of context, filled once untimed and kept), median
+// of r runs after a warm-up run. Also the dispatches one decode step records and the weight bytes
+// it reads.
 #include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
@@ -32,9 +33,8 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Every run starts from the same `depth` tokens of context (evaluated once, then kept).
-double prompt_run(Engine& e, const std::vector<int32_t>& tokens, uint32_t depth) {
-  e.truncate(depth);
+double prompt_run(Engine& e, const std::vector<int32_t>& tokens) {
+  e.reset();
   auto t0 = Clock::now();
   e.eval(tokens);
   return tokens.size() / seconds_since(t0);
@@ -45,6 +45,7 @@ struct GenerationRun {
   double host_ms_per_token;  // wall time not spent waiting for the GPU: step inputs, submit, argmax
 };
 
+// Every run starts from the same `depth` tokens of context (evaluated once, then kept).
 GenerationRun generation_run(Engine& e, uint32_t n, uint32_t depth) {
   e.truncate(depth);
   int32_t token = 0;
@@ -94,23 +95,23 @@ uint64_t weight_bytes_per_token(const Weights& w) {
 
 void bench(BenchOptions o) {
   // Like llama-bench, a run at depth gets the context it needs (unless --ctx says otherwise).
-  if (o.depth && !o.model.ctx) o.model.ctx = o.depth + std::max(o.prompt, o.gen);
+  if (o.depth && !o.model.ctx) o.model.ctx = std::max(o.prompt, o.depth + o.gen);
   LoadedModel m = load_model(o.model, o.profile);
   Engine& e = *m.engine;
-  ENSURE(uint64_t(o.depth) + std::max(o.prompt, o.gen) <= e.n_ctx(),
-         fmt::format("-d {} with -p {} / -n {} needs a context of {} tokens, not {} (--ctx)", o.depth, o.prompt, o.gen,
-                     uint64_t(o.depth) + std::max(o.prompt, o.gen), e.n_ctx()));
+  ENSURE(o.prompt <= e.n_ctx() && o.depth + o.gen <= e.n_ctx(),
+         fmt::format("-p {} or -d {} + -n {} tokens do not fit the context of {} tokens (use --ctx)", o.prompt, o.depth,
+                     o.gen, e.n_ctx()));
   std::mt19937 rng(1);
   std::vector<int32_t> prompt = random_tokens(o.prompt, e.config().vocab_size, rng);
-  e.reset();
-  if (o.depth) e.eval(random_tokens(o.depth, e.config().vocab_size, rng));  // the context every run starts from
-  if (o.prompt) prompt_run(e, prompt, o.depth);
-  generation_run(e, std::min(o.gen, 2u), o.depth);  // warm-up: records graphs, builds pipelines
-  size_t dispatches = e.transformer().last_dispatch_count();
+  if (o.prompt) prompt_run(e, prompt);  // warm-up: records graphs, builds pipelines
   std::vector<double> pp, tg, host_ms;
-  for (uint32_t r = 0; r < o.reps && o.prompt; ++r) pp.push_back(prompt_run(e, prompt, o.depth));
+  for (uint32_t r = 0; r < o.reps && o.prompt; ++r) pp.push_back(prompt_run(e, prompt));
   nlohmann::json ops;
   if (o.profile && o.prompt) ops["prompt"] = kernel_table(e.transformer().last_timings());
+  e.reset();
+  if (o.depth) e.eval(random_tokens(o.depth, e.config().vocab_size, rng));  // the context every tg run starts from
+  generation_run(e, std::min(o.gen, 2u), o.depth);                          // warm-up
+  size_t dispatches = e.transformer().last_dispatch_count();
   for (uint32_t r = 0; r < o.reps; ++r) {
     GenerationRun g = generation_run(e, o.gen, o.depth);
     tg.push_back(g.tokens_per_second), host_ms.push_back(g.host_ms_per_token);
@@ -123,6 +124,8 @@ void bench(BenchOptions o) {
                       {"n_prompt", o.prompt},
                       {"n_gen", o.gen},
                       {"n_depth", o.depth},
+                      {"kv_type", info(e.kv_cache().type()).name},
+                      {"kv_bytes_per_token", e.kv_cache().bytes_per_token()},
                       {"repetitions", o.reps},
                       {"prompt_tokens_per_second", pp_tps},
                       {"generation_tokens_per_second", median(tg)},
@@ -135,8 +138,9 @@ void bench(BenchOptions o) {
   if (o.profile) j["kernels"] = ops;
   if (o.json) return fmt::print("{}\n", j.dump(2));
   fmt::print("model {} on {} (profile {})\n", m.file->name(), m.ctx->caps().name, m.ctx->profile().name);
+  fmt::print("KV cache {} ({} bytes per token)\n", info(e.kv_cache().type()).name, e.kv_cache().bytes_per_token());
   std::string at = o.depth ? fmt::format(" @ d{}", o.depth) : "";
-  if (o.prompt) fmt::print("pp{}{}: {:.2f} tokens/s\n", o.prompt, at, pp_tps);
+  if (o.prompt) fmt::print("pp{}: {:.2f} tokens/s\n", o.prompt, pp_tps);
   fmt::print("tg{}{}: {:.2f} tokens/s   (median of {}{})\n", o.gen, at, median(tg), o.reps,
              o.profile ? "; timestamps and barriers between all kernels slow these down" : "");
   fmt::print("host work per generated token: {:.3f} ms (the rest is waiting for the GPU)\n", median(host_ms));
@@ -155,7 +159,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("-p,--n-prompt", o->prompt, "Prompt tokens (0: measure generation only)")
       ->check(CLI::Range(0u, 1u << 20));
   cmd->add_option("-n,--n-gen", o->gen, "Generated tokens")->check(CLI::Range(1u, 1u << 20));
-  cmd->add_option("-d,--n-depth", o->depth, "Tokens of context before each measurement")
+  cmd->add_option("-d,--depth", o->depth, "Tokens of context before the generation runs (untimed)")
       ->check(CLI::Range(0u, 1u << 20));
   cmd->add_option("-r,--repetitions", o->reps, "Runs per measurement (median)")->check(CLI::Range(1u, 1000u));
   cmd->add_flag("--json", o->json, "Print one JSON object");

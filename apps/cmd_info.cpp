@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "arch/file_type.h"
 #include "arch/model_config.h"
 #include "commands.h"
 #include "gguf/reader.h"
@@ -37,21 +38,35 @@ struct Info {
   uint64_t parameters = 0;
   bool parameters_from_config = false;    // a file without tensors
   std::map<std::string, uint64_t> types;  // tensor type -> count
-  uint64_t kv_bytes = 0;                  // per token, f16
+  uint64_t tensor_bytes = 0;
+  std::optional<uint32_t> file_type;  // general.file_type (the mix, "Q4_K_M")
+  DType kv_type = DType::F16;         // --kv-type
+  uint64_t kv_bytes = 0;              // per token, as kv_type stores it
+  double bits_per_weight() const { return parameters ? 8.0 * double(tensor_bytes) / double(parameters) : 0; }
+  std::string mix_name() const;  // "Q4_K_M", "file type 99" or "" (no key)
 };
 
-Info gather(const GgufFile& f) {
+std::string Info::mix_name() const {
+  if (!file_type) return "";
+  std::optional<FileType> t = vkllm::file_type(*file_type);
+  return t ? std::string(t->name) : fmt::format("file type {}", *file_type);
+}
+
+Info gather(const GgufFile& f, DType kv_type) {
   Info i{f, ModelConfig::from_gguf(f), std::nullopt};
+  i.kv_type = kv_type;
   if (has_vocab(f)) i.tokenizer = Tokenizer::from_gguf(f);
   for (const GgufTensor& t : f.tensors()) {
     i.parameters += t.n_elements();
+    i.tensor_bytes += t.data.size();
     ++i.types[std::string(vkllm::info(t.type).name)];
   }
+  i.file_type = read_file_type(f);
   if (f.tensors().empty()) {
     i.parameters = parameter_count(i.config);
     i.parameters_from_config = true;
   }
-  i.kv_bytes = i.config.kv_bytes_per_token(DType::F16);
+  i.kv_bytes = i.config.kv_bytes_per_token(kv_type);
   return i;
 }
 
@@ -93,8 +108,13 @@ void print_text(const Info& i) {
              i.parameters_from_config ? " from the config: the file has no tensors" : "");
   std::vector<std::string> types;
   for (const auto& [name, n] : i.types) types.push_back(fmt::format("{} {}", name, n));
-  fmt::print("tensors     {}\n", types.empty() ? "none" : fmt::format("{}", fmt::join(types, ", ")));
-  fmt::print("kv cache    {} bytes per token in f16 ({}); {} at {} tokens\n", i.kv_bytes,
+  std::string mix = i.mix_name();
+  if (types.empty())
+    fmt::print("tensors     none\n");
+  else
+    fmt::print("tensors     {}{}; {:.2f} bits per weight\n", mix.empty() ? "" : mix + ": ", fmt::join(types, ", "),
+               i.bits_per_weight());
+  fmt::print("kv cache    {} bytes per token in {} ({}); {} at {} tokens\n", i.kv_bytes, vkllm::info(i.kv_type).name,
              human_bytes(double(i.kv_bytes)), human_bytes(double(i.kv_bytes) * c.seq_len), c.seq_len);
   if (!i.tokenizer) {
     fmt::print("tokenizer   none\n");
@@ -134,8 +154,11 @@ nlohmann::json to_json(const Info& i) {
       {"parameters", i.parameters},
       {"parameters_from_config", i.parameters_from_config},
       {"tensor_types", i.types},
+      {"file_type", i.file_type ? nlohmann::json(i.mix_name()) : nlohmann::json(nullptr)},
+      {"bits_per_weight", i.bits_per_weight()},
       {"tensor_count", i.file.tensors().size()},
       {"kv_bytes_per_token", i.kv_bytes},
+      {"kv_type", vkllm::info(i.kv_type).name},
       {"tied_embeddings", c.tied_embeddings},
   };
   if (c.attention_kind() == AttentionKind::MLA)
@@ -166,11 +189,14 @@ void add_info_command(CLI::App& app) {
       app.add_subcommand("info", "Describe a GGUF model: architecture, dimensions, attention, KV cache, tokenizer");
   auto model = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
+  auto kv_type = std::make_shared<std::string>("f16");
   cmd->add_option("-m,--model", *model, "GGUF model file (default: the embedded model)");
   cmd->add_flag("--json", *json, "Print one JSON object");
-  cmd->callback([model, json] {
+  cmd->add_option("--kv-type", *kv_type, "KV cache storage the bytes per token are for: f16, f32, q8_0 or q4_0")
+      ->check(CLI::IsMember({"f16", "f32", "q8_0", "q4_0"}));
+  cmd->callback([model, json, kv_type] {
     GgufFile f = open_model(*model);
-    Info i = gather(f);
+    Info i = gather(f, kv_type_named(*kv_type));
     if (*json)
       fmt::print("{}\n", to_json(i).dump(2));
     else

@@ -110,7 +110,7 @@ const std::map<std::string, FixtureSpec>& presets() {
 }
 
 struct FixtureOptions {
-  std::string preset, type = "q8_0", out;
+  std::string preset, type = "q8_0", mix, out;
   uint32_t layers = 0;
 };
 
@@ -119,16 +119,14 @@ void write_fixture(const FixtureOptions& o) {
   std::string names;
   for (auto& [name, spec] : presets()) names += (names.empty() ? "" : ", ") + name;
   ENSURE(it != presets().end(), fmt::format("unknown preset '{}' (known: {})", o.preset, names));
-  // q4_k_m: llama.cpp's mix, approximated as Q4_K matrices with a Q6_K output projection.
-  bool q4_k_m = o.type == "q4_k_m";
-  auto type = dtype_named(q4_k_m ? "q4_k" : o.type);
+  auto type = dtype_named(o.type);
   ENSURE(type, fmt::format("unknown weight type '{}'", o.type));
   FixtureSpec spec = it->second;
   spec.weight_type = *type;
-  if (q4_k_m) spec.output_type = DType::Q6_K;
+  spec.mix = o.mix;
   if (o.layers) spec.n_layers = o.layers;
   fixture_writer(spec).save(o.out);
-  fmt::print("wrote {} ({} layers, {} weights)\n", o.out, spec.n_layers, o.type);
+  fmt::print("wrote {} ({} layers, {} weights)\n", o.out, spec.n_layers, o.mix.empty() ? o.type : o.mix);
 }
 
 }  // namespace
@@ -140,8 +138,10 @@ void add_fixture_command(CLI::App& app) {
          "--preset", o->preset,
          "smollm2-135m, llama-3.2-1b, llama-3.1-8b, qwen2.5-0.5b, tinyllama-1.1b, deepseek-v2-lite, small or small-mla")
       ->required();
-  cmd->add_option("--type", o->type,
-                  "Weight type of the matrices (f16, q8_0, q4_0, q4_k, ...; q4_k_m: q4_k with a q6_k output)");
+  cmd->add_option("--type", o->type, "Weight type of the matrices (f16, q8_0, q4_0, q4_k, ...)");
+  cmd->add_option("--mix", o->mix,
+                  "A llama.cpp file type (Q2_K, Q3_K_M, Q3_K_L, Q4_K_M, IQ4_XS, IQ4_NL, IQ3_M, Q5_1, ...): each "
+                  "matrix gets the type llama.cpp's quantizer gives it; overrides --type");
   cmd->add_option("--layers", o->layers, "Fewer layers than the real model");
   cmd->add_option("-o,--out", o->out, "Output GGUF file")->required();
   cmd->callback([o] { write_fixture(*o); });
