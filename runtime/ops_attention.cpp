@@ -24,8 +24,9 @@ AttentionShape resolved(AttentionShape sh) {
   if (sh.o_row_stride == 0) sh.o_row_stride = sh.n_heads * sh.dv;
   if (sh.k_row_stride == 0) sh.k_row_stride = sh.dk;
   if (sh.v_row_stride == 0) sh.v_row_stride = sh.dv;
-  if (sh.k_head_stride == 0) sh.k_head_stride = sh.max_kv * sh.k_row_stride;
-  if (sh.v_head_stride == 0) sh.v_head_stride = sh.max_kv * sh.v_row_stride;
+  if (sh.seq_q == 0) sh.seq_q = sh.n_q;
+  if (sh.k_head_stride == 0) sh.k_head_stride = sh.kv_slots * sh.max_kv * sh.k_row_stride;
+  if (sh.v_head_stride == 0) sh.v_head_stride = sh.kv_slots * sh.max_kv * sh.v_row_stride;
   if (sh.scale == 0) sh.scale = 1.0f / std::sqrt(static_cast<float>(sh.dk));
   return sh;
 }
@@ -35,12 +36,20 @@ void check_shape(const AttentionShape& sh) {
          "attention: n_q, n_heads, n_kv_heads, dk and dv must be positive");
   ENSURE(sh.n_heads % sh.n_kv_heads == 0,
          fmt::format("attention: {} query heads cannot be grouped over {} KV heads", sh.n_heads, sh.n_kv_heads));
-  ENSURE(sh.max_kv > 0, "attention: max_kv (the number of keys the K/V buffers hold) must be positive");
+  ENSURE(sh.max_kv > 0, "attention: max_kv (the number of keys a KV slot holds) must be positive");
+  ENSURE(sh.seqs > 0 && sh.kv_slots > 0 && sh.seq_q <= sh.n_q,
+         "attention: seqs and kv_slots must be positive, seq_q at most n_q");
   ENSURE(sh.q_row_stride >= sh.n_heads * sh.dk && sh.o_row_stride >= sh.n_heads * sh.dv,
          "attention: Q/O row strides smaller than a token's heads");
 }
 
 uint32_t rows_per_kv_head(const AttentionShape& sh) { return sh.n_q * (sh.n_heads / sh.n_kv_heads); }
+
+// Row blocks of BR for any split of the n_q tokens into `seqs` sequences: each sequence boundary
+// adds at most one partly filled block (flash_attn.glsl's find_block numbers them).
+uint32_t row_blocks(const AttentionShape& sh, uint32_t br) {
+  return ceil_div(rows_per_kv_head(sh), br) + std::min(sh.seqs, sh.n_q) - 1;
+}
 
 // Sizes derived in flash_attn.glsl from the specialization constants, mirrored here.
 struct FlashLayout {
@@ -89,9 +98,10 @@ AttentionShape check_bindings(const AttentionShape& shape, BufferView q, BufferV
   uint64_t elt = sh.kv_f16 ? 2 : 4;
   check_view(q, 4 * elements_spanned(1, 0, sh.n_q, sh.q_row_stride, sh.n_heads * sh.dk), "Q");
   check_view(o, 4 * elements_spanned(1, 0, sh.n_q, sh.o_row_stride, sh.n_heads * sh.dv), "O");
-  check_view(k, elt * elements_spanned(sh.n_kv_heads, sh.k_head_stride, sh.max_kv, sh.k_row_stride, sh.dk), "K");
-  check_view(v, elt * elements_spanned(sh.n_kv_heads, sh.v_head_stride, sh.max_kv, sh.v_row_stride, sh.dv), "V");
-  check_view(step, sizeof(push::StepParams), "step");
+  uint32_t rows = sh.kv_slots * sh.max_kv;
+  check_view(k, elt * elements_spanned(sh.n_kv_heads, sh.k_head_stride, rows, sh.k_row_stride, sh.dk), "K");
+  check_view(v, elt * elements_spanned(sh.n_kv_heads, sh.v_head_stride, rows, sh.v_row_stride, sh.dv), "V");
+  check_view(step, sh.seqs * sizeof(push::StepParams), "step");
   return sh;
 }
 
@@ -112,7 +122,8 @@ push::AttentionPush make_push(const AttentionShape& sh, uint32_t splits, bool v_
           .causal = sh.causal ? 1u : 0u,
           .window = sh.window,
           .n_splits = splits,
-          .v_from_k = v_from_k ? 1u : 0u};
+          .v_from_k = v_from_k ? 1u : 0u,
+          .n_seqs = sh.seqs};
 }
 
 }  // namespace
@@ -124,7 +135,7 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   check_shape(sh);
   const Profile& prof = ctx.profile();
   AttentionPlan plan{.br = prof.attn_br, .bc = prof.attn_bc, .wg = prof.attn_wg, .subgroup = prof.subgroup_ops};
-  plan.br = std::min(plan.br, std::bit_ceil(rows_per_kv_head(sh)));
+  plan.br = std::min(plan.br, std::bit_ceil(sh.seq_q * (sh.n_heads / sh.n_kv_heads)));
   auto layout = [&] { return flash_layout(plan.br, plan.bc, plan.wg, sh.dk, sh.dv); };
   while (plan.br > 1 && layout().accumulators > kMaxAccumulators) plan.br /= 2;
   uint32_t limit = ctx.caps().max_shared_memory;
@@ -144,7 +155,7 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   if (narrow < plan.wg && flash_layout(plan.br, plan.bc, narrow, sh.dk, sh.dv).accumulators <= kMaxAccumulators)
     plan.wg = narrow;
 
-  uint32_t base = ceil_div(rows_per_kv_head(sh), plan.br) * sh.n_kv_heads;
+  uint32_t base = row_blocks(sh, plan.br) * sh.n_kv_heads;
   if (sh.force_splits > 0) {
     plan.splits = sh.force_splits;
   } else if (base < prof.attn_target_wgs && sh.max_kv >= 2 * prof.attn_split_min) {
@@ -176,7 +187,7 @@ void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView 
   bool v_from_k = k.buffer == v.buffer && k.offset == v.offset && sh.k_head_stride == sh.v_head_stride &&
                   sh.k_row_stride == sh.v_row_stride && sh.dv <= sh.dk;
   const spirv::Shader& shader = sh.kv_f16 ? spirv::flash_attn_f16 : spirv::flash_attn_f32;
-  Groups groups{ceil_div(rows_per_kv_head(sh), plan.br), sh.n_kv_heads, plan.splits};
+  Groups groups{row_blocks(sh, plan.br), sh.n_kv_heads, plan.splits};
   auto push = make_push(sh, plan.splits, v_from_k);
   uint32_t sg_min = std::max(1u, s.context().caps().min_subgroup_size);
   std::initializer_list<SpecConst> spec = {plan.wg, plan.subgroup, plan.br, plan.bc, sh.dk, sh.dv, sg_min};
@@ -209,6 +220,7 @@ void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, Buffe
                      "binding of this device ({} MiB)",
                      shape.n_heads, shape.n_q, shape.max_kv, need >> 20, ctx.caps().max_storage_buffer_range >> 20));
   AttentionShape sh = check_bindings(shape, q, k, v, step, o);
+  ENSURE(sh.seqs == 1, "naive attention: one sequence per call");
   check_view(scores, need, "scores");
   BufferView sv{scores.buffer, scores.offset, need};
   uint32_t wg = ctx.profile().wg_size;

@@ -16,13 +16,15 @@ constexpr uint32_t kDefaultMaxContext = 4096;
 
 }  // namespace
 
+uint32_t default_context(const ModelConfig& config) { return std::min(config.seq_len, kDefaultMaxContext); }
+
 Engine::Engine(const Context& ctx, const GgufFile& file, const EngineOptions& options,
                const std::function<void(const LoadProgress&)>& progress)
     : config_(ModelConfig::from_gguf(file)), tokenizer_(std::make_unique<Tokenizer>(Tokenizer::from_gguf(file))) {
-  uint32_t n_ctx = options.n_ctx ? options.n_ctx : std::min(config_.seq_len, kDefaultMaxContext);
+  uint32_t n_ctx = options.n_ctx ? options.n_ctx : default_context(config_);
   ENSURE(n_ctx >= 1, "the context length must be at least 1");
   weights_ = std::make_unique<Weights>(ctx, file, config_, progress, options.max_weight_buffer);
-  cache_ = std::make_unique<KvCache>(ctx, config_, n_ctx, options.kv_type);
+  cache_ = std::make_unique<KvCache>(ctx, config_, n_ctx, options.kv_type, options.slots);
   uint32_t batch = std::clamp(options.batch, 1u, n_ctx);
   transformer_ = std::make_unique<Transformer>(ctx, config_, *weights_, *cache_, batch, options.profiling);
 }

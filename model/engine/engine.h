@@ -1,5 +1,7 @@
 // Engine: a loaded model ready to run: weights on the GPU, the KV cache, the Transformer graphs
-// and the tokenizer. Keeps the sequence so far (n_past); prefill runs in chunks, then decode.
+// and the tokenizer. The single-sequence interface (eval, run/chat/bench) keeps the sequence so
+// far (n_past) in slot 0; prefill runs in chunks, then decode. step() runs a batch of several
+// sequences, one per KV-cache slot (the scheduler of vkllm serve drives it).
 #pragma once
 #include <chrono>
 #include <functional>
@@ -19,8 +21,9 @@ namespace vkllm {
 class GgufFile;
 
 struct EngineOptions {
-  uint32_t n_ctx = 0;                       // 0: the model's context length, at most 4096
+  uint32_t n_ctx = 0;                       // tokens per slot; 0: the model's context length, at most 4096
   uint32_t batch = 512;                     // prefill chunk (tokens per forward)
+  uint32_t slots = 1;                       // KV-cache slots: sequences that can run at once
   DType kv_type = DType::F16;               // F16 or F32
   bool profiling = false;                   // GPU timestamps per dispatch (vkllm bench --profile)
   uint64_t max_weight_buffer = 1ull << 30;  // weights are packed in buffers of at most this
@@ -31,6 +34,9 @@ struct MemoryReport {
   size_t weight_buffers = 0;
 };
 
+// Tokens per KV-cache slot when --ctx is not given: the model's context length, at most 4096.
+uint32_t default_context(const ModelConfig& config);
+
 class Engine {
  public:
   Engine(const Context& ctx, const GgufFile& file, const EngineOptions& options = {},
@@ -40,9 +46,18 @@ class Engine {
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const KvCache& kv_cache() const { return *cache_; }
   Transformer& transformer() { return *transformer_; }
-  uint32_t n_ctx() const { return cache_->n_ctx(); }
+  uint32_t n_ctx() const { return cache_->n_ctx(); }  // per slot
+  uint32_t slots() const { return cache_->slots(); }
+  uint32_t max_batch() const { return transformer_->max_batch(); }
   uint32_t n_past() const { return n_past_; }
   MemoryReport memory() const;
+
+  // One forward step of several sequences (distinct slots, at most max_batch() tokens in all):
+  // the logits of each chunk's last token, (chunks, vocab), valid until the next call. The
+  // single-sequence state (n_past) is not touched; slot 0 is shared with it.
+  std::span<const float> step(std::span<const SeqChunk> batch) {
+    return transformer_->forward(batch, LogitsMode::Last);
+  }
 
   // Appends tokens to the sequence (in chunks of the batch size) and returns the logits of the
   // last one (vocab), valid until the next call.

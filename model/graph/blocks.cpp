@@ -6,11 +6,29 @@
 #include "context.h"
 #include "graph/transformer.h"
 #include "ops.h"
+#include "push.h"
 
 namespace vkllm {
 
 void Transformer::project(Stream& s, const Tensor& w, BufferView x, BufferView y, uint32_t n, const Tensor* bias) {
   ops::matmul(s, w.type, w.view, x, y, w.rows, n, w.cols, {}, bias ? bias->view : BufferView{});
+}
+
+// Attention of the n tokens of the step being recorded (seqs_ sequences, each over its own slot of
+// the cache). The row tile is planned for the most tokens one sequence can have: n - seqs + 1.
+ops::AttentionShape Transformer::attention_shape(uint32_t n, uint32_t kv_heads, uint32_t dk, uint32_t dv) const {
+  return {.n_q = n,
+          .seqs = seqs_,
+          .seq_q = n - seqs_ + 1,
+          .kv_slots = cache_.slots(),
+          .n_heads = c_.n_heads,
+          .n_kv_heads = kv_heads,
+          .dk = dk,
+          .dv = dv,
+          .kv_f16 = cache_.type() == DType::F16,
+          .scale = float(c_.attention_scale()),
+          .causal = true,
+          .max_kv = cache_.n_ctx()};
 }
 
 // Rotates the first rope.dim values of each head of x (n, heads, head_dim; tokens token_stride
@@ -45,22 +63,15 @@ void Transformer::record_attention(Stream& s, const AttentionWeights& w, uint32_
   project(s, *w.v, h, v, n, w.v_bias);
   rope(s, q, n, H, hd, H * hd);
   rope(s, k, n, G, hd, G * hd);
+  // Each token's K/V go to its row of the cache (slot * n_ctx + position).
   bool f16 = cache_.type() == DType::F16;
-  BufferView pos = positions_.view(0, n * 4ull);
-  ops::kv_store(s, k, pos, cache_.k(l),
-                {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.n_ctx(), .cache_f16 = f16});
-  ops::kv_store(s, v, pos, cache_.v(l),
-                {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.n_ctx(), .cache_f16 = f16});
-  ops::AttentionShape shape{.n_q = n,
-                            .n_heads = H,
-                            .n_kv_heads = G,
-                            .dk = hd,
-                            .dv = vd,
-                            .kv_f16 = f16,
-                            .scale = float(c_.attention_scale()),
-                            .causal = true,
-                            .max_kv = cache_.n_ctx()};
-  ops::attention(s, shape, q, cache_.k(l), cache_.v(l), step_.view(), o, scratch_ ? scratch_->view() : BufferView{});
+  BufferView rows = kv_rows_.view(0, n * 4ull);
+  ops::kv_store(s, k, rows, cache_.k(l),
+                {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.rows(), .cache_f16 = f16});
+  ops::kv_store(s, v, rows, cache_.v(l),
+                {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.rows(), .cache_f16 = f16});
+  ops::attention(s, attention_shape(n, G, hd, vd), q, cache_.k(l), cache_.v(l),
+                 step_.view(0, seqs_ * sizeof(push::StepParams)), o, scratch_ ? scratch_->view() : BufferView{});
   BufferView proj = act(a.proj, n * 4ull * c_.dim), x = act(a.x, n * 4ull * c_.dim);
   project(s, *w.out, o, proj, n);
   ops::add(s, x, proj, x, n * c_.dim);
@@ -78,7 +89,7 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
   BufferView x = act(a.x, f * c_.dim), h = act(a.h, f * c_.dim), q = act(a.q, f * H * hd);
   BufferView kv = act(a.kv, f * row), c = act(a.c, f * lat), kpe = act(a.kpe, f * rot);
   BufferView qpe = act(a.qpe, f * H * rot), qcat = act(a.qcat, f * H * row), olat = act(a.olat, f * H * lat);
-  BufferView o = act(a.attn, f * H * vd), proj = act(a.proj, f * c_.dim), pos = positions_.view(0, n * 4ull);
+  BufferView o = act(a.attn, f * H * vd), proj = act(a.proj, f * c_.dim), rows = kv_rows_.view(0, n * 4ull);
 
   ops::rmsnorm(s, x, w.norm->view, h, n, c_.dim, c_.norm_eps);
   if (m.q_lora_rank) {
@@ -97,18 +108,18 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
   ops::rmsnorm(s, c, w.kv_a_norm->view, c, n, lat, c_.norm_eps);
   rope(s, kpe, n, 1, rot, rot);
   bool f16 = cache_.type() == DType::F16;
-  ops::kv_store(s, c, pos, cache_.k(l),
+  ops::kv_store(s, c, rows, cache_.k(l),
                 {.n_tokens = n,
                  .n_kv_heads = 1,
                  .head_dim = lat,
-                 .n_ctx = cache_.n_ctx(),
+                 .n_ctx = cache_.rows(),
                  .cache_f16 = f16,
                  .cache_head_dim = row});
-  ops::kv_store(s, kpe, pos, cache_.k(l),
+  ops::kv_store(s, kpe, rows, cache_.k(l),
                 {.n_tokens = n,
                  .n_kv_heads = 1,
                  .head_dim = rot,
-                 .n_ctx = cache_.n_ctx(),
+                 .n_ctx = cache_.rows(),
                  .cache_f16 = f16,
                  .cache_head_dim = row,
                  .cache_col = lat});
@@ -137,20 +148,11 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
                      .dst_col_stride = row,
                      .dst_offset = lat});
 
-  ops::AttentionShape shape{.n_q = n,
-                            .n_heads = H,
-                            .n_kv_heads = 1,
-                            .dk = row,
-                            .dv = lat,
-                            .k_head_stride = cache_.n_ctx() * row,
-                            .k_row_stride = row,
-                            .v_head_stride = cache_.n_ctx() * row,
-                            .v_row_stride = row,
-                            .kv_f16 = f16,
-                            .scale = float(c_.attention_scale()),
-                            .causal = true,
-                            .max_kv = cache_.n_ctx()};
-  ops::attention(s, shape, qcat, cache_.k(l), cache_.v(l), step_.view(), olat,
+  // MQA over the latent rows: V is the first lat values of each K row (same buffer and strides).
+  ops::AttentionShape shape = attention_shape(n, 1, row, lat);
+  shape.k_head_stride = shape.v_head_stride = cache_.rows() * row;
+  shape.k_row_stride = shape.v_row_stride = row;
+  ops::attention(s, shape, qcat, cache_.k(l), cache_.v(l), step_.view(0, seqs_ * sizeof(push::StepParams)), olat,
                  scratch_ ? scratch_->view() : BufferView{});
   ops::matmul(
       s, w.v_b->type, w.v_b->view, olat, o, vd, n, lat,

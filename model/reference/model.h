@@ -17,21 +17,51 @@ class GgufFile;
 
 namespace vkllm::ref {
 
+// What one sequence has cached so far: per layer the keys (n, kv heads · dk) and values
+// (n, kv heads · dv) of its n tokens, f32, token-major (MLA: decompressed per head, the naive
+// form). A fresh KvState is an empty sequence.
+class KvState {
+ public:
+  size_t size() const { return n_; }
+
+ private:
+  friend class Model;
+  std::vector<std::vector<float>> k_, v_;
+  size_t n_ = 0;
+};
+
+// One sequence's share of a batch: tokens that continue it at position state->size().
+struct Chunk {
+  KvState* state = nullptr;
+  std::span<const int32_t> tokens;
+};
+
 class Model {
  public:
   Model(const GgufFile& file, const ModelConfig& config);
   // Logits (n_tokens, vocab) of every position of a sequence that starts at position 0.
   std::vector<float> forward(std::span<const int32_t> tokens) const;
+  // One step of several sequences (distinct states): every matmul over all tokens of the batch,
+  // attention per sequence over its own keys, causal by its own positions. Appends each chunk's
+  // keys and values to its state; returns the logits of every token, (tokens, vocab), in batch order.
+  std::vector<float> forward(std::span<const Chunk> batch) const;
 
  private:
+  // The batch being run: chunks in order, each token's absolute position, the chunks' offsets.
+  struct Step {
+    std::span<const Chunk> chunks;
+    std::vector<int32_t> pos;
+    std::vector<size_t> first;  // batch index of each chunk's first token
+    size_t n = 0;
+  };
   std::vector<float> weight(TensorRole role, int layer = kGlobal) const;  // dequantised to f32
   const float* optional(TensorRole role, int layer, std::vector<float>& storage) const;
   void attend(std::vector<float>& x, uint32_t layer, const std::vector<float>& q, const std::vector<float>& k,
-              const std::vector<float>& v, size_t n, size_t kv_heads) const;
-  void attention_block(std::vector<float>& x, uint32_t layer, size_t n) const;
-  void mla_block(std::vector<float>& x, uint32_t layer, size_t n) const;
+              const std::vector<float>& v, const Step& step, size_t kv_heads) const;
+  void attention_block(std::vector<float>& x, uint32_t layer, const Step& step) const;
+  void mla_block(std::vector<float>& x, uint32_t layer, const Step& step) const;
   void ffn_block(std::vector<float>& x, uint32_t layer, size_t n) const;
-  void rope(float* x, size_t n, size_t heads, size_t head_dim, size_t offset, size_t token_stride) const;
+  void rope(float* x, const Step& step, size_t heads, size_t head_dim, size_t offset, size_t token_stride) const;
 
   const GgufFile& file_;
   const ModelConfig& c_;
