@@ -1,0 +1,156 @@
+// A generation request's text side: events to the client, stop strings, sampling and finishing.
+#include "engine/sequence.h"
+
+#include <fmt/format.h>
+#include <cmath>
+
+#include "error.h"
+
+namespace vkllm {
+
+const char* to_string(FinishReason r) {
+  switch (r) {
+    case FinishReason::Stop:
+      return "stop";
+    case FinishReason::Length:
+      return "length";
+    case FinishReason::Cancelled:
+      return "cancelled";
+    default:
+      return "none";
+  }
+}
+
+// --- GenerationHandle
+
+bool GenerationHandle::next(GenerationEvent& out, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  if (!ready_.wait_for(lock, timeout, [&] { return !events_.empty(); })) return false;
+  out = std::move(events_.front());
+  events_.pop_front();
+  return true;
+}
+
+void GenerationHandle::push(GenerationEvent e) {
+  {
+    std::lock_guard lock(mutex_);
+    events_.push_back(std::move(e));
+  }
+  ready_.notify_all();
+}
+
+// --- StopMatcher
+
+StopMatcher::StopMatcher(std::vector<std::string> stops) {
+  for (std::string& s : stops)
+    if (!s.empty()) stops_.push_back(std::move(s));
+}
+
+std::string StopMatcher::push(std::string_view text) {
+  if (stopped_) return {};
+  held_ += text;
+  size_t first = std::string::npos;
+  for (const std::string& s : stops_) first = std::min(first, held_.find(s));
+  if (first != std::string::npos) {
+    stopped_ = true;
+    std::string out = held_.substr(0, first);
+    held_.clear();
+    return out;
+  }
+  // Keep the longest tail of the text that some stop string starts with.
+  size_t keep = 0;
+  for (const std::string& s : stops_)
+    for (size_t n = std::min(s.size() - 1, held_.size()); n > keep; --n)
+      if (held_.compare(held_.size() - n, n, s, 0, n) == 0) {
+        keep = n;
+        break;
+      }
+  std::string out = held_.substr(0, held_.size() - keep);
+  held_.erase(0, held_.size() - keep);
+  return out;
+}
+
+std::string StopMatcher::flush() {
+  std::string out;
+  if (!stopped_) out.swap(held_);
+  return out;
+}
+
+// --- Sequence
+
+namespace {
+
+// ignore_eos bans the end-of-generation tokens, as llama.cpp does, rather than skipping them.
+SamplerOptions sampling_of(const GenerationRequest& r, const Tokenizer& tokenizer) {
+  SamplerOptions o = r.sampling;
+  if (r.ignore_eos)
+    for (int32_t id : tokenizer.end_of_generation()) o.logit_bias.emplace_back(id, -INFINITY);
+  return o;
+}
+
+}  // namespace
+
+Sequence::Sequence(GenerationRequest request, std::shared_ptr<GenerationHandle> handle, const Tokenizer& tokenizer,
+                   uint32_t n_ctx)
+    : request_(std::move(request)),
+      handle_(std::move(handle)),
+      tokenizer_(tokenizer),
+      n_ctx_(n_ctx),
+      tokens_(request_.prompt),
+      sampler_(sampling_of(request_, tokenizer)),
+      detok_(tokenizer),
+      stop_(request_.stop) {
+  ENSURE(!tokens_.empty() && tokens_.size() < n_ctx,
+         fmt::format("a prompt of {} tokens does not fit the context of {} tokens with one to generate", tokens_.size(),
+                     n_ctx));
+  for (int32_t t : tokens_) sampler_.accept(t);
+  usage_.prompt_tokens = uint32_t(tokens_.size());
+}
+
+void Sequence::reuse(uint32_t n) {
+  ENSURE(n_cached_ == 0 && n < tokens_.size(), "prefix reuse leaves at least one prompt token to evaluate");
+  n_cached_ = usage_.cached_tokens = n;
+}
+
+bool Sequence::sample(std::span<const float> logits) {
+  ENSURE(!done_ && pending().empty(), "a sequence samples once its pending tokens are evaluated");
+  int32_t t = sampler_.sample(logits);
+  sampler_.accept(t);
+  tokens_.push_back(t);
+  ++generated_, ++unreported_;
+  FinishReason reason = FinishReason::None;
+  std::string text;
+  if (!request_.ignore_eos && tokenizer_.is_end_of_generation(t)) {
+    reason = FinishReason::Stop;
+  } else {
+    text = stop_.push(detok_.push(t));
+    if (stop_.stopped()) reason = FinishReason::Stop;
+  }
+  if (reason == FinishReason::None && request_.max_tokens && generated_ >= *request_.max_tokens)
+    reason = FinishReason::Length;
+  // The new token is evaluated at position size - 1, which must fit the slot.
+  if (reason == FinishReason::None && tokens_.size() > n_ctx_) reason = FinishReason::Length;
+  if (reason != FinishReason::None && !stop_.stopped()) {
+    text += stop_.push(detok_.flush());
+    if (stop_.stopped()) reason = FinishReason::Stop;
+    text += stop_.flush();
+  }
+  emit(std::move(text), reason);
+  return !done_;
+}
+
+void Sequence::finish(FinishReason reason) {
+  if (!done_) emit({}, reason);
+}
+
+void Sequence::emit(std::string text, FinishReason reason) {
+  bool done = reason != FinishReason::None;
+  if (text.empty() && !done) return;  // held back; the tokens are counted with the next event
+  usage_.completion_tokens = generated_;
+  GenerationEvent e{.text = std::move(text), .tokens = unreported_, .done = done, .finish = reason};
+  if (done) e.usage = usage_, done_ = true;
+  unreported_ = 0;
+  handle_->push(std::move(e));
+}
+
+}  // namespace vkllm
