@@ -8,6 +8,7 @@
 
 #include "arch/model_config.h"
 #include "commands.h"
+#include "engine/engine.h"
 #include "gguf/reader.h"
 #include "model_options.h"
 #include "text/tokenizer.h"
@@ -38,10 +39,12 @@ struct Info {
   bool parameters_from_config = false;    // a file without tensors
   std::map<std::string, uint64_t> types;  // tensor type -> count
   uint64_t kv_bytes = 0;                  // per token, f16
+  uint32_t parallel = 4, ctx = 0;         // vkllm serve's KV-cache split: slots x tokens per slot
 };
 
-Info gather(const GgufFile& f) {
+Info gather(const GgufFile& f, uint32_t parallel, uint32_t ctx) {
   Info i{f, ModelConfig::from_gguf(f), std::nullopt};
+  i.parallel = parallel, i.ctx = ctx ? ctx : default_context(i.config);
   if (has_vocab(f)) i.tokenizer = Tokenizer::from_gguf(f);
   for (const GgufTensor& t : f.tensors()) {
     i.parameters += t.n_elements();
@@ -96,6 +99,9 @@ void print_text(const Info& i) {
   fmt::print("tensors     {}\n", types.empty() ? "none" : fmt::format("{}", fmt::join(types, ", ")));
   fmt::print("kv cache    {} bytes per token in f16 ({}); {} at {} tokens\n", i.kv_bytes,
              human_bytes(double(i.kv_bytes)), human_bytes(double(i.kv_bytes) * c.seq_len), c.seq_len);
+  double slot = double(i.kv_bytes) * i.ctx;
+  fmt::print("serve       --parallel {} slots x --ctx {} tokens: KV cache {} ({} per slot)\n", i.parallel, i.ctx,
+             human_bytes(slot * i.parallel), human_bytes(slot));
   if (!i.tokenizer) {
     fmt::print("tokenizer   none\n");
     return;
@@ -136,6 +142,11 @@ nlohmann::json to_json(const Info& i) {
       {"tensor_types", i.types},
       {"tensor_count", i.file.tensors().size()},
       {"kv_bytes_per_token", i.kv_bytes},
+      {"serve_kv_cache",
+       {{"parallel", i.parallel},
+        {"ctx", i.ctx},
+        {"bytes_per_slot", i.kv_bytes * i.ctx},
+        {"bytes", i.kv_bytes * i.ctx * i.parallel}}},
       {"tied_embeddings", c.tied_embeddings},
   };
   if (c.attention_kind() == AttentionKind::MLA)
@@ -166,11 +177,15 @@ void add_info_command(CLI::App& app) {
       app.add_subcommand("info", "Describe a GGUF model: architecture, dimensions, attention, KV cache, tokenizer");
   auto model = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
+  auto parallel = std::make_shared<uint32_t>(4), ctx = std::make_shared<uint32_t>(0);
   cmd->add_option("-m,--model", *model, "GGUF model file (default: the embedded model)");
   cmd->add_flag("--json", *json, "Print one JSON object");
-  cmd->callback([model, json] {
+  cmd->add_option("--parallel", *parallel, "KV-cache slots to report (as vkllm serve --parallel)")
+      ->check(CLI::Range(1u, 256u));
+  cmd->add_option("--ctx", *ctx, "Tokens per slot to report (default: the model's context, at most 4096)");
+  cmd->callback([model, json, parallel, ctx] {
     GgufFile f = open_model(*model);
-    Info i = gather(f);
+    Info i = gather(f, *parallel, *ctx);
     if (*json)
       fmt::print("{}\n", to_json(i).dump(2));
     else

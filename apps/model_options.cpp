@@ -24,7 +24,7 @@ GgufFile open_model(const std::string& path) {
   return GgufFile::open(path);
 }
 
-LoadedModel load_model(const ModelOptions& o, bool profiling) {
+LoadedModel load_model(const ModelOptions& o, bool profiling, uint32_t slots) {
   LoadedModel m;
   m.file = std::make_unique<GgufFile>(open_model(o.path));
   m.ctx = std::make_unique<Context>(ContextOptions{.device = o.device});
@@ -39,6 +39,7 @@ LoadedModel load_model(const ModelOptions& o, bool profiling) {
   };
   EngineOptions eo{.n_ctx = o.ctx,
                    .batch = o.batch,
+                   .slots = slots,
                    .kv_type = o.kv_type == "f32" ? DType::F32 : DType::F16,
                    .profiling = profiling};
   m.engine = std::make_unique<Engine>(*m.ctx, *m.file, eo, progress);

@@ -32,7 +32,8 @@ struct LoadedModel {
   std::unique_ptr<GgufFile> file;
   std::unique_ptr<Engine> engine;
 };
-LoadedModel load_model(const ModelOptions& o, bool profiling = false);
+// slots: KV-cache slots (sequences at once; vkllm serve --parallel).
+LoadedModel load_model(const ModelOptions& o, bool profiling = false, uint32_t slots = 1);
 
 // "1,2,3" or "1 2 3" -> ids; throws Error on anything else.
 std::vector<int32_t> parse_token_list(const std::string& text);

@@ -177,3 +177,17 @@ TEST_CASE("vkllm info on bad files gives one error line naming the file", "[cli]
   CHECK(missing.exit_code != 0);
   CHECK(missing.err == "error: /nonexistent/model.gguf: cannot open: No such file or directory\n");
 }
+
+TEST_CASE("vkllm info reports how vkllm serve splits the KV cache into slots", "[cli]") {
+  auto r = run_vkllm("info --json --parallel 3 --ctx 100");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  uint64_t per_token = j["kv_bytes_per_token"];
+  CHECK(per_token == 6 * 2 * (64 + 64) * 2);  // the default model: 6 layers, 2 KV heads of 64, f16
+  CHECK(j["serve_kv_cache"]["parallel"] == 3);
+  CHECK(j["serve_kv_cache"]["bytes_per_slot"] == per_token * 100);
+  CHECK(j["serve_kv_cache"]["bytes"] == per_token * 300);
+  auto text = run_vkllm("info");
+  CHECK(text.out.find("serve       --parallel 4 slots x --ctx 256 tokens: KV cache 3.0 MiB (768.0 KiB per slot)") !=
+        std::string::npos);
+}

@@ -36,5 +36,6 @@ void add_matmul_bench(CLI::App& app);
 void add_attention_bench(CLI::App& app);
 void add_fixture_command(CLI::App& app);
 void add_elementwise_bench(CLI::App& app);
+void add_serve_bench(CLI::App& app);
 
 }  // namespace vkllm::bench

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   vkllm::bench::add_matmul_bench(app);
   vkllm::bench::add_attention_bench(app);
   vkllm::bench::add_fixture_command(app);
+  vkllm::bench::add_serve_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
