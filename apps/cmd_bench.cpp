@@ -1,6 +1,8 @@
-// `vkllm bench [-m MODEL] [-p 128] [-n 64] [-r 3] [--json] [--profile]`: prompt processing and
-// generation speed, as llama-bench measures them (pp: one prompt of p tokens from an empty cache;
-// tg: n single-token steps from an empty cache), median of r runs after a warm-up run.
+// `vkllm bench [-m MODEL] [-p 128] [-n 64] [-r 3] [--parallel N] [--json] [--profile]`: prompt
+// processing and generation speed, as llama-bench measures them (pp: one prompt of p tokens from
+// an empty cache; tg: n single-token steps from an empty cache), median of r runs after a warm-up
+// run. --parallel N: tg steps decode N sequences at once (one token each, N KV-cache slots), the
+// steady state of vkllm serve with N clients; tokens/s counts all of them.
 #include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
@@ -17,7 +19,7 @@ namespace {
 
 struct BenchOptions {
   ModelOptions model;
-  uint32_t prompt = 128, gen = 64, reps = 3;
+  uint32_t prompt = 128, gen = 64, reps = 3, parallel = 1;
   bool json = false, profile = false;
 };
 
@@ -56,6 +58,27 @@ GenerationRun generation_run(Engine& e, uint32_t n) {
   return {n / total, 1e3 * (total - waited) / n};
 }
 
+// n steps that each decode one token of every slot's sequence (the slots start empty).
+GenerationRun parallel_generation_run(Engine& e, uint32_t n) {
+  uint32_t slots = e.slots(), vocab = e.config().vocab_size;
+  std::vector<int32_t> tokens(slots);
+  for (uint32_t s = 0; s < slots; ++s) tokens[s] = int32_t(s % vocab);
+  std::vector<SeqChunk> batch(slots);
+  double waited = 0;
+  auto t0 = Clock::now();
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t s = 0; s < slots; ++s) batch[s] = {.slot = s, .pos0 = i, .tokens = std::span(&tokens[s], 1)};
+    auto logits = e.step(batch);
+    waited += e.transformer().last_wait_seconds();
+    for (uint32_t s = 0; s < slots; ++s) {
+      auto row = logits.subspan(size_t(s) * vocab, vocab);
+      tokens[s] = int32_t(std::max_element(row.begin(), row.end()) - row.begin());
+    }
+  }
+  double total = seconds_since(t0);
+  return {double(n) * slots / total, 1e3 * (total - waited) / n};
+}
+
 // GPU time per kernel of the last forward, largest first.
 nlohmann::json kernel_table(const std::vector<KernelTime>& times) {
   std::map<std::string, std::pair<int, double>> by_kernel;
@@ -77,18 +100,19 @@ void print_table(const char* title, const nlohmann::json& table) {
 }
 
 void bench(const BenchOptions& o) {
-  LoadedModel m = load_model(o.model, o.profile);
+  LoadedModel m = load_model(o.model, o.profile, o.parallel);
   Engine& e = *m.engine;
+  auto generate = [&](uint32_t n) { return o.parallel > 1 ? parallel_generation_run(e, n) : generation_run(e, n); };
   std::mt19937 rng(1);
   std::vector<int32_t> prompt(o.prompt);
   for (int32_t& t : prompt) t = int32_t(rng() % e.config().vocab_size);
-  prompt_run(e, prompt), generation_run(e, std::min(o.gen, 2u));  // warm-up: records graphs, builds pipelines
+  prompt_run(e, prompt), generate(std::min(o.gen, 2u));  // warm-up: records graphs, builds pipelines
   std::vector<double> pp, tg, host_ms;
   for (uint32_t r = 0; r < o.reps; ++r) pp.push_back(prompt_run(e, prompt));
   nlohmann::json ops;
   if (o.profile) ops["prompt"] = kernel_table(e.transformer().last_timings());
   for (uint32_t r = 0; r < o.reps; ++r) {
-    GenerationRun g = generation_run(e, o.gen);
+    GenerationRun g = generate(o.gen);
     tg.push_back(g.tokens_per_second), host_ms.push_back(g.host_ms_per_token);
   }
   if (o.profile) ops["generation"] = kernel_table(e.transformer().last_timings());
@@ -97,6 +121,7 @@ void bench(const BenchOptions& o) {
                       {"profile", m.ctx->profile().name},
                       {"n_prompt", o.prompt},
                       {"n_gen", o.gen},
+                      {"parallel", o.parallel},
                       {"repetitions", o.reps},
                       {"prompt_tokens_per_second", median(pp)},
                       {"generation_tokens_per_second", median(tg)},
@@ -107,9 +132,10 @@ void bench(const BenchOptions& o) {
   if (o.profile) j["kernels"] = ops;
   if (o.json) return fmt::print("{}\n", j.dump(2));
   fmt::print("model {} on {} (profile {})\n", m.file->name(), m.ctx->caps().name, m.ctx->profile().name);
-  fmt::print("pp{}: {:.2f} tokens/s\ntg{}: {:.2f} tokens/s   (median of {}{})\n", o.prompt, median(pp), o.gen,
-             median(tg), o.reps, o.profile ? "; timestamps and barriers between all kernels slow these down" : "");
-  fmt::print("host work per generated token: {:.3f} ms (the rest is waiting for the GPU)\n", median(host_ms));
+  fmt::print("pp{}: {:.2f} tokens/s\ntg{}{}: {:.2f} tokens/s   (median of {}{})\n", o.prompt, median(pp), o.gen,
+             o.parallel > 1 ? fmt::format(" x {} sequences", o.parallel) : "", median(tg), o.reps,
+             o.profile ? "; timestamps and barriers between all kernels slow these down" : "");
+  fmt::print("host work per generation step: {:.3f} ms (the rest is waiting for the GPU)\n", median(host_ms));
   if (!o.profile) return;
   print_table(fmt::format("GPU time per kernel, one pp{} forward:", o.prompt).c_str(), ops["prompt"]);
   print_table("GPU time per kernel, one tg forward (the last token):", ops["generation"]);
@@ -124,6 +150,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("-p,--n-prompt", o->prompt, "Prompt tokens")->check(CLI::Range(1u, 1u << 20));
   cmd->add_option("-n,--n-gen", o->gen, "Generated tokens")->check(CLI::Range(1u, 1u << 20));
   cmd->add_option("-r,--repetitions", o->reps, "Runs per measurement (median)")->check(CLI::Range(1u, 1000u));
+  cmd->add_option("--parallel", o->parallel, "tg: sequences decoding together, one token each per step")
+      ->check(CLI::Range(1u, 256u));
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("--profile", o->profile, "GPU time per kernel (adds timestamps and barriers)");
   cmd->callback([o] { bench(*o); });

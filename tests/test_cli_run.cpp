@@ -85,6 +85,12 @@ TEST_CASE("vkllm bench --json reports tokens per second", "[cli-run]") {
   CHECK(j["prompt_tokens_per_second"].get<double>() > 0);
   CHECK(j["generation_tokens_per_second"].get<double>() > 0);
   CHECK(!j["kernels"]["generation"].empty());
+  auto p = run_vkllm(fmt::format("bench -m {} -p 4 -n 4 -r 1 --parallel 3 --json", gqa_model().path));
+  INFO(p.err);
+  REQUIRE(p.exit_code == 0);
+  auto jp = nlohmann::json::parse(p.out);
+  CHECK(jp["parallel"] == 3);
+  CHECK(jp["generation_tokens_per_second"].get<double>() > 0);
 }
 
 TEST_CASE("bad input to run gives one error line", "[cli-run]") {

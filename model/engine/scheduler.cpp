@@ -41,7 +41,8 @@ std::shared_ptr<GenerationHandle> Scheduler::submit(GenerationRequest request) {
   auto handle = std::make_shared<GenerationHandle>();
   {
     std::lock_guard lock(mutex_);
-    if (!accepting_ || queue_.size() >= options_.max_queue) {
+    if (!accepting_) throw QueueFull("the server is stopping");
+    if (queue_.size() >= options_.max_queue) {
       ++stats_.rejected;
       throw QueueFull();
     }
@@ -91,14 +92,15 @@ uint32_t Scheduler::pick_slot(const std::vector<int32_t>& prompt, uint32_t& reus
 }
 
 void Scheduler::admit() {
+  // Requests whose clients left while waiting give their place in the queue up at once.
+  std::erase_if(queue_, [&](Waiting& w) {
+    if (!w.handle->cancelled()) return false;
+    w.handle->push({.done = true, .finish = FinishReason::Cancelled});
+    ++stats_.cancelled;
+    return true;
+  });
   while (!queue_.empty()) {
     Waiting& w = queue_.front();
-    if (w.handle->cancelled()) {
-      w.handle->push({.done = true, .finish = FinishReason::Cancelled});
-      ++stats_.cancelled;
-      queue_.pop_front();
-      continue;
-    }
     uint32_t reuse = 0, slot = pick_slot(w.request.prompt, reuse);
     if (slot == UINT32_MAX) return;
     auto seq = std::make_unique<Sequence>(std::move(w.request), w.handle, engine_.tokenizer(), engine_.n_ctx());

@@ -103,8 +103,10 @@ class Generator {
   virtual SchedulerStats stats() const = 0;
 };
 
+// submit() refuses: too many requests wait for a slot, or the generator is stopping.
 struct QueueFull : std::runtime_error {
-  QueueFull() : std::runtime_error("the server is busy: too many requests are waiting; try again later") {}
+  explicit QueueFull(const char* why = "the server is busy: too many requests are waiting; try again later")
+      : std::runtime_error(why) {}
 };
 
 // A request while it runs: its tokens so far, how many are in its KV-cache slot, and the text
