@@ -2,8 +2,12 @@
 // stop strings, seeds, prefix reuse, concurrent clients getting the text they get alone at
 // temperature 0, a client leaving mid-stream, 100 clients at once, every bad request (OpenAI-shaped
 // errors), the API key, a full queue and SIGTERM. Default model, small max_tokens: CI has 2 cores.
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -62,10 +66,27 @@ void check_error(const HttpResult& r, int status, const std::string& says) {
   CHECK(j["error"]["code"] == status);
 }
 
+// A client that sends half a request and then nothing: the server must go on serving others and
+// give up on it after --timeout. Returns whether the server answered or hung up within `seconds`.
+bool slow_client_dropped(const ServeProcess& s, double seconds) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{.sin_family = AF_INET, .sin_port = htons(uint16_t(s.port()))};
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  std::string half = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"prompt\": ";
+  REQUIRE(send(fd, half.data(), half.size(), 0) == ssize_t(half.size()));
+  CHECK(get(s, "/health").status == 200);  // served meanwhile
+  pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+  bool answered = poll(&p, 1, int(seconds * 1000)) == 1;
+  close(fd);
+  return answered;
+}
+
 }  // namespace
 
 TEST_CASE("vkllm serve answers every route and refuses bad requests with OpenAI errors", "[serve]") {
-  ServeProcess s("--parallel 2");
+  ServeProcess s("--parallel 2 --timeout 1");
+  CHECK(slow_client_dropped(s, 5));
   CHECK(s.log().find("2 slots x 256 tokens, KV cache") != std::string::npos);
   HttpResult h = get(s, "/health");
   CHECK(h.status == 200);
