@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   vkllm::cli::add_logits_command(app);
   vkllm::cli::add_bench_command(app);
   vkllm::cli::add_perplexity_command(app);
+  vkllm::cli::add_chat_command(app);
+  vkllm::cli::add_template_command(app);
   vkllm::cli::add_serve_command(app);
   try {
     app.parse(argc, argv);

@@ -21,9 +21,9 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
-CliResult run_vkllm(const std::string& args, const std::string& env) {
+CliResult run_vkllm(const std::string& args, const std::string& env, const std::string& input) {
   std::string base = "/tmp/vkllm_cli_" + std::to_string(getpid());
-  std::string cmd = env + " " VKLLM_BIN " " + args + " >" + base + ".out 2>" + base + ".err </dev/null";
+  std::string cmd = env + " " VKLLM_BIN " " + args + " >" + base + ".out 2>" + base + ".err <" + input;
   int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -11,8 +11,9 @@ struct CliResult {
   std::string out, err;
 };
 
-// `args` is appended to the vkllm path; `env` (e.g. "VK_ICD_FILENAMES=/none") is prefixed.
-CliResult run_vkllm(const std::string& args, const std::string& env = "");
+// `args` is appended to the vkllm path; `env` (e.g. "VK_ICD_FILENAMES=/none") is prefixed; stdin
+// reads `input` (a file).
+CliResult run_vkllm(const std::string& args, const std::string& env = "", const std::string& input = "/dev/null");
 
 // A file under /tmp that removes itself.
 struct TempFile {
