@@ -19,6 +19,7 @@
 #include "model_options.h"
 #include "serve/api.h"
 #include "serve/http_server.h"
+#include "text/chat_template.h"
 
 namespace vkllm::cli {
 
@@ -65,8 +66,16 @@ void serve(const ServeOptions& o) {
   std::signal(SIGPIPE, SIG_IGN);
 
   LoadedModel m = load_model(o.model, false, o.parallel);
+  std::shared_ptr<const ChatTemplate> chat;
+  try {
+    chat = std::make_shared<ChatTemplate>(ChatTemplate::from_gguf(*m.file));
+    if (chat->is_fallback())
+      std::fprintf(stderr, "vkllm serve: %s has no chat template: using ChatML\n", m.file->name().c_str());
+  } catch (const Error& e) {  // completions still work
+    std::fprintf(stderr, "vkllm serve: warning: %s; /v1/chat/completions is unavailable\n", e.what());
+  }
   Scheduler scheduler(*m.engine, {.max_queue = o.max_queue});
-  serve::Api api(scheduler, {.model_id = model_id(o.model), .api_key = o.api_key});
+  serve::Api api(scheduler, {.model_id = model_id(o.model), .api_key = o.api_key, .chat_template = chat});
   serve::HttpServer server(
       api, {.host = o.host, .port = o.port, .timeout_seconds = o.timeout, .threads = o.parallel + o.max_queue + 8});
   int port = server.bind();

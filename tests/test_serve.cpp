@@ -88,6 +88,7 @@ TEST_CASE("vkllm serve answers every route and refuses bad requests with OpenAI 
   ServeProcess s("--parallel 2 --timeout 1");
   CHECK(slow_client_dropped(s, 5));
   CHECK(s.log().find("2 slots x 256 tokens, KV cache") != std::string::npos);
+  CHECK(s.log().find("has no chat template: using ChatML") != std::string::npos);
   HttpResult h = get(s, "/health");
   CHECK(h.status == 200);
   CHECK(h.json()["status"] == "ok");
@@ -202,6 +203,26 @@ TEST_CASE("vkllm serve generates completions and streams with stop strings and s
     SseStream st =
         parse_sse(post(s, "/v1/completions", completion(prompt, 12, {{"stop", stop}, {"stream", true}}).dump()).body);
     CHECK(stream_text(st) == want);
+    CHECK(st.done);
+  }
+  SECTION("chat: the messages in the model's template (ChatML here), streamed or not") {
+    json messages = {{{"role", "user"}, {"content", "Who made the heaven?"}}};
+    json body = {{"messages", messages}, {"max_tokens", 8}, {"temperature", 0}};
+    json r = post(s, "/v1/chat/completions", body.dump()).json();
+    CHECK(r["object"] == "chat.completion");
+    CHECK(r["id"].get<std::string>().rfind("chatcmpl-", 0) == 0);
+    CHECK(r["choices"][0]["message"]["role"] == "assistant");
+    std::string reply = r["choices"][0]["message"]["content"];
+    std::string chatml = "<|im_start|>user\nWho made the heaven?<|im_end|>\n<|im_start|>assistant\n";
+    CHECK(reply == text_of(post(s, "/v1/completions", completion(chatml, 8).dump()).json()));
+    body["stream"] = true;
+    SseStream st = parse_sse(post(s, "/v1/chat/completions", body.dump()).body);
+    REQUIRE(st.events.size() >= 2);
+    CHECK(st.events[0]["object"] == "chat.completion.chunk");
+    CHECK(st.events[0]["choices"][0]["delta"]["role"] == "assistant");
+    std::string streamed;
+    for (const json& e : st.events) streamed += e["choices"][0]["delta"].value("content", "");
+    CHECK(streamed == reply);
     CHECK(st.done);
   }
   SECTION("the same seed gives the same text, another seed another text") {

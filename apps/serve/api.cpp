@@ -11,8 +11,6 @@
 
 namespace vkllm::serve {
 
-using nlohmann::json;
-
 namespace {
 
 HttpReply json_reply(const json& j, int status = 200) { return {.status = status, .body = dump(j)}; }

@@ -7,10 +7,9 @@
 #include "error.h"
 #include "serve/api.h"
 #include "serve/openai.h"
+#include "text/chat_template.h"
 
 namespace vkllm::serve {
-
-using nlohmann::json;
 
 namespace {
 
@@ -63,7 +62,13 @@ std::vector<int32_t> Api::prompt_tokens(const CompletionParams& p) const {
     if (auto* ids = std::get_if<std::vector<int32_t>>(&p.prompt)) return *ids;
     return tok.encode(std::get<std::string>(p.prompt), true, true);
   }
-  throw ApiError(501, "not_implemented_error", "chat completions need the chat template engine, not built yet");
+  const ChatTemplate* t = options_.chat_template.get();
+  if (!t) throw ApiError(501, "not_implemented_error", "this model has no usable chat template");
+  ChatTemplate::Options o{.bos_token = t->bos_token(), .eos_token = t->eos_token(), .tools = p.tools, .extra = p.extra};
+  std::string text = t->render(p.messages, o);
+  // The template may write the BOS text itself; the tokenizer adds it only when it did not.
+  bool has_bos = !o.bos_token.empty() && text.starts_with(o.bos_token);
+  return tok.encode(text, tok.add_bos() && !has_bos, true);
 }
 
 HttpReply Api::completions(const HttpRequest& r, bool chat, const ClientAlive& alive) const {

@@ -10,8 +10,6 @@
 
 namespace vkllm::serve {
 
-using nlohmann::json;
-
 namespace {
 
 constexpr int kMaxDepth = 64;
@@ -50,9 +48,10 @@ bool boolean(const json& body, const char* key, bool fallback) {
   return v->get<bool>();
 }
 
-// Chat content: a string, or a list of text parts (joined by newlines); null for an empty turn.
-std::string message_content(const json& content, size_t i) {
-  if (content.is_null()) return {};
+// Chat content: a string, or a list of text parts (joined by newlines); null stays null (an
+// assistant turn that only calls tools).
+json message_content(const json& content, size_t i) {
+  if (content.is_null()) return nullptr;
   if (content.is_string()) return content.get<std::string>();
   if (!content.is_array()) throw bad_request(fmt::format("messages[{}].content must be a string or an array", i));
   std::string text;
@@ -85,7 +84,7 @@ json parse_messages(const json& body) {
     if (std::find(std::begin(roles), std::end(roles), r) == std::end(roles))
       throw bad_request(fmt::format("messages[{}].role must be system, developer, user, assistant or tool", i));
     json copy = {{"role", r}, {"content", message_content(msg.value("content", json()), i)}};
-    for (const char* key : {"name", "tool_call_id", "tool_calls"})
+    for (const char* key : {"name", "tool_call_id", "tool_calls", "reasoning_content"})
       if (const json* v = field(msg, key)) copy[key] = *v;
     out.push_back(std::move(copy));
   }
@@ -214,6 +213,10 @@ CompletionParams parse_completion(const json& body, bool chat, uint32_t vocab) {
     if (const json* t = field(body, "tools")) {
       if (!t->is_array()) throw bad_request("'tools' must be an array");
       p.tools = *t;
+    }
+    if (const json* k = field(body, "chat_template_kwargs")) {
+      if (!k->is_object()) throw bad_request("'chat_template_kwargs' must be an object");
+      p.extra = *k;
     }
   } else {
     p.prompt = parse_prompt(body, vocab);

@@ -15,6 +15,9 @@
 
 namespace vkllm::serve {
 
+// Request and response objects keep their keys in order (a chat template's tojson shows it).
+using json = nlohmann::ordered_json;
+
 // An error the client gets as {"error": {"message", "type", "code"}} with an HTTP status.
 struct ApiError : std::runtime_error {
   int status;
@@ -24,24 +27,25 @@ struct ApiError : std::runtime_error {
 };
 ApiError bad_request(const std::string& message);  // 400 invalid_request_error
 
-nlohmann::json error_body(int status, const std::string& type, const std::string& message);
+json error_body(int status, const std::string& type, const std::string& message);
 
 // Parses a request body: a JSON object, nested at most 64 deep; 400 otherwise.
-nlohmann::json parse_body(const std::string& body);
+json parse_body(const std::string& body);
 
 // What a completion request asks for, checked. Defaults as llama-server: temperature 0.8,
 // top_k 40, top_p 0.95, min_p 0.05, no repetition penalty; a random seed when none is given.
 struct CompletionParams {
   bool chat = false;
-  nlohmann::json messages;                                 // chat: [{role, content: string}] (text parts joined)
-  nlohmann::json tools;                                    // chat: passed to the template, or null
+  json messages;  // chat: [{role, content: string, ...}] (text parts joined)
+  json tools;     // chat: passed to the template, or null
+  json extra;     // chat: chat_template_kwargs (extra template variables), or null
   std::variant<std::string, std::vector<int32_t>> prompt;  // completions: text or token ids
   std::optional<uint32_t> max_tokens;                      // none: until the context is full
   SamplerOptions sampling;
   std::vector<std::string> stop;
   bool stream = false, include_usage = false, ignore_eos = false;
 };
-CompletionParams parse_completion(const nlohmann::json& body, bool chat, uint32_t vocab_size);
+CompletionParams parse_completion(const json& body, bool chat, uint32_t vocab_size);
 
 // The fields every response object and stream chunk of one request share.
 struct ResponseHeader {
@@ -52,20 +56,20 @@ struct ResponseHeader {
 };
 ResponseHeader new_response_header(bool chat, const std::string& model);
 
-nlohmann::json usage_json(const Usage& u);
+json usage_json(const Usage& u);
 const char* finish_reason(FinishReason r);  // "stop" or "length"
 // The whole response of a non-streamed request.
-nlohmann::json completion_json(const ResponseHeader& h, const std::string& text, FinishReason finish, const Usage& u);
+json completion_json(const ResponseHeader& h, const std::string& text, FinishReason finish, const Usage& u);
 // One stream chunk: text (chat: a content delta; role: the first chunk's role delta), or the
 // finish reason with an empty delta.
-nlohmann::json chunk_json(const ResponseHeader& h, const std::string& text, std::optional<FinishReason> finish,
-                          bool role = false);
+json chunk_json(const ResponseHeader& h, const std::string& text, std::optional<FinishReason> finish,
+                bool role = false);
 // The usage chunk sent last when stream_options.include_usage is set (choices is empty).
-nlohmann::json usage_chunk_json(const ResponseHeader& h, const Usage& u);
+json usage_chunk_json(const ResponseHeader& h, const Usage& u);
 
 // JSON text for the wire: invalid UTF-8 (bytes a model generated) becomes U+FFFD, never an error.
-std::string dump(const nlohmann::json& j);
+std::string dump(const json& j);
 // "data: <json>\n\n", one server-sent event.
-std::string sse(const nlohmann::json& j);
+std::string sse(const json& j);
 
 }  // namespace vkllm::serve

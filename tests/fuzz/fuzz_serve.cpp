@@ -16,6 +16,7 @@
 #include "error.h"
 #include "gguf/reader.h"
 #include "serve/api.h"
+#include "text/chat_template.h"
 #include "text/tokenizer.h"
 
 namespace {
@@ -49,8 +50,13 @@ class FakeGenerator : public Generator {
   Tokenizer tok_;
 };
 
+const GgufFile& model() {
+  static GgufFile f = GgufFile::open(VKLLM_DEFAULT_MODEL);
+  return f;
+}
+
 FakeGenerator& generator() {
-  static FakeGenerator g(Tokenizer::from_gguf(GgufFile::open(VKLLM_DEFAULT_MODEL)));
+  static FakeGenerator g(Tokenizer::from_gguf(model()));
   return g;
 }
 
@@ -100,8 +106,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool keyed = data[1] & 1;
   serve::HttpRequest req{route[0], route[1], std::string(reinterpret_cast<const char*>(data + 2), size - 2),
                          (data[1] & 2) ? "Bearer k3y" : ((data[1] & 4) ? "Bearer nope" : "")};
-  static serve::Api open_api(generator(), {.model_id = "fuzz"});
-  static serve::Api keyed_api(generator(), {.model_id = "fuzz", .api_key = "k3y"});
+  static auto chat = std::make_shared<const ChatTemplate>(ChatTemplate::from_gguf(model()));  // ChatML
+  static serve::Api open_api(generator(), {.model_id = "fuzz", .chat_template = chat});
+  static serve::Api keyed_api(generator(), {.model_id = "fuzz", .api_key = "k3y", .chat_template = chat});
   serve::HttpReply reply = (keyed ? keyed_api : open_api).handle(req, [] { return true; });
   require(reply.status >= 200 && reply.status < 600, "status out of range", reply.body);
   if (reply.stream) {
