@@ -1,8 +1,9 @@
-// `vkllm bench [-m MODEL] [-p 128] [-n 64] [-r 3] [--parallel N] [--json] [--profile]`: prompt
-// processing and generation speed, as llama-bench measures them (pp: one prompt of p tokens from
-// an empty cache; tg: n single-token steps from an empty cache), median of r runs after a warm-up
-// run. --parallel N: tg steps decode N sequences at once (one token each, N KV-cache slots), the
-// steady state of vkllm serve with N clients; tokens/s counts all of them.
+// `vkllm bench [-m MODEL] [-p 128] [-n 64] [-d 0] [-r 3] [--parallel N] [--json] [--profile]`:
+// prompt processing and generation speed, as llama-bench measures them (pp: one prompt of p
+// tokens from an empty cache; tg: n single-token steps after d tokens of context, untimed, as
+// llama-bench's -d), median of r runs after a warm-up run. --parallel N: tg steps decode N
+// sequences at once (one token each, N KV-cache slots, from empty slots), the steady state of
+// vkllm serve with N clients; tokens/s counts all of them.
 #include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <random>
 
 #include "commands.h"
+#include "error.h"
 #include "model_options.h"
 
 namespace vkllm::cli {
@@ -19,7 +21,7 @@ namespace {
 
 struct BenchOptions {
   ModelOptions model;
-  uint32_t prompt = 128, gen = 64, reps = 3, parallel = 1;
+  uint32_t prompt = 128, gen = 64, depth = 0, reps = 3, parallel = 1;
   bool json = false, profile = false;
 };
 
@@ -44,8 +46,9 @@ struct GenerationRun {
   double host_ms_per_token;  // wall time not spent waiting for the GPU: step inputs, submit, argmax
 };
 
-GenerationRun generation_run(Engine& e, uint32_t n) {
+GenerationRun generation_run(Engine& e, uint32_t n, const std::vector<int32_t>& context) {
   e.reset();
+  if (!context.empty()) e.eval(context);
   int32_t token = 0;
   double waited = 0;
   auto t0 = Clock::now();
@@ -102,11 +105,20 @@ void print_table(const char* title, const nlohmann::json& table) {
 void bench(const BenchOptions& o) {
   LoadedModel m = load_model(o.model, o.profile, o.parallel);
   Engine& e = *m.engine;
-  auto generate = [&](uint32_t n) { return o.parallel > 1 ? parallel_generation_run(e, n) : generation_run(e, n); };
   std::mt19937 rng(1);
   std::vector<int32_t> prompt(o.prompt);
   for (int32_t& t : prompt) t = int32_t(rng() % e.config().vocab_size);
-  prompt_run(e, prompt), generate(std::min(o.gen, 2u));  // warm-up: records graphs, builds pipelines
+  std::vector<int32_t> context(o.depth);
+  for (int32_t& t : context) t = int32_t(rng() % e.config().vocab_size);
+  ENSURE(o.depth == 0 || o.parallel == 1, "-d with --parallel is not supported yet");
+  ENSURE(
+      o.depth + o.gen <= e.n_ctx(),
+      fmt::format("-d {} + -n {} tokens do not fit the context of {} tokens (use --ctx)", o.depth, o.gen, e.n_ctx()));
+  auto generate = [&](uint32_t n) {
+    return o.parallel > 1 ? parallel_generation_run(e, n) : generation_run(e, n, context);
+  };
+  // Warm-up: records graphs, builds pipelines.
+  prompt_run(e, prompt), generate(std::min(o.gen, 2u));
   std::vector<double> pp, tg, host_ms;
   for (uint32_t r = 0; r < o.reps; ++r) pp.push_back(prompt_run(e, prompt));
   nlohmann::json ops;
@@ -122,6 +134,9 @@ void bench(const BenchOptions& o) {
                       {"n_prompt", o.prompt},
                       {"n_gen", o.gen},
                       {"parallel", o.parallel},
+                      {"n_depth", o.depth},
+                      {"kv_type", info(e.kv_cache().type()).name},
+                      {"kv_bytes_per_token", e.kv_cache().bytes_per_token()},
                       {"repetitions", o.reps},
                       {"prompt_tokens_per_second", median(pp)},
                       {"generation_tokens_per_second", median(tg)},
@@ -132,7 +147,9 @@ void bench(const BenchOptions& o) {
   if (o.profile) j["kernels"] = ops;
   if (o.json) return fmt::print("{}\n", j.dump(2));
   fmt::print("model {} on {} (profile {})\n", m.file->name(), m.ctx->caps().name, m.ctx->profile().name);
-  fmt::print("pp{}: {:.2f} tokens/s\ntg{}{}: {:.2f} tokens/s   (median of {}{})\n", o.prompt, median(pp), o.gen,
+  fmt::print("KV cache {} ({} bytes per token)\n", info(e.kv_cache().type()).name, e.kv_cache().bytes_per_token());
+  fmt::print("pp{}: {:.2f} tokens/s\ntg{}{}{}: {:.2f} tokens/s   (median of {}{})\n", o.prompt, median(pp), o.gen,
+             o.depth ? fmt::format(" @ d{}", o.depth) : "",
              o.parallel > 1 ? fmt::format(" x {} sequences", o.parallel) : "", median(tg), o.reps,
              o.profile ? "; timestamps and barriers between all kernels slow these down" : "");
   fmt::print("host work per generation step: {:.3f} ms (the rest is waiting for the GPU)\n", median(host_ms));
@@ -149,6 +166,7 @@ void add_bench_command(CLI::App& app) {
   add_model_options(cmd, o->model);
   cmd->add_option("-p,--n-prompt", o->prompt, "Prompt tokens")->check(CLI::Range(1u, 1u << 20));
   cmd->add_option("-n,--n-gen", o->gen, "Generated tokens")->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("-d,--depth", o->depth, "Tokens of context before the generation runs (untimed)");
   cmd->add_option("-r,--repetitions", o->reps, "Runs per measurement (median)")->check(CLI::Range(1u, 1000u));
   cmd->add_option("--parallel", o->parallel, "tg: sequences decoding together, one token each per step")
       ->check(CLI::Range(1u, 256u));

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "arch/file_type.h"
 #include "arch/model_config.h"
 #include "commands.h"
 #include "engine/engine.h"
@@ -38,23 +39,37 @@ struct Info {
   uint64_t parameters = 0;
   bool parameters_from_config = false;    // a file without tensors
   std::map<std::string, uint64_t> types;  // tensor type -> count
-  uint64_t kv_bytes = 0;                  // per token, f16
-  uint32_t parallel = 4, ctx = 0;         // vkllm serve's KV-cache split: slots x tokens per slot
+  uint64_t tensor_bytes = 0;
+  std::optional<uint32_t> file_type;  // general.file_type (the mix, "Q4_K_M")
+  DType kv_type = DType::F16;         // --kv-type
+  uint64_t kv_bytes = 0;              // per token, as kv_type stores it
+  uint32_t parallel = 4, ctx = 0;     // vkllm serve's KV-cache split: slots x tokens per slot
+  double bits_per_weight() const { return parameters ? 8.0 * double(tensor_bytes) / double(parameters) : 0; }
+  std::string mix_name() const;  // "Q4_K_M", "file type 99" or "" (no key)
 };
 
-Info gather(const GgufFile& f, uint32_t parallel, uint32_t ctx) {
+std::string Info::mix_name() const {
+  if (!file_type) return "";
+  std::optional<FileType> t = vkllm::file_type(*file_type);
+  return t ? std::string(t->name) : fmt::format("file type {}", *file_type);
+}
+
+Info gather(const GgufFile& f, DType kv_type, uint32_t parallel, uint32_t ctx) {
   Info i{f, ModelConfig::from_gguf(f), std::nullopt};
+  i.kv_type = kv_type;
   i.parallel = parallel, i.ctx = ctx ? ctx : default_context(i.config);
   if (has_vocab(f)) i.tokenizer = Tokenizer::from_gguf(f);
   for (const GgufTensor& t : f.tensors()) {
     i.parameters += t.n_elements();
+    i.tensor_bytes += t.data.size();
     ++i.types[std::string(vkllm::info(t.type).name)];
   }
+  i.file_type = read_file_type(f);
   if (f.tensors().empty()) {
     i.parameters = parameter_count(i.config);
     i.parameters_from_config = true;
   }
-  i.kv_bytes = i.config.kv_bytes_per_token(DType::F16);
+  i.kv_bytes = i.config.kv_bytes_per_token(kv_type);
   return i;
 }
 
@@ -96,8 +111,13 @@ void print_text(const Info& i) {
              i.parameters_from_config ? " from the config: the file has no tensors" : "");
   std::vector<std::string> types;
   for (const auto& [name, n] : i.types) types.push_back(fmt::format("{} {}", name, n));
-  fmt::print("tensors     {}\n", types.empty() ? "none" : fmt::format("{}", fmt::join(types, ", ")));
-  fmt::print("kv cache    {} bytes per token in f16 ({}); {} at {} tokens\n", i.kv_bytes,
+  std::string mix = i.mix_name();
+  if (types.empty())
+    fmt::print("tensors     none\n");
+  else
+    fmt::print("tensors     {}{}; {:.2f} bits per weight\n", mix.empty() ? "" : mix + ": ", fmt::join(types, ", "),
+               i.bits_per_weight());
+  fmt::print("kv cache    {} bytes per token in {} ({}); {} at {} tokens\n", i.kv_bytes, vkllm::info(i.kv_type).name,
              human_bytes(double(i.kv_bytes)), human_bytes(double(i.kv_bytes) * c.seq_len), c.seq_len);
   double slot = double(i.kv_bytes) * i.ctx;
   fmt::print("serve       --parallel {} slots x --ctx {} tokens: KV cache {} ({} per slot)\n", i.parallel, i.ctx,
@@ -140,6 +160,8 @@ nlohmann::json to_json(const Info& i) {
       {"parameters", i.parameters},
       {"parameters_from_config", i.parameters_from_config},
       {"tensor_types", i.types},
+      {"file_type", i.file_type ? nlohmann::json(i.mix_name()) : nlohmann::json(nullptr)},
+      {"bits_per_weight", i.bits_per_weight()},
       {"tensor_count", i.file.tensors().size()},
       {"kv_bytes_per_token", i.kv_bytes},
       {"serve_kv_cache",
@@ -147,6 +169,7 @@ nlohmann::json to_json(const Info& i) {
         {"ctx", i.ctx},
         {"bytes_per_slot", i.kv_bytes * i.ctx},
         {"bytes", i.kv_bytes * i.ctx * i.parallel}}},
+      {"kv_type", vkllm::info(i.kv_type).name},
       {"tied_embeddings", c.tied_embeddings},
   };
   if (c.attention_kind() == AttentionKind::MLA)
@@ -178,14 +201,17 @@ void add_info_command(CLI::App& app) {
   auto model = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   auto parallel = std::make_shared<uint32_t>(4), ctx = std::make_shared<uint32_t>(0);
+  auto kv_type = std::make_shared<std::string>("f16");
   cmd->add_option("-m,--model", *model, "GGUF model file (default: the embedded model)");
   cmd->add_flag("--json", *json, "Print one JSON object");
+  cmd->add_option("--kv-type", *kv_type, "KV cache storage the bytes per token are for: f16, f32, q8_0 or q4_0")
+      ->check(CLI::IsMember({"f16", "f32", "q8_0", "q4_0"}));
   cmd->add_option("--parallel", *parallel, "KV-cache slots to report (as vkllm serve --parallel)")
       ->check(CLI::Range(1u, 256u));
   cmd->add_option("--ctx", *ctx, "Tokens per slot to report (default: the model's context, at most 4096)");
-  cmd->callback([model, json, parallel, ctx] {
+  cmd->callback([model, json, kv_type, parallel, ctx] {
     GgufFile f = open_model(*model);
-    Info i = gather(f, *parallel, *ctx);
+    Info i = gather(f, kv_type_named(*kv_type), *parallel, *ctx);
     if (*json)
       fmt::print("{}\n", to_json(i).dump(2));
     else

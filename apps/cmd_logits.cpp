@@ -29,7 +29,8 @@ std::vector<float> gpu_logits(const LogitsOptions& o, const std::vector<int32_t>
 std::vector<float> cpu_logits(const LogitsOptions& o, const std::vector<int32_t>& ids) {
   GgufFile file = open_model(o.model.path);
   ModelConfig config = ModelConfig::from_gguf(file);
-  std::vector<float> all = ref::Model(file, config).forward(ids);
+  // The reference stores its K/V rows as the GPU's cache would (--kv-type), so the two agree.
+  std::vector<float> all = ref::Model(file, config, kv_type_named(o.model.kv_type)).forward(ids);
   if (o.all) return all;
   return {all.end() - config.vocab_size, all.end()};
 }

@@ -33,8 +33,10 @@ void run(RunOptions& o) {
                                                      prompt.size(), engine.n_ctx()));
   MemoryReport mem = engine.memory();
   auto mib = [](uint64_t b) { return b / 1048576.0; };
-  std::fprintf(stderr, "%s on %s: weights %.1f MiB, KV cache %.1f MiB (%u tokens), activations %.1f MiB\n",
+  const KvCache& kv = engine.kv_cache();
+  std::fprintf(stderr, "%s on %s: weights %.1f MiB, KV cache %.1f MiB (%u tokens x %llu B, %s), activations %.1f MiB\n",
                m.file->name().c_str(), m.ctx->caps().name.c_str(), mib(mem.weights), mib(mem.kv_cache), engine.n_ctx(),
+               static_cast<unsigned long long>(kv.bytes_per_token()), std::string(info(kv.type()).name).c_str(),
                mib(mem.activations));
   std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
   std::fflush(stdout);

@@ -1,5 +1,6 @@
 // `vkllm tokenize [-m FILE] -p TEXT [--pieces]`: the ids of a text, BOS included when the model adds
-// it; `vkllm detokenize [-m FILE] --tokens 1,2,3`: the text of ids. Only the tokenizer is loaded.
+// it; `vkllm detokenize [-m FILE] --tokens 1,2,3 [--no-bos]`: the text of ids, without the BOS
+// tokenize added (with --no-bos every id is text). Only the tokenizer is loaded.
 #include <fmt/format.h>
 
 #include "commands.h"
@@ -63,14 +64,14 @@ void tokenize(const TokenizeOptions& o) {
   fmt::print("{}\n", fmt::join(ids, " "));
 }
 
-void detokenize(const std::string& model, const std::string& tokens) {
+void detokenize(const std::string& model, const std::string& tokens, bool no_bos) {
   GgufFile f = open_model(model);
   Tokenizer t = Tokenizer::from_gguf(f);
   std::vector<int32_t> ids = parse_token_list(tokens);
   for (int32_t id : ids)
     ENSURE(id >= 0 && uint32_t(id) < t.vocab_size(),
            fmt::format("{}: token id {} is outside the vocabulary of {} tokens", f.name(), id, t.vocab_size()));
-  std::string text = t.decode(ids);
+  std::string text = t.decode(ids, !no_bos);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fputc('\n', stdout);
 }
@@ -89,9 +90,12 @@ void add_tokenize_commands(CLI::App& app) {
 
   auto* detok = app.add_subcommand("detokenize", "Print the text of token ids");
   auto model = std::make_shared<std::string>(), tokens = std::make_shared<std::string>();
+  auto no_bos = std::make_shared<bool>(false);
   detok->add_option("-m,--model", *model, "GGUF model file (default: the embedded model)");
   detok->add_option("--tokens", *tokens, "Token ids, separated by commas or spaces")->required();
-  detok->callback([model, tokens] { detokenize(*model, *tokens); });
+  detok->add_flag("--no-bos", *no_bos,
+                  "The ids were made with tokenize --no-bos: a leading BOS is text typed in the prompt, kept");
+  detok->callback([model, tokens, no_bos] { detokenize(*model, *tokens, *no_bos); });
 }
 
 }  // namespace vkllm::cli

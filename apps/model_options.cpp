@@ -1,6 +1,7 @@
 // Opening and loading models for the subcommands.
 #include "model_options.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 #include <cstdio>
 #include <sstream>
@@ -16,12 +17,20 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool engine) {
   cmd->add_option("--device", o.device, "Vulkan device index (see vkllm devices)");
   cmd->add_option("--ctx", o.ctx, "Context length in tokens (default: the model's, at most 4096)");
   cmd->add_option("--batch", o.batch, "Prompt tokens per forward pass")->check(CLI::Range(1u, 4096u));
-  cmd->add_option("--kv-type", o.kv_type, "KV cache storage: f16 or f32")->check(CLI::IsMember({"f16", "f32"}));
+  cmd->add_option("--kv-type", o.kv_type, "KV cache storage: f16, f32, q8_0 or q4_0")
+      ->check(CLI::IsMember({"f16", "f32", "q8_0", "q4_0"}));
 }
 
 GgufFile open_model(const std::string& path) {
   if (path.empty()) return GgufFile::parse(default_model_bytes(), "default model");
   return GgufFile::open(path);
+}
+
+DType kv_type_named(const std::string& name) {
+  std::optional<DType> t = dtype_named(name);
+  ENSURE(t && (*t == DType::F16 || *t == DType::F32 || *t == DType::Q8_0 || *t == DType::Q4_0),
+         fmt::format("--kv-type {}: f16, f32, q8_0 or q4_0", name));
+  return *t;
 }
 
 LoadedModel load_model(const ModelOptions& o, bool profiling, uint32_t slots) {
@@ -37,11 +46,8 @@ LoadedModel load_model(const ModelOptions& o, bool profiling, uint32_t slots) {
     std::fprintf(stderr, "\rloading %s: %3d%%", m.file->name().c_str(), pct);
     if (pct == 100) std::fprintf(stderr, "\r\033[K");
   };
-  EngineOptions eo{.n_ctx = o.ctx,
-                   .batch = o.batch,
-                   .slots = slots,
-                   .kv_type = o.kv_type == "f32" ? DType::F32 : DType::F16,
-                   .profiling = profiling};
+  EngineOptions eo{
+      .n_ctx = o.ctx, .batch = o.batch, .slots = slots, .kv_type = kv_type_named(o.kv_type), .profiling = profiling};
   m.engine = std::make_unique<Engine>(*m.ctx, *m.file, eo, progress);
   return m;
 }

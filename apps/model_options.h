@@ -35,6 +35,9 @@ struct LoadedModel {
 // slots: KV-cache slots (sequences at once; vkllm serve --parallel).
 LoadedModel load_model(const ModelOptions& o, bool profiling = false, uint32_t slots = 1);
 
+// The --kv-type names: f16, f32, q8_0, q4_0.
+DType kv_type_named(const std::string& name);
+
 // "1,2,3" or "1 2 3" -> ids; throws Error on anything else.
 std::vector<int32_t> parse_token_list(const std::string& text);
 

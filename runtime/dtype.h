@@ -22,7 +22,24 @@ enum class DType : uint32_t {
   Q5_K = 13,
   Q6_K = 14,
   Q8_K = 15,
+  IQ2_XXS = 16,
+  IQ2_XS = 17,
+  IQ3_XXS = 18,
+  IQ1_S = 19,
+  IQ4_NL = 20,
+  IQ3_S = 21,
+  IQ2_S = 22,
+  IQ4_XS = 23,
+  I8 = 24,
+  I16 = 25,
+  I32 = 26,
+  I64 = 27,
+  F64 = 28,
+  IQ1_M = 29,
   BF16 = 30,
+  TQ1_0 = 34,
+  TQ2_0 = 35,
+  MXFP4 = 39,
 };
 
 struct DTypeInfo {
@@ -33,6 +50,8 @@ struct DTypeInfo {
 };
 
 // Facts about a ggml type id; nullopt for ids vkllm does not know (the caller names the tensor).
+// The table knows the geometry of every type a GGUF file may hold, also those no kernel reads
+// (ops::matmul_supports says which do), so such a file parses and its tensors can be named.
 std::optional<DTypeInfo> dtype_info(uint32_t ggml_id);
 const DTypeInfo& info(DType t);
 std::optional<DType> dtype_named(std::string_view name);  // "f16", "q8_0", ... (case-insensitive)

@@ -33,9 +33,9 @@ struct BatchCase {
 
 Buffer upload_kv(const std::vector<float>& x, bool f16, const char* name) {
   if (!f16) return test::to_gpu(x, name);
-  std::vector<uint16_t> h = test::to_half(x);
-  Buffer b(test::gpu(), h.size() * 2, Memory::Device, name);
-  b.upload(std::span<const uint16_t>(h));
+  std::vector<uint8_t> h = ref::quantize(DType::F16, x.data(), 1, x.size());
+  Buffer b(test::gpu(), h.size(), Memory::Device, name);
+  b.upload(h.data(), h.size());
   return b;
 }
 
@@ -47,9 +47,9 @@ void check_batch(const BatchCase& c, double bound = 1e-10) {
   auto qv = test::random_floats(size_t(n_q) * c.heads * c.dk, 1, -2, 2);
   // f16 K/V are rounded first, so the reference sees the same values and only arithmetic differs.
   auto k = test::random_floats(c.kv_heads * rows * c.dk, 2);
-  if (c.f16) k = test::round_half(k);
+  if (c.f16) ref::round_trip(DType::F16, k.data(), k.size());
   auto v = c.mla_view ? k : test::random_floats(c.kv_heads * rows * c.dv, 3);
-  if (c.f16 && !c.mla_view) v = test::round_half(v);
+  if (c.f16 && !c.mla_view) ref::round_trip(DType::F16, v.data(), v.size());
 
   ops::AttentionShape sh{.n_q = n_q,
                          .seqs = uint32_t(c.seqs.size()),
@@ -59,7 +59,7 @@ void check_batch(const BatchCase& c, double bound = 1e-10) {
                          .n_kv_heads = c.kv_heads,
                          .dk = c.dk,
                          .dv = c.dv,
-                         .kv_f16 = c.f16,
+                         .kv_type = c.f16 ? DType::F16 : DType::F32,
                          .causal = true,
                          .max_kv = c.capacity,
                          .force_splits = c.splits};

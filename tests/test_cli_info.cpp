@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <tuple>
 
 #include "arch/model_config.h"
 #include "catch.h"
@@ -109,6 +110,29 @@ TEST_CASE("vkllm info on real model shapes: Llama-2-7B MHA is 512 KiB per token"
   CHECK(r.out.find("kv cache    524288 bytes per token in f16 (512.0 KiB); 2.0 GiB at 4096 tokens") !=
         std::string::npos);
   CHECK(r.out.find("params      6738415616 (6.74 B)") != std::string::npos);
+  // Quantised caches: 32 values in 34 (q8_0) or 18 (q4_0) bytes (docs/formats.md §7).
+  const std::tuple<size_t, const char*, uint64_t> quantised[] = {
+      {1, "q8_0", 69632}, {1, "q4_0", 36864}, {3, "q8_0", 16524}, {3, "q4_0", 8748}};
+  for (auto [c, type, bytes] : quantised) {
+    TempFile f("kvq");
+    f.write(metadata_only(cases[c].spec));
+    auto q = run_vkllm(fmt::format("info --json --kv-type {} -m {}", type, f.path));
+    REQUIRE(q.exit_code == 0);
+    nlohmann::json j = nlohmann::json::parse(q.out);
+    CHECK(j["kv_type"] == type);
+    CHECK(j["kv_bytes_per_token"] == bytes);
+  }
+  auto small = run_vkllm("info --kv-type q4_0");  // the default model's heads are 64 wide: fine
+  CHECK(small.out.find("kv cache    864 bytes per token in q4_0") != std::string::npos);
+}
+
+TEST_CASE("vkllm info --kv-type q8_0 on heads narrower than a block is one error line", "[cli]") {
+  TempFile file("kv16");
+  file.write(make_fixture_model(spec("llama", 64, 2, 4, 4, 96, 300)));  // head dim 16
+  auto r = run_vkllm("info --kv-type q8_0 -m " + file.path);
+  CHECK(r.exit_code != 0);
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.find("a q8_0 KV cache needs head widths that are multiples of 32 (got 16)") != std::string::npos);
 }
 
 TEST_CASE("vkllm tokenize and detokenize", "[cli]") {
@@ -128,6 +152,9 @@ TEST_CASE("vkllm tokenize and detokenize", "[cli]") {
   auto d = run_vkllm(fmt::format("detokenize -m {} --tokens {}", file.path, fmt::join(ids, ",")));
   CHECK(d.exit_code == 0);
   CHECK(d.out == "hello world\n");
+  // --no-bos: the ids were made without an added BOS, so a leading one is text typed in the prompt.
+  auto typed = run_vkllm(fmt::format("detokenize --no-bos -m {} --tokens {}", file.path, fmt::join(ids, ",")));
+  CHECK(typed.out == "<s>hello world\n");
   auto bad = run_vkllm(fmt::format("detokenize -m {} --tokens 1,99999", file.path));
   CHECK(bad.exit_code != 0);
   CHECK(bad.err == fmt::format("error: {}: token id 99999 is outside the vocabulary of 400 tokens\n", file.path));

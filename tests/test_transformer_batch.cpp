@@ -2,7 +2,8 @@
 // schedule starts three sequences at different steps, prefills them in chunks alongside the
 // others' decode tokens and decodes them greedily. Every sequence's logits at every sampled
 // position must match the same sequence run alone (GPU, NMSE <= 1e-5) and the reference model's
-// batched forward (NMSE <= 1e-4, the whole-model bound), and the greedy tokens must be the same.
+// batched forward (NMSE <= 1e-4, the whole-model bound), and the greedy tokens must be the same;
+// with f16 K/V on every fixture shape, and with q8_0 (GQA) and q4_0 (MLA) caches.
 #include <fmt/format.h>
 
 #include "catch.h"
@@ -64,58 +65,69 @@ Run run_batched(const std::vector<Plan>& plans, uint32_t steps, uint32_t vocab, 
   return r;
 }
 
+// Three sequences scheduled together (KV cache of kv_type) against each alone and the reference.
+void check_batched_equals_alone(const test::EngineFixture& f, DType kv_type) {
+  GgufFile file = GgufFile::parse(make_fixture_model(f.spec), "fixture");
+  uint32_t vocab = f.spec.vocab_size;
+  std::vector<Plan> plans = {
+      {1, 0, some_tokens(9, vocab, 1), 9}, {0, 1, some_tokens(6, vocab, 2), 6}, {2, 1, some_tokens(11, vocab, 3), 4}};
+  const uint32_t steps = 10;
+
+  Engine batched(test::gpu(), file, {.slots = 3, .kv_type = kv_type});
+  Run gpu = run_batched(plans, steps, vocab, [&](auto& who, auto& spans, auto& tokens) {
+    std::vector<SeqChunk> chunks;
+    for (size_t j = 0; j < who.size(); ++j)
+      chunks.push_back({.slot = plans[who[j]].slot,
+                        .pos0 = uint32_t(spans[j].first),
+                        .tokens = std::span(tokens[who[j]]).subspan(spans[j].first, spans[j].second)});
+    auto l = batched.step(chunks);
+    return std::vector<float>(l.begin(), l.end());
+  });
+
+  ref::Model reference(file, batched.config(), kv_type);
+  std::vector<ref::KvState> states(plans.size());
+  Run cpu = run_batched(plans, steps, vocab, [&](auto& who, auto& spans, auto& tokens) {
+    std::vector<ref::Chunk> chunks;
+    for (size_t j = 0; j < who.size(); ++j)
+      chunks.push_back({&states[who[j]], std::span(tokens[who[j]]).subspan(spans[j].first, spans[j].second)});
+    std::vector<float> all = reference.forward(chunks), last;
+    size_t row = 0;
+    for (auto& [first, n] : spans) row += n, last.insert(last.end(), &all[(row - 1) * vocab], &all[row * vocab]);
+    return last;
+  });
+
+  Engine alone(test::gpu(), file, {.kv_type = kv_type});
+  for (size_t i = 0; i < plans.size(); ++i) {
+    INFO(f.name << ", sequence " << i);
+    // The same sequence alone: its prompt, then its own greedy tokens one at a time.
+    alone.reset();
+    std::vector<int32_t> seq = plans[i].prompt;
+    std::vector<float> logits;
+    std::span<const float> l = alone.eval(seq);
+    while (logits.size() < gpu.logits[i].size()) {
+      logits.insert(logits.end(), l.begin(), l.end());
+      seq.push_back(best(l));
+      l = alone.eval(std::span(seq).last(1));
+    }
+    test::check_nmse(gpu.logits[i], logits, 1e-5, fmt::format("{} seq {}: batched vs alone", f.name, i));
+    test::check_nmse(gpu.logits[i], cpu.logits[i], 1e-4, fmt::format("{} seq {}: batched vs reference", f.name, i));
+    CHECK(gpu.tokens[i] == seq);
+    CHECK(gpu.tokens[i] == cpu.tokens[i]);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("every sequence of a mixed batch gets the logits and greedy tokens it gets alone", "[transformer][batch]") {
-  for (const test::EngineFixture& f : test::engine_fixtures(DType::Q8_0)) {
-    GgufFile file = GgufFile::parse(make_fixture_model(f.spec), "fixture");
-    uint32_t vocab = f.spec.vocab_size;
-    std::vector<Plan> plans = {
-        {1, 0, some_tokens(9, vocab, 1), 9}, {0, 1, some_tokens(6, vocab, 2), 6}, {2, 1, some_tokens(11, vocab, 3), 4}};
-    const uint32_t steps = 10;
+  for (const test::EngineFixture& f : test::engine_fixtures(DType::Q8_0)) check_batched_equals_alone(f, DType::F16);
+}
 
-    Engine batched(test::gpu(), file, {.slots = 3});
-    Run gpu = run_batched(plans, steps, vocab, [&](auto& who, auto& spans, auto& tokens) {
-      std::vector<SeqChunk> chunks;
-      for (size_t j = 0; j < who.size(); ++j)
-        chunks.push_back({.slot = plans[who[j]].slot,
-                          .pos0 = uint32_t(spans[j].first),
-                          .tokens = std::span(tokens[who[j]]).subspan(spans[j].first, spans[j].second)});
-      auto l = batched.step(chunks);
-      return std::vector<float>(l.begin(), l.end());
-    });
-
-    ref::Model reference(file, batched.config());
-    std::vector<ref::KvState> states(plans.size());
-    Run cpu = run_batched(plans, steps, vocab, [&](auto& who, auto& spans, auto& tokens) {
-      std::vector<ref::Chunk> chunks;
-      for (size_t j = 0; j < who.size(); ++j)
-        chunks.push_back({&states[who[j]], std::span(tokens[who[j]]).subspan(spans[j].first, spans[j].second)});
-      std::vector<float> all = reference.forward(chunks), last;
-      size_t row = 0;
-      for (auto& [first, n] : spans) row += n, last.insert(last.end(), &all[(row - 1) * vocab], &all[row * vocab]);
-      return last;
-    });
-
-    Engine alone(test::gpu(), file);
-    for (size_t i = 0; i < plans.size(); ++i) {
-      INFO(f.name << ", sequence " << i);
-      // The same sequence alone: its prompt, then its own greedy tokens one at a time.
-      alone.reset();
-      std::vector<int32_t> seq = plans[i].prompt;
-      std::vector<float> logits;
-      std::span<const float> l = alone.eval(seq);
-      while (logits.size() < gpu.logits[i].size()) {
-        logits.insert(logits.end(), l.begin(), l.end());
-        seq.push_back(best(l));
-        l = alone.eval(std::span(seq).last(1));
-      }
-      test::check_nmse(gpu.logits[i], logits, 1e-5, fmt::format("{} seq {}: batched vs alone", f.name, i));
-      test::check_nmse(gpu.logits[i], cpu.logits[i], 1e-4, fmt::format("{} seq {}: batched vs reference", f.name, i));
-      CHECK(gpu.tokens[i] == seq);
-      CHECK(gpu.tokens[i] == cpu.tokens[i]);
-    }
-  }
+TEST_CASE("a mixed batch over a quantised KV cache (q8_0, q4_0) matches each sequence alone", "[transformer][batch]") {
+  std::vector<test::EngineFixture> fixtures = test::engine_fixtures(DType::Q8_0);
+  for (const test::EngineFixture& f : fixtures)
+    if (f.name.rfind("gqa ", 0) == 0) check_batched_equals_alone(f, DType::Q8_0);
+  for (const test::EngineFixture& f : fixtures)
+    if (f.name.rfind("mla ", 0) == 0) check_batched_equals_alone(f, DType::Q4_0);
 }
 
 TEST_CASE("the reference model's batched forward equals each sequence alone", "[transformer][batch]") {

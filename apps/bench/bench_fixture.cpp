@@ -61,7 +61,7 @@ const std::map<std::string, FixtureSpec>& presets() {
 }
 
 struct FixtureOptions {
-  std::string preset, type = "q8_0", out;
+  std::string preset, type = "q8_0", mix, out;
   uint32_t layers = 0;
 };
 
@@ -74,9 +74,10 @@ void write_fixture(const FixtureOptions& o) {
   ENSURE(type, fmt::format("unknown weight type '{}'", o.type));
   FixtureSpec spec = it->second;
   spec.weight_type = *type;
+  spec.mix = o.mix;
   if (o.layers) spec.n_layers = o.layers;
   fixture_writer(spec).save(o.out);
-  fmt::print("wrote {} ({} layers, {} weights)\n", o.out, spec.n_layers, o.type);
+  fmt::print("wrote {} ({} layers, {} weights)\n", o.out, spec.n_layers, o.mix.empty() ? o.type : o.mix);
 }
 
 }  // namespace
@@ -86,6 +87,9 @@ void add_fixture_command(CLI::App& app) {
   auto o = std::make_shared<FixtureOptions>();
   cmd->add_option("--preset", o->preset, "smollm2-135m, llama-3.2-1b, qwen2.5-0.5b or tinyllama-1.1b")->required();
   cmd->add_option("--type", o->type, "Weight type of the matrices (f16, q8_0, q4_0, q4_k, ...)");
+  cmd->add_option("--mix", o->mix,
+                  "A llama.cpp file type (Q2_K, Q3_K_M, Q3_K_L, Q4_K_M, IQ4_XS, IQ4_NL, IQ3_M, Q5_1, ...): each "
+                  "matrix gets the type llama.cpp's quantizer gives it; overrides --type");
   cmd->add_option("--layers", o->layers, "Fewer layers than the real model");
   cmd->add_option("-o,--out", o->out, "Output GGUF file")->required();
   cmd->callback([o] { write_fixture(*o); });

@@ -23,9 +23,7 @@ struct MatOptions {
 DType parse_type(const std::string& name) {
   std::optional<DType> t = dtype_named(name);
   ENSURE(t && ops::matmul_supports(*t),
-         fmt::format("--type {}: not a weight type the kernels read (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, "
-                     "q4_k, q5_k, q6_k)",
-                     name));
+         fmt::format("--type {}: not a weight type the kernels read ({})", name, ops::weight_type_names()));
   return *t;
 }
 
@@ -98,8 +96,7 @@ void run(const MatOptions& o, bool matvec) {
 }
 
 void add_run_options(CLI::App* cmd, MatOptions& o) {
-  cmd->add_option("--type", o.type, "Weight type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q4_k q5_k q6_k")
-      ->capture_default_str();
+  cmd->add_option("--type", o.type, "Weight type: " + ops::weight_type_names())->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "Untimed replays first")->capture_default_str();
   cmd->add_option("--runs", o.runs, "Timed replays (the median is reported)")
       ->capture_default_str()

@@ -1,4 +1,5 @@
-// vkllm-bench: kernel benchmarks timed by GPU timestamps (median of several runs after warm-up).
+// vkllm-bench: kernel benchmarks timed by GPU timestamps (median of several runs after warm-up), and
+// the tokenizer benchmark (CPU wall clock).
 #include <cstdio>
 #include <exception>
 
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   vkllm::bench::add_attention_bench(app);
   vkllm::bench::add_fixture_command(app);
   vkllm::bench::add_serve_bench(app);
+  vkllm::bench::add_tokenize_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

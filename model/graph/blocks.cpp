@@ -25,7 +25,7 @@ ops::AttentionShape Transformer::attention_shape(uint32_t n, uint32_t kv_heads, 
           .n_kv_heads = kv_heads,
           .dk = dk,
           .dv = dv,
-          .kv_f16 = cache_.type() == DType::F16,
+          .kv_type = cache_.type(),
           .scale = float(c_.attention_scale()),
           .causal = true,
           .max_kv = cache_.n_ctx()};
@@ -64,12 +64,12 @@ void Transformer::record_attention(Stream& s, const AttentionWeights& w, uint32_
   rope(s, q, n, H, hd, H * hd);
   rope(s, k, n, G, hd, G * hd);
   // Each token's K/V go to its row of the cache (slot * n_ctx + position).
-  bool f16 = cache_.type() == DType::F16;
+  DType kv_type = cache_.type();
   BufferView rows = kv_rows_.view(0, n * 4ull);
   ops::kv_store(s, k, rows, cache_.k(l),
-                {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.rows(), .cache_f16 = f16});
+                {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.rows(), .cache_type = kv_type});
   ops::kv_store(s, v, rows, cache_.v(l),
-                {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.rows(), .cache_f16 = f16});
+                {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.rows(), .cache_type = kv_type});
   ops::attention(s, attention_shape(n, G, hd, vd), q, cache_.k(l), cache_.v(l),
                  step_.view(0, seqs_ * sizeof(push::StepParams)), o, scratch_ ? scratch_->view() : BufferView{});
   BufferView proj = act(a.proj, n * 4ull * c_.dim), x = act(a.x, n * 4ull * c_.dim);
@@ -107,20 +107,20 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
       s, kv, kpe, {.rows = n, .cols = 1, .len = rot, .src_row_stride = row, .src_offset = lat, .dst_row_stride = rot});
   ops::rmsnorm(s, c, w.kv_a_norm->view, c, n, lat, c_.norm_eps);
   rope(s, kpe, n, 1, rot, rot);
-  bool f16 = cache_.type() == DType::F16;
+  DType kv_type = cache_.type();
   ops::kv_store(s, c, rows, cache_.k(l),
                 {.n_tokens = n,
                  .n_kv_heads = 1,
                  .head_dim = lat,
                  .n_ctx = cache_.rows(),
-                 .cache_f16 = f16,
+                 .cache_type = kv_type,
                  .cache_head_dim = row});
   ops::kv_store(s, kpe, rows, cache_.k(l),
                 {.n_tokens = n,
                  .n_kv_heads = 1,
                  .head_dim = rot,
                  .n_ctx = cache_.rows(),
-                 .cache_f16 = f16,
+                 .cache_type = kv_type,
                  .cache_head_dim = row,
                  .cache_col = lat});
 

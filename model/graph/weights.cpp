@@ -11,6 +11,7 @@
 #include "context.h"
 #include "error.h"
 #include "gguf/reader.h"
+#include "ops_matmul.h"
 #include "reference/quant.h"
 
 namespace vkllm {
@@ -49,6 +50,10 @@ static void split_kv_b(const GgufTensor& t, const ModelConfig& c, std::vector<st
 }
 
 std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelConfig& config) const {
+  for (const GgufTensor& t : file.tensors())  // before any work: one line naming the first such tensor
+    if (!ops::matmul_supports(t.type))
+      file.fail(fmt::format("tensor {} has type {}, which vkllm cannot read (it reads {})", printable(t.name),
+                            info(t.type).name, ops::weight_type_names()));
   TensorCatalogue catalogue = tensor_catalogue(config);
   std::vector<Source> out;
   for (const GgufTensor& t : file.tensors()) {
