@@ -144,8 +144,10 @@ void add_run_command(CLI::App& app) {
   add_prompt_options(cmd, o->prompt);
   add_model_options(cmd, o->model);
   add_generation_options(cmd, o->gen);
-  cmd->add_flag("--json", o->json, "Print one JSON object: text, tokens, log-probabilities, finish reason, timings");
+  auto* json = cmd->add_flag("--json", o->json,
+                             "Print one JSON object: text, tokens, log-probabilities, finish reason, timings");
   cmd->add_option("--logprobs", o->logprobs, "With --json: the N most likely alternatives of each token")
+      ->needs(json)
       ->type_name("N")
       ->check(int_range(0, 100));
   cmd->callback([o] { run(*o); });

@@ -56,15 +56,13 @@ LoadedModel load_model(const ModelOptions& o, bool profiling) { return load_mode
 
 void print_load_line(const LoadedModel& m) {
   MemoryReport mem = m.engine->memory();
-  auto mib = [](uint64_t b) { return b / 1048576.0; };
-  std::string staging = mem.staging ? fmt::format(", upload staging {:.1f} MiB while loading", mib(mem.staging)) : "";
-  std::fprintf(stderr, "%s\n",
-               fmt::format("{} on {} (profile {}): weights {:.1f} MiB, KV cache {:.1f} MiB ({}, {}), "
-                           "activations {:.1f} MiB{}",
-                           m.file->name(), m.ctx->caps().name, m.ctx->profile().name, mib(mem.weights),
-                           mib(mem.kv_cache), count(m.engine->n_ctx(), "token"), info(m.engine->kv_cache().type()).name,
-                           mib(mem.activations), staging)
-                   .c_str());
+  auto size = [](uint64_t b) { return human_bytes(double(b)); };
+  std::string staging = mem.staging ? fmt::format(", upload staging {} while loading", size(mem.staging)) : "";
+  std::string line = fmt::format("{} on {} (profile {}): weights {}, KV cache {} ({}, {}), activations {}{}",
+                                 m.file->name(), m.ctx->caps().name, m.ctx->profile().name, size(mem.weights),
+                                 size(mem.kv_cache), count(m.engine->n_ctx(), "token"),
+                                 info(m.engine->kv_cache().type()).name, size(mem.activations), staging);
+  std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 std::vector<int32_t> parse_token_list(const std::string& text) {

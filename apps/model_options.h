@@ -34,7 +34,8 @@ struct LoadedModel {
 };
 LoadedModel load_model(ModelPlan plan, const ModelOptions& o, bool profiling = false);
 LoadedModel load_model(const ModelOptions& o, bool profiling = false);
-// "NAME on DEVICE (profile P): weights .., KV cache .. (N tokens, TYPE), activations .." on stderr.
+// "NAME on DEVICE (profile P): weights .., KV cache .. (N tokens, TYPE), activations .." on stderr,
+// in the units `vkllm info` uses.
 void print_load_line(const LoadedModel& m);
 
 // "1,2,3" or "1 2 3" -> ids; throws Error on anything else (range: vkllm::check_token_ids).

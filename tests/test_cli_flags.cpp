@@ -58,6 +58,7 @@ TEST_CASE("numeric flags are checked against the range help shows", "[cli-flags]
       {"run --logprobs 101 -p x --json", "--logprobs: '101' is not an integer in [0, 100]"},
       {"bench -p 0", "--n-prompt: '0' is not an integer in [1, 1048576]"},
       {"run --stop '' -p x", "--stop: an empty stop string"},
+      {"run --logprobs 3 -p x", "--logprobs requires --json"},
   };
   for (const Case& c : cases) check_error(c, run_vkllm(c.args));
   auto help = run_vkllm("run --help");
@@ -94,7 +95,7 @@ TEST_CASE("llama.cpp habits: -ngl is not -n gl, unknown options and commands are
   INFO(a.err);
   REQUIRE(a.exit_code == 0);
   CHECK(a.out == b.out);
-  CHECK(a.err.find("KV cache 0.2 MiB (64 tokens, f16)") != std::string::npos);
+  CHECK(a.err.find("KV cache 192.0 KiB (64 tokens, f16)") != std::string::npos);
   CHECK(a.err.find("(seed 7)") != std::string::npos);
 }
 
