@@ -153,7 +153,7 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool engine) {
 
 // --- generation
 
-void add_generation_options(CLI::App* cmd, GenerationOptions& o) {
+void add_generation_options(CLI::App* cmd, GenerationOptions& o, bool stops) {
   SamplerOptions& s = o.sampling;
   cmd->add_option("-n,--n-predict", o.n_predict,
                   "Tokens to generate; -1: until an end-of-generation token or a full context")
@@ -178,6 +178,7 @@ void add_generation_options(CLI::App* cmd, GenerationOptions& o) {
   cmd->add_option("-s,--seed", o.seed, "Random seed; -1: a random one, printed at the end")
       ->type_name("S")
       ->check(int_range(-1));
+  if (!stops) return;
   cmd->add_option("--stop", o.stop, "Stop before this text, which is not printed")
       ->type_name("TEXT")
       ->expected(1)

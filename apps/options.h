@@ -59,8 +59,9 @@ struct GenerationOptions {
 };
 
 // -n/--n-predict, --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n,
-// -s/--seed, --stop (repeatable), --ignore-eos.
-void add_generation_options(CLI::App* cmd, GenerationOptions& o);
+// -s/--seed, and with `stops` --stop (repeatable) and --ignore-eos. The defaults shown in help are
+// the values `o` holds when this is called (chat asks for longer replies than run).
+void add_generation_options(CLI::App* cmd, GenerationOptions& o, bool stops = true);
 // The sampler options with the seed resolved (a random one for -1).
 SamplerOptions sampler_options(const GenerationOptions& o);
 
