@@ -11,5 +11,7 @@ void add_run_command(CLI::App& app);
 void add_logits_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
+void add_chat_command(CLI::App& app);
+void add_template_command(CLI::App& app);
 
 }  // namespace vkllm::cli

@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
   vkllm::cli::add_logits_command(app);
   vkllm::cli::add_bench_command(app);
   vkllm::cli::add_perplexity_command(app);
+  vkllm::cli::add_chat_command(app);
+  vkllm::cli::add_template_command(app);
   std::string command;
   try {
     std::vector<std::string> args = vkllm::cli::prepare_args(app, argc, argv);

@@ -1,4 +1,5 @@
-// VocabConfig from the tokenizer.ggml.* keys and back: the only file that spells them.
+// VocabConfig from the tokenizer.ggml.* keys and back, and tokenizer.chat_template: the only file
+// that spells them.
 #include "text/vocab.h"
 
 #include "gguf/reader.h"
@@ -9,6 +10,7 @@ namespace vkllm {
 namespace {
 
 constexpr std::string_view kTokenizerModel = "tokenizer.ggml.model";
+constexpr std::string_view kChatTemplate = "tokenizer.chat_template";
 
 std::string tok_key(std::string_view k) { return "tokenizer.ggml." + std::string(k); }
 
@@ -74,5 +76,12 @@ void write_vocab(GgufWriter& w, const VocabConfig& v) {
   if (v.add_eos) w.add(tok_key("add_eos_token"), *v.add_eos);
   if (v.add_space_prefix) w.add(tok_key("add_space_prefix"), *v.add_space_prefix);
 }
+
+std::optional<std::string> read_chat_template(const GgufFile& f) {
+  if (!f.has(kChatTemplate)) return std::nullopt;
+  return std::string(f.get_string(kChatTemplate));
+}
+
+void write_chat_template(GgufWriter& w, const std::string& source) { w.add(kChatTemplate, source); }
 
 }  // namespace vkllm

@@ -27,5 +27,8 @@ struct VocabConfig {
 bool has_vocab(const GgufFile& f);
 VocabConfig read_vocab(const GgufFile& f);  // errors name the file
 void write_vocab(GgufWriter& w, const VocabConfig& v);
+// tokenizer.chat_template: the model's Jinja2 chat template, if it has one.
+std::optional<std::string> read_chat_template(const GgufFile& f);
+void write_chat_template(GgufWriter& w, const std::string& source);
 
 }  // namespace vkllm

@@ -5,6 +5,7 @@
 #include <span>
 
 #include "arch/model_config.h"
+#include "arch/tensors.h"
 #include "error.h"
 #include "gguf/reader.h"
 #include "text/tokenizer.h"

@@ -1,0 +1,135 @@
+// ChatSession: render, tokenise, reuse the cached prefix, generate; drop old turns to fit.
+#include "engine/chat_session.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <chrono>
+
+#include "error.h"
+
+namespace vkllm {
+
+namespace {
+
+bool valid_utf8(std::string_view s) { return jinja::invalid_utf8(s) == std::string_view::npos; }
+
+// A reply cut inside a character (or holding stray bytes) keeps its text with U+FFFD for each
+// bad byte, so the conversation stays valid UTF-8 for the template.
+std::string repair_utf8(std::string s) {
+  for (size_t bad; (bad = jinja::invalid_utf8(s)) != std::string::npos;) s.replace(bad, 1, "\xef\xbf\xbd");
+  return s;
+}
+
+}  // namespace
+
+ChatSession::ChatSession(Engine& engine, Sampler& sampler, ChatTemplate chat_template, std::string system)
+    : engine_(engine), sampler_(sampler), template_(std::move(chat_template)) {
+  options_.bos_token = template_.bos_token();
+  options_.eos_token = template_.eos_token();
+  ENSURE(valid_utf8(system), "the system message is not valid UTF-8");
+  if (!system.empty()) messages_.push_back({{"role", "system"}, {"content", system}});
+}
+
+void ChatSession::reset() {
+  nlohmann::ordered_json kept = nlohmann::ordered_json::array();
+  if (!messages_.empty() && messages_[0]["role"] == "system") kept.push_back(messages_[0]);
+  messages_ = std::move(kept);
+  cached_.clear();
+  engine_.reset();
+  sampler_.reset();
+}
+
+// The conversation as tokens, ending with the template's generation prompt. The model's BOS is
+// added unless the template already wrote it (Llama 3's does: a second one would be wrong).
+std::vector<int32_t> ChatSession::render_tokens() const {
+  std::string text = template_.render(messages_, options_);
+  const Tokenizer& tok = engine_.tokenizer();
+  bool has_bos = !options_.bos_token.empty() && text.starts_with(options_.bos_token);
+  return tok.encode(text, tok.add_bos() && !has_bos, true);
+}
+
+// Renders the conversation, dropping the oldest turns (after a system message) until it fits
+// with `reserve` tokens left for the reply. Fails when the newest turn alone does not fit.
+std::vector<int32_t> ChatSession::fit_context(uint32_t reserve) {
+  size_t first = !messages_.empty() && messages_[0]["role"] == "system" ? 1 : 0;
+  for (;;) {
+    std::vector<int32_t> tokens = render_tokens();
+    if (tokens.size() + reserve <= engine_.n_ctx()) return tokens;
+    if (messages_.size() - first <= 1)
+      throw Error(
+          fmt::format("the turn makes a prompt of {} tokens, more than fit the context of {} tokens with {} "
+                      "for the reply (use --ctx or -n)",
+                      tokens.size(), engine_.n_ctx(), reserve));
+    // drop the oldest message and everything up to the next user message
+    size_t end = first + 1;
+    while (end < messages_.size() - 1 && messages_[end]["role"] != "user") ++end;
+    messages_.erase(messages_.begin() + long(first), messages_.begin() + long(end));
+    ++stats_.dropped_turns;
+  }
+}
+
+std::string ChatSession::reply(std::string_view user_text, uint32_t max_tokens,
+                               const std::function<void(std::string_view)>& on_text) {
+  ENSURE(valid_utf8(user_text), "the turn is not valid UTF-8");
+  stats_ = {};
+  nlohmann::ordered_json saved = messages_;
+  messages_.push_back({{"role", "user"}, {"content", std::string(user_text)}});
+  std::vector<int32_t> prompt;
+  try {
+    uint32_t reserve = std::clamp(max_tokens, 1u, std::max(1u, engine_.n_ctx() / 2));
+    prompt = fit_context(reserve);
+  } catch (...) {
+    messages_ = std::move(saved);
+    throw;
+  }
+  std::string text;
+  generate_reply(std::move(prompt), max_tokens, on_text, text);
+  messages_.push_back({{"role", "assistant"}, {"content", repair_utf8(text)}});
+  return text;
+}
+
+void ChatSession::generate_reply(std::vector<int32_t> prompt, uint32_t max_tokens,
+                                 const std::function<void(std::string_view)>& on_text, std::string& text) {
+  using clock = std::chrono::steady_clock;
+  // Keep what the cache shares with the new prompt; evaluate at least one token for logits.
+  size_t keep = 0;
+  while (keep < cached_.size() && keep < prompt.size() && cached_[keep] == prompt[keep]) ++keep;
+  keep = std::min(keep, prompt.size() - 1);
+  engine_.truncate(uint32_t(keep));
+  cached_.resize(keep);
+  stats_.prompt_tokens = uint32_t(prompt.size());
+  stats_.reused_tokens = uint32_t(keep);
+  stats_.evaluated_tokens = uint32_t(prompt.size() - keep);
+
+  auto t0 = clock::now();
+  std::span<const int32_t> fresh(prompt.data() + keep, prompt.size() - keep);
+  for (int32_t t : fresh) sampler_.accept(t);
+  std::span<const float> logits = engine_.eval(fresh);
+  cached_.insert(cached_.end(), fresh.begin(), fresh.end());
+  auto t1 = clock::now();
+  stats_.prompt_seconds = std::chrono::duration<double>(t1 - t0).count();
+
+  const Tokenizer& tok = engine_.tokenizer();
+  Detokenizer detok(tok);
+  for (uint32_t i = 0; i < max_tokens; ++i) {
+    int32_t token = sampler_.sample(logits);
+    sampler_.accept(token);
+    ++stats_.generated_tokens;
+    if (tok.is_end_of_generation(token)) {
+      stats_.stopped_at_eog = true;
+      break;
+    }
+    std::string piece = detok.push(token);
+    text += piece;
+    if (on_text && !piece.empty()) on_text(piece);
+    if (engine_.n_past() >= engine_.n_ctx() || i + 1 == max_tokens) break;
+    logits = engine_.eval(std::span<const int32_t>(&token, 1));
+    cached_.push_back(token);
+  }
+  std::string rest = detok.flush();
+  text += rest;
+  if (on_text && !rest.empty()) on_text(rest);
+  stats_.generation_seconds = std::chrono::duration<double>(clock::now() - t1).count();
+}
+
+}  // namespace vkllm

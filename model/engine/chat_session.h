@@ -1,0 +1,61 @@
+// ChatSession: a conversation held in the engine's KV cache. Each turn renders the whole
+// conversation with the model's chat template, tokenises it, keeps the cached tokens it shares
+// with what is cached (Engine::truncate) and evaluates only the rest, then streams the reply up to
+// an end-of-generation token. When a turn would not fit the context, the oldest turns are dropped
+// (the system message stays). What `vkllm chat` runs; testable without a terminal.
+#pragma once
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/sampler.h"
+#include "text/chat_template.h"
+
+namespace vkllm {
+
+struct ChatTurnStats {
+  uint32_t prompt_tokens = 0;     // the rendered conversation, tokenised
+  uint32_t reused_tokens = 0;     // of those, already in the KV cache
+  uint32_t evaluated_tokens = 0;  // prompt_tokens - reused_tokens
+  uint32_t generated_tokens = 0;  // the reply (an end-of-generation token included)
+  uint32_t dropped_turns = 0;     // oldest user/assistant messages dropped to fit the context
+  bool stopped_at_eog = false;    // the reply ended with an end-of-generation token
+  double prompt_seconds = 0, generation_seconds = 0;
+};
+
+class ChatSession {
+ public:
+  ChatSession(Engine& engine, Sampler& sampler, ChatTemplate chat_template, std::string system = "");
+
+  // Adds the user's turn and generates the reply (at most max_tokens tokens), passing its text
+  // to on_text as it comes; returns the reply. Throws vkllm::Error (one line) for a turn that is
+  // not valid UTF-8 or does not fit the context even alone, or a template failure; the
+  // conversation is then as it was before the turn.
+  std::string reply(std::string_view user_text, uint32_t max_tokens,
+                    const std::function<void(std::string_view)>& on_text = {});
+  void reset();  // back to the system message alone; the cache is cleared
+
+  const nlohmann::ordered_json& messages() const { return messages_; }
+  const std::vector<int32_t>& cached_tokens() const { return cached_; }  // what the KV cache holds
+  const ChatTurnStats& last_turn() const { return stats_; }
+  const ChatTemplate& chat_template() const { return template_; }
+
+ private:
+  std::vector<int32_t> render_tokens() const;
+  std::vector<int32_t> fit_context(uint32_t reserve);
+  void generate_reply(std::vector<int32_t> prompt, uint32_t max_tokens,
+                      const std::function<void(std::string_view)>& on_text, std::string& reply);
+
+  Engine& engine_;
+  Sampler& sampler_;
+  ChatTemplate template_;
+  ChatTemplate::Options options_;
+  nlohmann::ordered_json messages_ = nlohmann::ordered_json::array();
+  std::vector<int32_t> cached_;  // tokens at positions 0..n_past of the engine
+  ChatTurnStats stats_;
+};
+
+}  // namespace vkllm
