@@ -1,6 +1,7 @@
-// `vkllm bench [-m MODEL] [-p 128] [-n 64] [-r 3] [--json] [--profile]`: prompt processing and
-// generation speed, as llama-bench measures them (pp: one prompt of p tokens from an empty cache;
-// tg: n single-token steps from an empty cache), median of r runs after a warm-up run.
+// `vkllm bench [-m MODEL] [-p 128] [-n 64] [-d 0] [-r 3] [--json] [--profile]`: prompt processing
+// and generation speed, as llama-bench measures them (pp: one prompt of p tokens from an empty
+// cache; tg: n single-token steps after d tokens of context, untimed, as llama-bench's -d), median
+// of r runs after a warm-up run.
 #include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
@@ -18,7 +19,7 @@ namespace {
 
 struct BenchOptions {
   ModelOptions model;
-  uint32_t prompt = 128, gen = 64, reps = 3;
+  uint32_t prompt = 128, gen = 64, depth = 0, reps = 3;
   bool json = false, profile = false;
 };
 
@@ -43,8 +44,9 @@ struct GenerationRun {
   double host_ms_per_token;  // wall time not spent waiting for the GPU: step inputs, submit, argmax
 };
 
-GenerationRun generation_run(Engine& e, uint32_t n) {
+GenerationRun generation_run(Engine& e, uint32_t n, const std::vector<int32_t>& context) {
   e.reset();
+  if (!context.empty()) e.eval(context);
   int32_t token = 0;
   double waited = 0;
   auto t0 = Clock::now();
@@ -88,13 +90,19 @@ void bench(const BenchOptions& o) {
   std::mt19937 rng(1);
   std::vector<int32_t> prompt(o.prompt);
   for (int32_t& t : prompt) t = int32_t(rng() % e.config().vocab_size);
-  prompt_run(e, prompt), generation_run(e, std::min(o.gen, 2u));  // warm-up: records graphs, builds pipelines
+  std::vector<int32_t> context(o.depth);
+  for (int32_t& t : context) t = int32_t(rng() % e.config().vocab_size);
+  ENSURE(
+      o.depth + o.gen <= e.n_ctx(),
+      fmt::format("-d {} + -n {} tokens do not fit the context of {} tokens (use --ctx)", o.depth, o.gen, e.n_ctx()));
+  // Warm-up: records graphs, builds pipelines.
+  prompt_run(e, prompt), generation_run(e, std::min(o.gen, 2u), context);
   std::vector<double> pp, tg, host_ms;
   for (uint32_t r = 0; r < o.reps; ++r) pp.push_back(prompt_run(e, prompt));
   nlohmann::json ops;
   if (o.profile) ops["prompt"] = kernel_table(e.transformer().last_timings());
   for (uint32_t r = 0; r < o.reps; ++r) {
-    GenerationRun g = generation_run(e, o.gen);
+    GenerationRun g = generation_run(e, o.gen, context);
     tg.push_back(g.tokens_per_second), host_ms.push_back(g.host_ms_per_token);
   }
   if (o.profile) ops["generation"] = kernel_table(e.transformer().last_timings());
@@ -103,6 +111,9 @@ void bench(const BenchOptions& o) {
                       {"profile", m.ctx->profile().name},
                       {"n_prompt", o.prompt},
                       {"n_gen", o.gen},
+                      {"n_depth", o.depth},
+                      {"kv_type", info(e.kv_cache().type()).name},
+                      {"kv_bytes_per_token", e.kv_cache().bytes_per_token()},
                       {"repetitions", o.reps},
                       {"prompt_tokens_per_second", median(pp)},
                       {"generation_tokens_per_second", median(tg)},
@@ -113,8 +124,10 @@ void bench(const BenchOptions& o) {
   if (o.profile) j["kernels"] = ops;
   if (o.json) return fmt::print("{}\n", j.dump(2));
   fmt::print("model {} on {} (profile {})\n", m.file->name(), m.ctx->caps().name, m.ctx->profile().name);
-  fmt::print("pp{}: {:.2f} tokens/s\ntg{}: {:.2f} tokens/s   (median of {}{})\n", o.prompt, median(pp), o.gen,
-             median(tg), o.reps, o.profile ? "; timestamps and barriers between all kernels slow these down" : "");
+  fmt::print("KV cache {} ({} bytes per token)\n", info(e.kv_cache().type()).name, e.kv_cache().bytes_per_token());
+  fmt::print("pp{}: {:.2f} tokens/s\ntg{}{}: {:.2f} tokens/s   (median of {}{})\n", o.prompt, median(pp), o.gen,
+             o.depth ? fmt::format(" @ d{}", o.depth) : "", median(tg), o.reps,
+             o.profile ? "; timestamps and barriers between all kernels slow these down" : "");
   fmt::print("host work per generated token: {:.3f} ms (the rest is waiting for the GPU)\n", median(host_ms));
   if (!o.profile) return;
   print_table(fmt::format("GPU time per kernel, one pp{} forward:", o.prompt).c_str(), ops["prompt"]);
@@ -129,6 +142,9 @@ void add_bench_command(CLI::App& app) {
   add_model_options(cmd, o->model);
   cmd->add_option("-p,--n-prompt", o->prompt, "Prompt tokens")->type_name("N")->check(int_range(1, 1 << 20));
   cmd->add_option("-n,--n-gen", o->gen, "Generated tokens")->type_name("N")->check(int_range(1, 1 << 20));
+  cmd->add_option("-d,--depth", o->depth, "Tokens of context before the generation runs (untimed)")
+      ->type_name("N")
+      ->check(int_range(0, 1 << 20));
   cmd->add_option("-r,--repetitions", o->reps, "Runs per measurement (median)")
       ->type_name("N")
       ->check(int_range(1, 1000));

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "arch/file_type.h"
 #include "arch/model_config.h"
 #include "commands.h"
 #include "error.h"
@@ -17,6 +18,7 @@
 #include "graph/memory_estimate.h"
 #include "graph/weights.h"
 #include "model_options.h"
+#include "ops_matmul.h"
 #include "output.h"
 #include "text/tokenizer.h"
 #include "text/vocab.h"
@@ -72,11 +74,21 @@ struct Info {
   uint64_t parameters = 0;
   bool parameters_from_config = false;    // a file without tensors
   std::map<std::string, uint64_t> types;  // tensor type -> count
-  uint32_t n_ctx = 0;                     // the context `run` would use
-  DType kv_type = DType::F16;
+  uint64_t tensor_bytes = 0;
+  std::optional<uint32_t> file_type;  // general.file_type (the mix, "Q4_K_M")
+  uint32_t n_ctx = 0;                 // the context `run` would use
+  DType kv_type = DType::F16;         // --kv-type
   MemoryEstimate memory;
   DeviceMemory device;
+  double bits_per_weight() const { return parameters ? 8.0 * double(tensor_bytes) / double(parameters) : 0; }
+  std::string mix_name() const;  // "Q4_K_M", "file type 99" or "" (no key)
 };
+
+std::string Info::mix_name() const {
+  if (!file_type) return "";
+  std::optional<FileType> t = vkllm::file_type(*file_type);
+  return t ? std::string(t->name) : fmt::format("file type {}", *file_type);
+}
 
 // "3 tensors of type q3_k (blk.0.attn_q.weight, ...)" per unsupported type.
 void type_problems(const GgufFile& f, std::vector<std::string>& problems) {
@@ -85,7 +97,7 @@ void type_problems(const GgufFile& f, std::vector<std::string>& problems) {
     by_type[std::string(vkllm::info(t->type).name)].push_back(printable(t->name));
   for (auto& [type, names] : by_type)
     problems.push_back(fmt::format("{} of type {} ({}{}); supported types: {}", count(names.size(), "tensor"), type,
-                                   names.front(), names.size() > 1 ? ", ..." : "", supported_weight_types()));
+                                   names.front(), names.size() > 1 ? ", ..." : "", ops::weight_type_names()));
 }
 
 // Runs f; an Error becomes a problem (without the file name: the listing names the file).
@@ -107,8 +119,10 @@ Info gather(const GgufFile& f, const InfoOptions& o) {
   type_problems(f, i.problems);
   for (const GgufTensor& t : f.tensors()) {
     i.parameters += t.n_elements();
+    i.tensor_bytes += t.data.size();
     ++i.types[std::string(vkllm::info(t.type).name)];
   }
+  i.file_type = read_file_type(f);
   if (!i.config) return i;
   const ModelConfig& c = *i.config;
   if (f.tensors().empty()) {
@@ -116,7 +130,7 @@ Info gather(const GgufFile& f, const InfoOptions& o) {
     i.parameters_from_config = true;
   }
   i.n_ctx = o.model.ctx ? o.model.ctx : default_context(c);
-  i.kv_type = o.model.kv_type == "f32" ? DType::F32 : DType::F16;
+  i.kv_type = kv_type_named(o.model.kv_type);
   i.memory = estimate_memory(f, c, i.n_ctx, o.model.batch, i.kv_type);
   i.device = device_memory(o.model);
   return i;
@@ -177,7 +191,12 @@ std::string model_text(const Info& i) {
                      i.parameters_from_config ? " from the config: the file has no tensors" : "");
   std::vector<std::string> types;
   for (const auto& [name, n] : i.types) types.push_back(fmt::format("{} {}", name, n));
-  out += fmt::format("tensors     {}\n", types.empty() ? "none" : fmt::format("{}", fmt::join(types, ", ")));
+  std::string mix = i.mix_name();
+  if (types.empty())
+    out += "tensors     none\n";
+  else
+    out += fmt::format("tensors     {}{}; {:.2f} bits per weight\n", mix.empty() ? "" : mix + ": ",
+                       fmt::join(types, ", "), i.bits_per_weight());
   uint64_t per_token = c.kv_bytes_per_token(i.kv_type);
   out +=
       fmt::format("kv cache    {} bytes per token in {} ({}); {} at run's {}; {} at the full {}\n", per_token,
@@ -227,7 +246,7 @@ nlohmann::json model_json(const Info& i) {
         {"freq_factors", c.rope.has_freq_factors}}},
       {"parameters", i.parameters},
       {"parameters_from_config", i.parameters_from_config},
-      {"kv_bytes_per_token", c.kv_bytes_per_token(DType::F16)},
+      {"kv_bytes_per_token", c.kv_bytes_per_token(i.kv_type)},
       {"kv_type", vkllm::info(i.kv_type).name},
       {"kv_cache_bytes", i.memory.kv_cache},
       {"kv_cache_bytes_full_context", c.kv_bytes_per_token(i.kv_type) * c.seq_len},
@@ -265,6 +284,8 @@ nlohmann::json to_json(const Info& i) {
                       {"supported", i.problems.empty()},
                       {"problems", i.problems},
                       {"tensor_types", i.types},
+                      {"file_type", i.file_type ? nlohmann::json(i.mix_name()) : nlohmann::json(nullptr)},
+                      {"bits_per_weight", i.bits_per_weight()},
                       {"tensor_count", f.tensors().size()}};
   if (i.config)
     j.update(model_json(i));

@@ -40,7 +40,8 @@ std::vector<float> gpu_logits(const LogitsOptions& o, const std::vector<int32_t>
 
 std::vector<float> cpu_logits(const LogitsOptions& o, const std::vector<int32_t>& ids) {
   ModelPlan plan = checked_plan(o, ids);
-  std::vector<float> all = ref::Model(*plan.file, plan.config).forward(ids);
+  // The reference stores its K/V rows as the GPU's cache would (--kv-type), so the two agree.
+  std::vector<float> all = ref::Model(*plan.file, plan.config, kv_type_named(o.model.kv_type)).forward(ids);
   if (o.all) return all;
   return {all.end() - plan.config.vocab_size, all.end()};
 }

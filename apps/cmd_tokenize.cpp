@@ -1,6 +1,7 @@
 // `vkllm tokenize [-m FILE] (-p TEXT | -f FILE | TEXT) [--pieces] [--json]`: the ids of a text, BOS
-// included when the model adds it; `vkllm detokenize [-m FILE] --tokens 1,2,3 [--json]`: the text
-// of ids. Only the tokenizer is loaded.
+// included when the model adds it; `vkllm detokenize [-m FILE] --tokens 1,2,3 [--no-bos] [--json]`:
+// the text of ids, without the BOS tokenize added (with --no-bos every id is text). Only the
+// tokenizer is loaded.
 #include <fmt/format.h>
 
 #include "commands.h"
@@ -79,7 +80,7 @@ void tokenize(const TokenizeOptions& o) {
 struct DetokenizeOptions {
   ModelOptions model;
   std::string tokens;
-  bool json = false;
+  bool json = false, no_bos = false;
 };
 
 void detokenize(const DetokenizeOptions& o) {
@@ -87,7 +88,7 @@ void detokenize(const DetokenizeOptions& o) {
   GgufFile f = open_model(o.model.path);
   Tokenizer t = Tokenizer::from_gguf(f);
   check_token_ids(ids, t.vocab_size());
-  std::string text = t.decode(ids);
+  std::string text = t.decode(ids, !o.no_bos);
   if (o.json) return print_json({{"text", text}});
   write_stdout(text + "\n");
 }
@@ -109,6 +110,8 @@ void add_tokenize_commands(CLI::App& app) {
   auto d = std::make_shared<DetokenizeOptions>();
   add_model_options(detok, d->model, false);
   detok->add_option("--tokens", d->tokens, "Token ids, separated by commas or spaces")->type_name("IDS")->required();
+  detok->add_flag("--no-bos", d->no_bos,
+                  "The ids were made with tokenize --no-bos: a leading BOS is text typed in the prompt, kept");
   detok->add_flag("--json", d->json, "Print one JSON object: text");
   detok->callback([d] { detokenize(*d); });
 }

@@ -18,6 +18,13 @@ GgufFile open_model(const std::string& path) {
   return GgufFile::open(path);
 }
 
+DType kv_type_named(const std::string& name) {
+  std::optional<DType> t = dtype_named(name);
+  ENSURE(t && (*t == DType::F16 || *t == DType::F32 || *t == DType::Q8_0 || *t == DType::Q4_0),
+         fmt::format("--kv-type {}: f16, f32, q8_0 or q4_0", name));
+  return *t;
+}
+
 ModelPlan plan_model(const ModelOptions& o) {
   ModelPlan p;
   p.file = std::make_unique<GgufFile>(open_model(o.path));
@@ -43,10 +50,7 @@ LoadedModel load_model(ModelPlan plan, const ModelOptions& o, bool profiling) {
     std::fprintf(stderr, "\rloading %s: %3d%%", m.file->name().c_str(), pct);
     if (pct == 100) std::fprintf(stderr, "\r\033[K");
   };
-  EngineOptions eo{.n_ctx = plan.n_ctx,
-                   .batch = o.batch,
-                   .kv_type = o.kv_type == "f32" ? DType::F32 : DType::F16,
-                   .profiling = profiling};
+  EngineOptions eo{.n_ctx = plan.n_ctx, .batch = o.batch, .kv_type = kv_type_named(o.kv_type), .profiling = profiling};
   m.engine = std::make_unique<Engine>(*m.ctx, *m.file, eo, progress);
   for (const std::string& w : plan.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   return m;

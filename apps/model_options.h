@@ -38,6 +38,9 @@ LoadedModel load_model(const ModelOptions& o, bool profiling = false);
 // in the units `vkllm info` uses.
 void print_load_line(const LoadedModel& m);
 
+// The --kv-type names: f16, f32, q8_0, q4_0.
+DType kv_type_named(const std::string& name);
+
 // "1,2,3" or "1 2 3" -> ids; throws Error on anything else (range: vkllm::check_token_ids).
 std::vector<int32_t> parse_token_list(const std::string& text);
 

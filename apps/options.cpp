@@ -137,7 +137,9 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool engine) {
   cmd->add_option("-b,--batch-size,--batch", o.batch, "Prompt tokens per forward pass")
       ->type_name("N")
       ->check(int_range(1, 4096));
-  cmd->add_option("--kv-type", o.kv_type, "KV cache storage")->type_name("TYPE")->check(one_of({"f16", "f32"}));
+  cmd->add_option("--kv-type", o.kv_type, "KV cache storage")
+      ->type_name("TYPE")
+      ->check(one_of({"f16", "f32", "q8_0", "q4_0"}));
   cmd->add_option("--device", o.device,
                   "Vulkan device index as vkllm devices lists them; default: $VKLLM_DEVICE, else the best")
       ->type_name("I")

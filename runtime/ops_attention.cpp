@@ -81,18 +81,48 @@ void check_view(BufferView view, uint64_t need_bytes, const char* what) {
          fmt::format("attention: {} binding has {} bytes, the shape needs {}", what, view.size, need_bytes));
 }
 
+void check_kv_type(const AttentionShape& sh) {
+  ENSURE(sh.kv_type == DType::F16 || sh.kv_type == DType::F32 || sh.kv_type == DType::Q8_0 || sh.kv_type == DType::Q4_0,
+         fmt::format("attention: K/V of type {} (f16, f32, q8_0 or q4_0)", info(sh.kv_type).name));
+}
+
+// Flash attention reads K/V two elements at a time, and quantised K/V by blocks of 32 from the
+// start of each row: dims and strides must be multiples of 2 (32).
+void check_kv_layout(const AttentionShape& sh) {
+  uint32_t m = info(sh.kv_type).block_values > 1 ? info(sh.kv_type).block_values : 2;
+  bool ok = sh.dk % m == 0 && sh.dv % m == 0 && sh.k_head_stride % m == 0 && sh.k_row_stride % m == 0 &&
+            sh.v_head_stride % m == 0 && sh.v_row_stride % m == 0;
+  ENSURE(ok, fmt::format("attention: {} K/V need head dims and K/V strides that are multiples of {}",
+                         info(sh.kv_type).name, m));
+}
+
 // Checks every binding against the shape; returns the resolved shape.
 AttentionShape check_bindings(const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
                               BufferView o) {
   AttentionShape sh = resolved(shape);
   check_shape(sh);
-  uint64_t elt = sh.kv_f16 ? 2 : 4;
+  check_kv_type(sh);
   check_view(q, 4 * elements_spanned(1, 0, sh.n_q, sh.q_row_stride, sh.n_heads * sh.dk), "Q");
   check_view(o, 4 * elements_spanned(1, 0, sh.n_q, sh.o_row_stride, sh.n_heads * sh.dv), "O");
-  check_view(k, elt * elements_spanned(sh.n_kv_heads, sh.k_head_stride, sh.max_kv, sh.k_row_stride, sh.dk), "K");
-  check_view(v, elt * elements_spanned(sh.n_kv_heads, sh.v_head_stride, sh.max_kv, sh.v_row_stride, sh.dv), "V");
+  uint64_t k_elems = elements_spanned(sh.n_kv_heads, sh.k_head_stride, sh.max_kv, sh.k_row_stride, sh.dk);
+  uint64_t v_elems = elements_spanned(sh.n_kv_heads, sh.v_head_stride, sh.max_kv, sh.v_row_stride, sh.dv);
+  check_view(k, row_bytes(sh.kv_type, k_elems), "K");
+  check_view(v, row_bytes(sh.kv_type, v_elems), "V");
   check_view(step, sizeof(push::StepParams), "step");
   return sh;
+}
+
+const spirv::Shader& flash_shader(DType kv) {
+  switch (kv) {
+    case DType::F32:
+      return spirv::flash_attn_f32;
+    case DType::Q8_0:
+      return spirv::flash_attn_q8_0;
+    case DType::Q4_0:
+      return spirv::flash_attn_q4_0;
+    default:
+      return spirv::flash_attn_f16;
+  }
 }
 
 push::AttentionPush make_push(const AttentionShape& sh, uint32_t splits, bool v_from_k) {
@@ -168,14 +198,12 @@ uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape
 void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
                BufferView o, BufferView scratch) {
   AttentionShape sh = check_bindings(shape, q, k, v, step, o);
-  bool even = sh.dk % 2 == 0 && sh.dv % 2 == 0 && sh.k_head_stride % 2 == 0 && sh.k_row_stride % 2 == 0 &&
-              sh.v_head_stride % 2 == 0 && sh.v_row_stride % 2 == 0;
-  ENSURE(even, "flash attention reads K/V two elements at a time: head dims and K/V strides must be even");
+  check_kv_layout(sh);
   AttentionPlan plan = attention_plan(s.context(), sh);
   // MLA: V is the prefix of each K row, so the K tile already in shared memory is the V tile.
   bool v_from_k = k.buffer == v.buffer && k.offset == v.offset && sh.k_head_stride == sh.v_head_stride &&
                   sh.k_row_stride == sh.v_row_stride && sh.dv <= sh.dk;
-  const spirv::Shader& shader = sh.kv_f16 ? spirv::flash_attn_f16 : spirv::flash_attn_f32;
+  const spirv::Shader& shader = flash_shader(sh.kv_type);
   Groups groups{ceil_div(rows_per_kv_head(sh), plan.br), sh.n_kv_heads, plan.splits};
   auto push = make_push(sh, plan.splits, v_from_k);
   uint32_t sg_min = std::max(1u, s.context().caps().min_subgroup_size);
@@ -209,15 +237,17 @@ void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, Buffe
                      "binding of this device ({} MiB)",
                      shape.n_heads, shape.n_q, shape.max_kv, need >> 20, ctx.caps().max_storage_buffer_range >> 20));
   AttentionShape sh = check_bindings(shape, q, k, v, step, o);
+  ENSURE(sh.kv_type == DType::F16 || sh.kv_type == DType::F32, "naive attention reads f16 or f32 K/V only");
+  bool kv_f16 = sh.kv_type == DType::F16;
   check_view(scores, need, "scores");
   BufferView sv{scores.buffer, scores.offset, need};
   uint32_t wg = ctx.profile().wg_size;
   auto push = make_push(sh, 1, false);
-  s.dispatch(sh.kv_f16 ? spirv::attention_naive_scores_f16 : spirv::attention_naive_scores_f32, {wg},
+  s.dispatch(kv_f16 ? spirv::attention_naive_scores_f16 : spirv::attention_naive_scores_f32, {wg},
              {.reads = {step, q, k}, .writes = {sv}}, push, grid(ceil_div(need / sizeof(float), wg)));
   s.dispatch(spirv::attention_naive_softmax, {wg, ctx.profile().subgroup_ops}, {.reads = {step}, .writes = {sv}}, push,
              grid(uint64_t(sh.n_heads) * sh.n_q));
-  s.dispatch(sh.kv_f16 ? spirv::attention_naive_pv_f16 : spirv::attention_naive_pv_f32, {wg},
+  s.dispatch(kv_f16 ? spirv::attention_naive_pv_f16 : spirv::attention_naive_pv_f32, {wg},
              {.reads = {step, sv, v}, .writes = {o}}, push, grid(ceil_div(uint64_t(sh.n_q) * sh.n_heads * sh.dv, wg)));
 }
 

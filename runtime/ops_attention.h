@@ -3,6 +3,7 @@
 // See ops.h for the conventions; the math and the recurrence are in shaders/flash_attn.glsl.
 #pragma once
 #include "buffer.h"
+#include "dtype.h"
 #include "stream.h"
 
 namespace vkllm {
@@ -16,7 +17,7 @@ namespace vkllm::ops {
 // keys are positions 0 .. step.n_kv - 1 (clamped to max_kv).
 //   q: (n_q, n_heads, dk) f32, element (r, h, i) at r * q_row_stride + h * dk + i
 //   o: (n_q, n_heads, dv) f32, element (r, h, i) at r * o_row_stride + h * dv + i
-//   k: element (kv head g, key t, i) at g * k_head_stride + t * k_row_stride + i, f16 or f32
+//   k: element (kv head g, key t, i) at g * k_head_stride + t * k_row_stride + i, of kv_type
 //   v: likewise with the v_ strides (may be a view of k: MLA passes V = the first dv elements
 //      of each K row, same buffer and strides)
 // Query head h uses KV head h / (n_heads / n_kv_heads). The KV cache ([n_kv_heads][n_ctx][d])
@@ -28,10 +29,10 @@ struct AttentionShape {
   uint32_t q_row_stride = 0, o_row_stride = 0;   // 0: n_heads * dk and n_heads * dv
   uint32_t k_head_stride = 0, k_row_stride = 0;  // 0: max_kv * dk and dk
   uint32_t v_head_stride = 0, v_row_stride = 0;  // 0: max_kv * dv and dv
-  bool kv_f16 = true;
-  float scale = 0;            // 0: 1 / sqrt(dk)
-  bool causal = true;         // key t visible to a query at position q only if t <= q
-  uint32_t window = 0;        // > 0: also only if q - t < window; 0: no sliding window
+  DType kv_type = DType::F16;                    // F16, F32, or Q8_0 / Q4_0 (element e in block e / 32; flash only)
+  float scale = 0;                               // 0: 1 / sqrt(dk)
+  bool causal = true;                            // key t visible to a query at position q only if t <= q
+  uint32_t window = 0;                           // > 0: also only if q - t < window; 0: no sliding window
   uint32_t max_kv = 0;        // upper bound on step.n_kv (the cache capacity): sizes K/V, plans splits
   uint32_t force_splits = 0;  // tests and benchmarks: this split count instead of the planned one
 };
@@ -63,14 +64,16 @@ uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape
 
 // o = softmax(q k^T * scale + mask) v, flash attention. step: StepParams (16 bytes). scratch:
 // at least attention_scratch_bytes(); may be an empty view when that is 0. K/V are read two
-// elements at a time: dk, dv and the K/V strides must be even.
+// elements at a time: dk, dv and the K/V strides must be even (Q8_0/Q4_0: multiples of 32, so
+// every row starts a block; the tile loader dequantises as it fills shared memory).
 void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
                BufferView o, BufferView scratch);
 
 // Bytes of the score matrix the naive path writes: n_heads * n_q * max_kv f32.
 uint64_t attention_naive_scratch_bytes(const AttentionShape& shape);
 
-// The same result through a score matrix in device memory (baseline for tests and benchmarks).
+// The same result through a score matrix in device memory (baseline for tests and benchmarks;
+// f16 or f32 K/V only).
 // Throws when the scores do not fit one storage buffer binding of this device.
 void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
                      BufferView o, BufferView scores);

@@ -5,6 +5,7 @@
 // contiguous, row_bytes(type, K) bytes per row, quant blocks along K (GGUF ne[0] = K, ne[1] = M).
 #pragma once
 #include <span>
+#include <string>
 
 #include "buffer.h"
 #include "dtype.h"
@@ -53,5 +54,7 @@ void get_rows(Stream& s, DType type, BufferView table, BufferView ids, BufferVie
 // list that model loading, `vkllm info` and vkllm-bench check against.
 std::span<const DType> weight_types();
 bool matmul_supports(DType type);
+// Those types, lower case and comma-separated ("f32, f16, ..."), for messages.
+std::string weight_type_names();
 
 }  // namespace vkllm::ops

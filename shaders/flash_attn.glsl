@@ -38,8 +38,10 @@ vec2 kv_pair(uint w) { return unpackHalf2x16(w); }
 #elif defined(KV_F32)
 #define KV_PAIR vec2
 vec2 kv_pair(vec2 w) { return w; }
+#elif defined(KV_Q8_0) || defined(KV_Q4_0)
+#define KV_PAIR uint  // the raw blocks; kv_read.glsl dequantises pairs from 16-bit words
 #else
-#error "build flash_attn.glsl with -DKV_F16 or -DKV_F32"
+#error "build flash_attn.glsl with -DKV_F16, -DKV_F32, -DKV_Q8_0 or -DKV_Q4_0"
 #endif
 
 layout(constant_id = 0) const uint WG = 64;  // threads per workgroup
@@ -59,6 +61,7 @@ layout(std430, binding = 4) writeonly buffer Out { float o[]; };
 layout(push_constant) uniform PushBlock { AttentionPush p; };
 
 #include "attention_common.glsl"
+#include "kv_read.glsl"
 
 // Shared tiles hold vec4s (head dims rounded up to whole vec4s, the padding zero). The K tile,
 // then the V tile, share kv_s one after the other (half the shared memory); its row stride is
@@ -124,8 +127,8 @@ void load_tile(const bool from_v, int k0, int hi) {
       if (i + 2 * e >= len) break;
       uint pair = (base + i) / 2 + e;
       vec2 y;
-      if (from_v) y = kv_pair(v[pair]);  // branches, not a select: never read both
-      else y = kv_pair(k[pair]);
+      if (from_v) y = v_pair(pair);  // branches, not a select: never read both
+      else y = k_pair(pair);
       x[2 * e] = y.x, x[2 * e + 1] = y.y;
     }
     kv_s[c * KS4 + idx % d4] = x;

@@ -59,6 +59,11 @@ TEST_CASE("numeric flags are checked against the range help shows", "[cli-flags]
       {"bench -p 0", "--n-prompt: '0' is not an integer in [1, 1048576]"},
       {"run --stop '' -p x", "--stop: an empty stop string"},
       {"run --logprobs 3 -p x", "--logprobs requires --json"},
+      {"chat --top-p 0", "--top-p: '0' is not a number in (0, 1]"},
+      {"chat -n -5", "--n-predict: '-5' is not an integer >= -1"},
+      {"chat --system a --system-file b", "--system excludes --system-file"},
+      {"chat --system-file -", "--system-file: standard input holds the turns"},
+      {"chat --stop x", "unknown option --stop for vkllm chat"},
   };
   for (const Case& c : cases) check_error(c, run_vkllm(c.args));
   auto help = run_vkllm("run --help");
@@ -73,8 +78,8 @@ TEST_CASE("llama.cpp habits: -ngl is not -n gl, unknown options and commands are
   const Case cases[] = {
       {"run -fa -p x", "unknown option -fa for vkllm run: short options are one letter, as in -n 5"},
       {"run -ctk q8_0 -p x", "unknown option -ctk for vkllm run"},
-      {"run -n 5 -i -p x", "unknown option -i for vkllm run"},
-      {"-i", "unknown option -i (vkllm has no chat command yet)"},
+      {"run -n 5 -i -p x", "unknown option -p for vkllm chat"},  // -i is chat, which takes no -p
+      {"tokenize -i -p x", "unknown option -i for vkllm tokenize"},
       {"run --nope -p x", "unknown option --nope for vkllm run (see vkllm run --help)"},
       {"tokenize -ngl 5 -p x", "unknown option -ngl for vkllm tokenize"},
       {"run -ngl", "--n-gpu-layers needs a value (N; see vkllm run --help)"},
@@ -97,6 +102,20 @@ TEST_CASE("llama.cpp habits: -ngl is not -n gl, unknown options and commands are
   CHECK(a.out == b.out);
   CHECK(a.err.find("KV cache 192.0 KiB (64 tokens, f16)") != std::string::npos);
   CHECK(a.err.find("(seed 7)") != std::string::npos);
+}
+
+TEST_CASE("llama.cpp's -i is vkllm chat, with the same flags", "[cli-flags]") {
+  TempFile turns("turns");
+  turns.write(std::string("In the beginning\n"));
+  auto chat = run_vkllm("chat -n 4 -s 2 --temp 0.5", "", turns.path);
+  auto run_i = run_vkllm("run -n 4 -i -s 2 --temp 0.5", "", turns.path);
+  auto bare_i = run_vkllm("-i -n 4 -s 2 --temp 0.5", "", turns.path);
+  INFO(chat.err << run_i.err << bare_i.err);
+  REQUIRE(chat.exit_code == 0);
+  CHECK(!chat.out.empty());
+  CHECK(run_i.exit_code == 0);
+  CHECK(run_i.out == chat.out);
+  CHECK(bare_i.out == chat.out);
 }
 
 TEST_CASE("vkllm --version, help CMD and --help", "[cli-flags]") {
@@ -150,7 +169,7 @@ TEST_CASE("vkllm-bench checks its flags before touching the device", "[cli-flags
       {"matvec --tokens 9", "--tokens: '9' is not an integer in [1, 8]"},
       {"matvec --rows 0", "--rows: '0' is not an integer in [1, 16777216]"},
       {"matvec --cols 100 --type q4_k", "--cols 100: not a multiple of the q4_k block of 256 values", 1},
-      {"matvec --type q3_k", "--type: 'q3_k' is not one of f32, f16, bf16, q8_0"},
+      {"matvec --type iq2_xxs", "--type: 'iq2_xxs' is not one of f32, f16, bf16, q8_0"},
       {"matmul --k 48 --type q8_0", "--k 48: not a multiple of the q8_0 block of 32 values", 1},
       {"attention --heads 6 --kv-heads 4", "--kv-heads 4 does not divide --heads 6", 1},
       {"fixture --preset smollm2-135m --layers 0 -o /tmp/x.gguf", "--layers: '0' is not an integer in [1, 1024]"},

@@ -55,6 +55,17 @@ TEST_CASE("vkllm run generates and the same seed gives the same text", "[cli-run
   CHECK(a.err.find("tokens/s") != std::string::npos);
 }
 
+TEST_CASE("vkllm run with a quantised KV cache reports its bytes", "[cli-run][kv_quant]") {
+  // 2 layers x 2 KV heads x (64 + 64 values) = 16 blocks of 32 values in 18 bytes: 288 B per token.
+  auto r = run_vkllm(fmt::format("run -m {} -p hello -n 4 --seed 1 --kv-type q4_0", gqa_model().path));
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("KV cache 72.0 KiB (256 tokens, q4_0)") != std::string::npos);  // 256 x 288 B
+  auto bad = run_vkllm(fmt::format("run -m {} -p hello --kv-type q5_0", gqa_model().path));
+  CHECK(bad.exit_code != 0);
+  CHECK(lines(bad.err) == 1);
+}
+
 TEST_CASE("vkllm run without -m runs the embedded default model", "[cli-run]") {
   auto r = run_vkllm("run -p \"In the beginning\" -n 8 --seed 1");
   INFO(r.err);

@@ -44,5 +44,6 @@ void add_matmul_bench(CLI::App& app);
 void add_attention_bench(CLI::App& app);
 void add_fixture_command(CLI::App& app);
 void add_elementwise_bench(CLI::App& app);
+void add_tokenize_bench(CLI::App& app);
 
 }  // namespace vkllm::bench

@@ -62,7 +62,7 @@ const std::map<std::string, FixtureSpec>& presets() {
 }
 
 struct FixtureOptions {
-  std::string preset, type = "q8_0", out;
+  std::string preset, type = "q8_0", mix, out;
   std::optional<uint32_t> layers;
 };
 
@@ -75,9 +75,10 @@ std::vector<std::string> preset_names() {
 void write_fixture(const FixtureOptions& o) {
   FixtureSpec spec = presets().at(o.preset);  // the validators admitted only known names
   spec.weight_type = *dtype_named(o.type);
+  spec.mix = o.mix;
   if (o.layers) spec.n_layers = *o.layers;
   fixture_writer(spec).save(o.out);
-  fmt::print("wrote {} ({}, {} weights)\n", o.out, cli::count(spec.n_layers, "layer"), o.type);
+  fmt::print("wrote {} ({}, {} weights)\n", o.out, cli::count(spec.n_layers, "layer"), o.mix.empty() ? o.type : o.mix);
 }
 
 }  // namespace
@@ -92,6 +93,10 @@ void add_fixture_command(CLI::App& app) {
   cmd->add_option("--type", o->type, "Weight type of the matrices")
       ->type_name("TYPE")
       ->check(one_of(weight_type_names()));
+  cmd->add_option("--mix", o->mix,
+                  "A llama.cpp file type (Q2_K, Q3_K_M, Q3_K_L, Q4_K_M, IQ4_XS, IQ4_NL, IQ3_M, Q5_1, ...): each "
+                  "matrix gets the type llama.cpp's quantizer gives it; overrides --type")
+      ->type_name("MIX");
   cmd->add_option("--layers", o->layers, "Fewer layers than the real model (default: all)")
       ->type_name("N")
       ->check(int_range(1, 1024));

@@ -1,4 +1,5 @@
-// vkllm-bench: kernel benchmarks timed by GPU timestamps (median of several runs after warm-up).
+// vkllm-bench: kernel benchmarks timed by GPU timestamps (median of several runs after warm-up), and
+// the tokenizer benchmark (CPU wall clock).
 #include <cstdio>
 #include <exception>
 
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   vkllm::bench::add_matmul_bench(app);
   vkllm::bench::add_attention_bench(app);
   vkllm::bench::add_fixture_command(app);
+  vkllm::bench::add_tokenize_bench(app);
   try {
     std::vector<std::string> args = vkllm::cli::prepare_args(app, argc, argv);
     app.parse(args);

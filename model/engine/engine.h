@@ -22,7 +22,7 @@ class GgufFile;
 struct EngineOptions {
   uint32_t n_ctx = 0;                       // 0: the model's context length, at most 4096
   uint32_t batch = 512;                     // prefill chunk (tokens per forward)
-  DType kv_type = DType::F16;               // F16 or F32
+  DType kv_type = DType::F16;               // F16, F32, Q8_0 or Q4_0 (graph/kv_cache.h)
   bool profiling = false;                   // GPU timestamps per dispatch (vkllm bench --profile)
   uint64_t max_weight_buffer = 1ull << 30;  // weights are packed in buffers of at most this
 };

@@ -45,18 +45,18 @@ void Transformer::record_attention(Stream& s, const AttentionWeights& w, uint32_
   project(s, *w.v, h, v, n, w.v_bias);
   rope(s, q, n, H, hd, H * hd);
   rope(s, k, n, G, hd, G * hd);
-  bool f16 = cache_.type() == DType::F16;
+  DType kv_type = cache_.type();
   BufferView pos = positions_.view(0, n * 4ull);
   ops::kv_store(s, k, pos, cache_.k(l),
-                {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.n_ctx(), .cache_f16 = f16});
+                {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.n_ctx(), .cache_type = kv_type});
   ops::kv_store(s, v, pos, cache_.v(l),
-                {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.n_ctx(), .cache_f16 = f16});
+                {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.n_ctx(), .cache_type = kv_type});
   ops::AttentionShape shape{.n_q = n,
                             .n_heads = H,
                             .n_kv_heads = G,
                             .dk = hd,
                             .dv = vd,
-                            .kv_f16 = f16,
+                            .kv_type = kv_type,
                             .scale = float(c_.attention_scale()),
                             .causal = true,
                             .max_kv = cache_.n_ctx()};
@@ -96,20 +96,20 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
       s, kv, kpe, {.rows = n, .cols = 1, .len = rot, .src_row_stride = row, .src_offset = lat, .dst_row_stride = rot});
   ops::rmsnorm(s, c, w.kv_a_norm->view, c, n, lat, c_.norm_eps);
   rope(s, kpe, n, 1, rot, rot);
-  bool f16 = cache_.type() == DType::F16;
+  DType kv_type = cache_.type();
   ops::kv_store(s, c, pos, cache_.k(l),
                 {.n_tokens = n,
                  .n_kv_heads = 1,
                  .head_dim = lat,
                  .n_ctx = cache_.n_ctx(),
-                 .cache_f16 = f16,
+                 .cache_type = kv_type,
                  .cache_head_dim = row});
   ops::kv_store(s, kpe, pos, cache_.k(l),
                 {.n_tokens = n,
                  .n_kv_heads = 1,
                  .head_dim = rot,
                  .n_ctx = cache_.n_ctx(),
-                 .cache_f16 = f16,
+                 .cache_type = kv_type,
                  .cache_head_dim = row,
                  .cache_col = lat});
 
@@ -146,7 +146,7 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
                             .k_row_stride = row,
                             .v_head_stride = cache_.n_ctx() * row,
                             .v_row_stride = row,
-                            .kv_f16 = f16,
+                            .kv_type = kv_type,
                             .scale = float(c_.attention_scale()),
                             .causal = true,
                             .max_kv = cache_.n_ctx()};

@@ -12,7 +12,8 @@ namespace vkllm {
 
 class KvCache {
  public:
-  // type: F16 (default) or F32.
+  // type: F16 (default), F32, or Q8_0 / Q4_0 (rows of blocks of 32 values, quantised by kv_store
+  // as they are written; head dims must be multiples of 32).
   KvCache(const Context& ctx, const ModelConfig& config, uint32_t n_ctx, DType type = DType::F16);
 
   // MHA/GQA/MQA, per layer:  K (n_kv_heads, n_ctx, head_dim)   V (n_kv_heads, n_ctx, v_head_dim)
@@ -29,10 +30,14 @@ class KvCache {
 
   uint32_t n_ctx() const { return n_ctx_; }
   DType type() const { return type_; }
-  uint64_t bytes_per_token() const;  // all layers
+  uint64_t bytes_per_token() const;  // all layers, as stored (ModelConfig::kv_bytes_per_token agrees)
   uint64_t bytes() const { return bytes_per_token() * n_ctx_; }
 
  private:
+  void check_type(const ModelConfig& c) const;
+  uint64_t k_view_bytes() const;  // one layer's K (MLA: the latent rows)
+  uint64_t v_view_bytes() const;
+
   bool mla_;
   uint32_t n_layers_, n_ctx_, heads_, k_width_, v_width_;
   DType type_;

@@ -49,12 +49,6 @@ static void split_kv_b(const GgufTensor& t, const ModelConfig& c, std::vector<st
   k_b = as_bytes(kt);
 }
 
-std::string supported_weight_types() {
-  std::vector<std::string_view> names;
-  for (DType t : ops::weight_types()) names.push_back(info(t).name);
-  return fmt::format("{}", fmt::join(names, ", "));
-}
-
 // Matrices are read by the kernels in their stored type; 1-D tensors and the fused attn_kv_b are
 // converted on the host by the reference dequantiser, which reads the same types.
 std::vector<const GgufTensor*> unsupported_weights(const GgufFile& file) {
@@ -65,10 +59,10 @@ std::vector<const GgufTensor*> unsupported_weights(const GgufFile& file) {
 }
 
 void check_weight_types(const GgufFile& file) {
-  for (const GgufTensor& t : file.tensors())
-    ENSURE(ops::matmul_supports(t.type),
-           fmt::format("{}: tensor {} has type {}, which vkllm cannot run (supported: {})", file.name(),
-                       printable(t.name), info(t.type).name, supported_weight_types()));
+  for (const GgufTensor& t : file.tensors())  // before any work: one line naming the first such tensor
+    if (!ops::matmul_supports(t.type))
+      file.fail(fmt::format("tensor {} has type {}, which vkllm cannot read (it reads {})", printable(t.name),
+                            info(t.type).name, ops::weight_type_names()));
 }
 
 std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelConfig& config) const {

@@ -101,7 +101,5 @@ class Weights {
 void check_weight_types(const GgufFile& file);
 // Every such tensor, for `vkllm info`.
 std::vector<const GgufTensor*> unsupported_weights(const GgufFile& file);
-// "f32, f16, bf16, ...": the weight types the kernels read.
-std::string supported_weight_types();
 
 }  // namespace vkllm

@@ -31,8 +31,8 @@ void add_into(std::vector<float>& x, const std::vector<float>& d) { add(x.data()
 
 }  // namespace
 
-Model::Model(const GgufFile& file, const ModelConfig& config)
-    : file_(file), c_(config), catalogue_(tensor_catalogue(config)) {
+Model::Model(const GgufFile& file, const ModelConfig& config, DType kv_type)
+    : file_(file), c_(config), catalogue_(tensor_catalogue(config)), kv_type_(kv_type) {
   if (catalogue_.find(TensorRole::RopeFreqs)) freq_factors_ = weight(TensorRole::RopeFreqs);
 }
 
@@ -104,6 +104,8 @@ void Model::attention_block(std::vector<float>& x, uint32_t l, size_t n) const {
   auto v = project(weight(TensorRole::AttnV, l), h.data(), n, dim, 0, optional(TensorRole::AttnVBias, l, bv));
   rope(q.data(), n, H, hd, 0, H * hd);
   rope(k.data(), n, G, hd, 0, G * hd);
+  round_trip(kv_type_, k.data(), k.size());  // the cache's rows, as stored (whole blocks: hd % 32 == 0)
+  round_trip(kv_type_, v.data(), v.size());
   attend(x, l, q, k, v, n, G);
 }
 
@@ -128,6 +130,8 @@ void Model::mla_block(std::vector<float>& x, uint32_t l, size_t n) const {
   for (size_t t = 0; t < n; ++t) rmsnorm(&c[t * lat], &kv[t * (lat + rot)], kv_norm.data(), 1, lat, c_.norm_eps);
   rope(q.data(), n, H, hd, nope, H * hd);
   rope(kv.data(), n, 1, lat + rot, lat, lat + rot);  // the one k_pe all heads share
+  round_trip(kv_type_, c.data(), c.size());          // the cached latent row [c ; k_pe], as stored
+  for (size_t t = 0; t < n; ++t) round_trip(kv_type_, &kv[t * (lat + rot) + lat], rot);
 
   // Per head: k_nope = Wuk·c, v = Wuv·c; keys are [k_nope ; k_pe].
   std::vector<float> k(n * H * hd), v(n * H * vd);

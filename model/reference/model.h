@@ -19,7 +19,9 @@ namespace vkllm::ref {
 
 class Model {
  public:
-  Model(const GgufFile& file, const ModelConfig& config);
+  // kv_type: what the attention sees of each cached K/V row, as the GPU's KV cache stores it
+  // (ref::round_trip: F32 exact, F16 rounded, Q8_0/Q4_0 quantised and read back).
+  Model(const GgufFile& file, const ModelConfig& config, DType kv_type = DType::F32);
   // Logits (n_tokens, vocab) of every position of a sequence that starts at position 0.
   std::vector<float> forward(std::span<const int32_t> tokens) const;
 
@@ -37,6 +39,7 @@ class Model {
   const ModelConfig& c_;
   TensorCatalogue catalogue_;
   std::vector<float> freq_factors_;  // rope_freqs (rot/2) or empty
+  DType kv_type_;
 };
 
 }  // namespace vkllm::ref
