@@ -103,7 +103,12 @@ void print_table(const char* title, const nlohmann::json& table) {
 }
 
 void bench(const BenchOptions& o) {
-  LoadedModel m = load_model(o.model, o.profile, o.parallel);
+  ModelPlan plan = plan_model(o.model);
+  ENSURE(o.prompt <= plan.n_ctx,
+         fmt::format("-p {}: more prompt tokens than the context of {} (use --ctx)", o.prompt, plan.n_ctx));
+  ENSURE(o.gen <= plan.n_ctx,
+         fmt::format("-n {}: more generated tokens than the context of {} (use --ctx)", o.gen, plan.n_ctx));
+  LoadedModel m = load_model(std::move(plan), o.model, o.profile, o.parallel);
   Engine& e = *m.engine;
   std::mt19937 rng(1);
   std::vector<int32_t> prompt(o.prompt);
@@ -164,12 +169,17 @@ void add_bench_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "Measure prompt and generation tokens/s");
   auto o = std::make_shared<BenchOptions>();
   add_model_options(cmd, o->model);
-  cmd->add_option("-p,--n-prompt", o->prompt, "Prompt tokens")->check(CLI::Range(1u, 1u << 20));
-  cmd->add_option("-n,--n-gen", o->gen, "Generated tokens")->check(CLI::Range(1u, 1u << 20));
-  cmd->add_option("-d,--depth", o->depth, "Tokens of context before the generation runs (untimed)");
-  cmd->add_option("-r,--repetitions", o->reps, "Runs per measurement (median)")->check(CLI::Range(1u, 1000u));
+  cmd->add_option("-p,--n-prompt", o->prompt, "Prompt tokens")->type_name("N")->check(int_range(1, 1 << 20));
+  cmd->add_option("-n,--n-gen", o->gen, "Generated tokens")->type_name("N")->check(int_range(1, 1 << 20));
+  cmd->add_option("-d,--depth", o->depth, "Tokens of context before the generation runs (untimed)")
+      ->type_name("N")
+      ->check(int_range(0, 1 << 20));
+  cmd->add_option("-r,--repetitions", o->reps, "Runs per measurement (median)")
+      ->type_name("N")
+      ->check(int_range(1, 1000));
   cmd->add_option("--parallel", o->parallel, "tg: sequences decoding together, one token each per step")
-      ->check(CLI::Range(1u, 256u));
+      ->type_name("N")
+      ->check(int_range(1, 256));
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("--profile", o->profile, "GPU time per kernel (adds timestamps and barriers)");
   cmd->callback([o] { bench(*o); });

@@ -44,6 +44,11 @@ class Instance {
 uint64_t validation_error_count();
 // Whether options (or the environment) ask for the validation layer.
 bool validation_requested(const ContextOptions& options);
+// The device index and profile name options (or $VKLLM_DEVICE, $VKLLM_PROFILE) ask for, as a
+// Context would read them; `vkllm devices` reports the choice run would make.
+std::optional<uint32_t> requested_device(const ContextOptions& options);
+std::string requested_profile(const ContextOptions& options);
+uint64_t requested_memory_limit(const ContextOptions& options);  // 0: none
 
 struct DeviceReport {
   uint32_t index = 0;

@@ -25,7 +25,7 @@ class RecordingGenerator : public Generator {
     h->push({.text = "ok",
              .tokens = 1,
              .done = true,
-             .finish = FinishReason::Stop,
+             .finish = RequestFinish::Stop,
              .usage = {.prompt_tokens = uint32_t(r.prompt.size()), .completion_tokens = 1}});
     return h;
   }

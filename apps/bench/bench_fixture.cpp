@@ -7,6 +7,7 @@
 #include "error.h"
 #include "fixture/fixture.h"
 #include "gguf/writer.h"
+#include "output.h"
 
 namespace vkllm::bench {
 
@@ -62,22 +63,22 @@ const std::map<std::string, FixtureSpec>& presets() {
 
 struct FixtureOptions {
   std::string preset, type = "q8_0", mix, out;
-  uint32_t layers = 0;
+  std::optional<uint32_t> layers;
 };
 
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (auto& [name, spec] : presets()) names.push_back(name);
+  return names;
+}
+
 void write_fixture(const FixtureOptions& o) {
-  auto it = presets().find(o.preset);
-  std::string names;
-  for (auto& [name, spec] : presets()) names += (names.empty() ? "" : ", ") + name;
-  ENSURE(it != presets().end(), fmt::format("unknown preset '{}' (known: {})", o.preset, names));
-  auto type = dtype_named(o.type);
-  ENSURE(type, fmt::format("unknown weight type '{}'", o.type));
-  FixtureSpec spec = it->second;
-  spec.weight_type = *type;
+  FixtureSpec spec = presets().at(o.preset);  // the validators admitted only known names
+  spec.weight_type = *dtype_named(o.type);
   spec.mix = o.mix;
-  if (o.layers) spec.n_layers = o.layers;
+  if (o.layers) spec.n_layers = *o.layers;
   fixture_writer(spec).save(o.out);
-  fmt::print("wrote {} ({} layers, {} weights)\n", o.out, spec.n_layers, o.mix.empty() ? o.type : o.mix);
+  fmt::print("wrote {} ({}, {} weights)\n", o.out, cli::count(spec.n_layers, "layer"), o.mix.empty() ? o.type : o.mix);
 }
 
 }  // namespace
@@ -85,13 +86,21 @@ void write_fixture(const FixtureOptions& o) {
 void add_fixture_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("fixture", "Write a random-weight GGUF model of a real model's shape");
   auto o = std::make_shared<FixtureOptions>();
-  cmd->add_option("--preset", o->preset, "smollm2-135m, llama-3.2-1b, qwen2.5-0.5b or tinyllama-1.1b")->required();
-  cmd->add_option("--type", o->type, "Weight type of the matrices (f16, q8_0, q4_0, q4_k, ...)");
+  cmd->add_option("--preset", o->preset, "The real model's shape")
+      ->type_name("NAME")
+      ->required()
+      ->check(one_of(preset_names()));
+  cmd->add_option("--type", o->type, "Weight type of the matrices")
+      ->type_name("TYPE")
+      ->check(one_of(weight_type_names()));
   cmd->add_option("--mix", o->mix,
                   "A llama.cpp file type (Q2_K, Q3_K_M, Q3_K_L, Q4_K_M, IQ4_XS, IQ4_NL, IQ3_M, Q5_1, ...): each "
-                  "matrix gets the type llama.cpp's quantizer gives it; overrides --type");
-  cmd->add_option("--layers", o->layers, "Fewer layers than the real model");
-  cmd->add_option("-o,--out", o->out, "Output GGUF file")->required();
+                  "matrix gets the type llama.cpp's quantizer gives it; overrides --type")
+      ->type_name("MIX");
+  cmd->add_option("--layers", o->layers, "Fewer layers than the real model (default: all)")
+      ->type_name("N")
+      ->check(int_range(1, 1024));
+  cmd->add_option("-o,--out", o->out, "Output GGUF file")->type_name("FILE")->required()->check(cli::non_empty);
   cmd->callback([o] { write_fixture(*o); });
 }
 

@@ -43,7 +43,7 @@ void stream_events(Subscription& sub, const ResponseHeader& h, bool include_usag
     if (!e.text.empty() && !write(sse(chunk_json(h, e.text, std::nullopt)))) return;
     if (e.done) break;
   }
-  if (e.finish == FinishReason::Cancelled) {
+  if (e.finish == RequestFinish::Cancelled) {
     ApiError err = cancelled_error();
     write(sse(error_body(err.status, err.type, err.what())));
     return;
@@ -88,11 +88,11 @@ HttpReply Api::completions(const HttpRequest& r, bool chat, const ClientAlive& a
   ResponseHeader h = new_response_header(chat, options_.model_id);
   Usage zero{.prompt_tokens = uint32_t(req.prompt.size())};
   if (req.max_tokens == 0u) {  // nothing to generate: no slot needed
-    if (!p.stream) return {.body = dump(completion_json(h, "", FinishReason::Length, zero))};
+    if (!p.stream) return {.body = dump(completion_json(h, "", RequestFinish::Length, zero))};
     bool usage = p.include_usage;
     return {.content_type = "text/event-stream", .stream = [h, zero, usage](const BodyWriter& w, const ClientAlive&) {
               if (h.chat && !w(sse(chunk_json(h, "", std::nullopt, true)))) return;
-              if (!w(sse(chunk_json(h, "", FinishReason::Length)))) return;
+              if (!w(sse(chunk_json(h, "", RequestFinish::Length)))) return;
               if (usage && !w(sse(usage_chunk_json(h, zero)))) return;
               w("data: [DONE]\n\n");
             }};
@@ -115,7 +115,7 @@ HttpReply Api::completions(const HttpRequest& r, bool chat, const ClientAlive& a
     text += e.text;
     if (e.done) break;
   }
-  if (e.finish == FinishReason::Cancelled) throw cancelled_error();
+  if (e.finish == RequestFinish::Cancelled) throw cancelled_error();
   return {.body = dump(completion_json(h, text, e.finish, e.usage))};
 }
 

@@ -256,7 +256,7 @@ json usage_json(const Usage& u) {
           {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
 }
 
-const char* finish_reason(FinishReason r) { return r == FinishReason::Stop ? "stop" : "length"; }
+const char* finish_reason(RequestFinish r) { return r == RequestFinish::Stop ? "stop" : "length"; }
 
 namespace {
 
@@ -268,7 +268,7 @@ json header_json(const ResponseHeader& h, bool chunk) {
 
 }  // namespace
 
-json completion_json(const ResponseHeader& h, const std::string& text, FinishReason finish, const Usage& u) {
+json completion_json(const ResponseHeader& h, const std::string& text, RequestFinish finish, const Usage& u) {
   json j = header_json(h, false);
   json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish_reason(finish)}};
   if (h.chat)
@@ -280,7 +280,7 @@ json completion_json(const ResponseHeader& h, const std::string& text, FinishRea
   return j;
 }
 
-json chunk_json(const ResponseHeader& h, const std::string& text, std::optional<FinishReason> finish, bool role) {
+json chunk_json(const ResponseHeader& h, const std::string& text, std::optional<RequestFinish> finish, bool role) {
   json j = header_json(h, true);
   json choice = {{"index", 0}, {"logprobs", nullptr}};
   choice["finish_reason"] = finish ? json(finish_reason(*finish)) : json(nullptr);

@@ -57,12 +57,12 @@ struct ResponseHeader {
 ResponseHeader new_response_header(bool chat, const std::string& model);
 
 json usage_json(const Usage& u);
-const char* finish_reason(FinishReason r);  // "stop" or "length"
+const char* finish_reason(RequestFinish r);  // "stop" or "length"
 // The whole response of a non-streamed request.
-json completion_json(const ResponseHeader& h, const std::string& text, FinishReason finish, const Usage& u);
+json completion_json(const ResponseHeader& h, const std::string& text, RequestFinish finish, const Usage& u);
 // One stream chunk: text (chat: a content delta; role: the first chunk's role delta), or the
 // finish reason with an empty delta.
-json chunk_json(const ResponseHeader& h, const std::string& text, std::optional<FinishReason> finish,
+json chunk_json(const ResponseHeader& h, const std::string& text, std::optional<RequestFinish> finish,
                 bool role = false);
 // The usage chunk sent last when stream_options.include_usage is set (choices is empty).
 json usage_chunk_json(const ResponseHeader& h, const Usage& u);

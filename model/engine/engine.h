@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "arch/model_config.h"
@@ -31,6 +32,7 @@ struct EngineOptions {
 
 struct MemoryReport {
   uint64_t weights = 0, kv_cache = 0, activations = 0;
+  uint64_t staging = 0;  // held only while the weights were uploaded (0 on unified memory)
   size_t weight_buffers = 0;
 };
 
@@ -79,16 +81,40 @@ class Engine {
   uint32_t n_past_ = 0;
 };
 
+// Why generation stopped.
+enum class FinishReason {
+  Length,           // max_tokens generated
+  EndOfGeneration,  // the model sampled an end-of-generation token
+  Stopped,          // on_token returned false (a stop string, Ctrl-C: the caller knows which)
+  ContextFull,      // the context has no room for another token
+};
+std::string_view to_string(FinishReason r);  // "length", "eog", "stop", "context"
+
 struct GenerationStats {
   uint32_t prompt_tokens = 0, generated_tokens = 0;
   double prompt_seconds = 0, generation_seconds = 0;
+  FinishReason finish = FinishReason::Length;
   double prompt_tps() const { return prompt_seconds > 0 ? prompt_tokens / prompt_seconds : 0; }
   double generation_tps() const { return generation_seconds > 0 ? generated_tokens / generation_seconds : 0; }
 };
 
-// Evaluates the prompt, then samples up to max_tokens tokens (stopping at end-of-generation or when
-// on_token returns false), calling on_token with each.
+struct GenerateOptions {
+  uint32_t max_tokens = UINT32_MAX;  // UINT32_MAX: until end of generation or a full context
+  bool ignore_eos = false;           // end-of-generation tokens are never sampled
+  // Each sampled token (end-of-generation ones included) with the logits it was drawn from (the
+  // model's, before penalties and masks); returning false stops.
+  std::function<bool(int32_t token, std::span<const float> logits)> on_token;
+};
+
+// Evaluates the prompt, then samples tokens until one of the FinishReasons.
+GenerationStats generate(Engine& engine, Sampler& sampler, std::span<const int32_t> prompt,
+                         const GenerateOptions& options);
+// The same with up to max_tokens tokens and a callback that sees only the token.
 GenerationStats generate(Engine& engine, Sampler& sampler, std::span<const int32_t> prompt, uint32_t max_tokens,
                          const std::function<bool(int32_t)>& on_token);
+
+// Throws "token id X is outside the vocabulary of N tokens (0 to N-1)" for the first id out of
+// range: the one wording for every command and the engine itself.
+void check_token_ids(std::span<const int32_t> ids, uint32_t vocab_size);
 
 }  // namespace vkllm

@@ -95,7 +95,7 @@ void Scheduler::admit() {
   // Requests whose clients left while waiting give their place in the queue up at once.
   std::erase_if(queue_, [&](Waiting& w) {
     if (!w.handle->cancelled()) return false;
-    w.handle->push({.done = true, .finish = FinishReason::Cancelled});
+    w.handle->push({.done = true, .finish = RequestFinish::Cancelled});
     ++stats_.cancelled;
     return true;
   });
@@ -131,7 +131,7 @@ void Scheduler::release(uint32_t slot) {
 void Scheduler::drop_cancelled() {
   for (uint32_t slot : std::vector<uint32_t>(order_))
     if (slots_[slot].seq->cancelled()) {
-      slots_[slot].seq->finish(FinishReason::Cancelled);
+      slots_[slot].seq->finish(RequestFinish::Cancelled);
       release(slot);
       std::lock_guard lock(mutex_);
       ++stats_.cancelled;
@@ -177,7 +177,7 @@ void Scheduler::step() {
 // A step threw (a device error): the running requests end as cancelled rather than hang.
 void Scheduler::fail_running() {
   for (uint32_t slot : std::vector<uint32_t>(order_)) {
-    slots_[slot].seq->finish(FinishReason::Cancelled);
+    slots_[slot].seq->finish(RequestFinish::Cancelled);
     slots_[slot].cached.clear();
     release(slot);
   }
@@ -189,7 +189,7 @@ void Scheduler::loop() {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !order_.empty(); });
       if (stopping_) {
-        for (Waiting& w : queue_) w.handle->push({.done = true, .finish = FinishReason::Cancelled});
+        for (Waiting& w : queue_) w.handle->push({.done = true, .finish = RequestFinish::Cancelled});
         queue_.clear();
         break;
       }
@@ -205,7 +205,7 @@ void Scheduler::loop() {
     wake_.notify_all();  // shutdown() waits for the work to drain
   }
   for (uint32_t slot : std::vector<uint32_t>(order_)) {
-    slots_[slot].seq->finish(FinishReason::Cancelled);
+    slots_[slot].seq->finish(RequestFinish::Cancelled);
     release(slot);
   }
 }

@@ -8,13 +8,13 @@
 
 namespace vkllm {
 
-const char* to_string(FinishReason r) {
+const char* to_string(RequestFinish r) {
   switch (r) {
-    case FinishReason::Stop:
+    case RequestFinish::Stop:
       return "stop";
-    case FinishReason::Length:
+    case RequestFinish::Length:
       return "length";
-    case FinishReason::Cancelled:
+    case RequestFinish::Cancelled:
       return "cancelled";
     default:
       return "none";
@@ -118,33 +118,33 @@ bool Sequence::sample(std::span<const float> logits) {
   sampler_.accept(t);
   tokens_.push_back(t);
   ++generated_, ++unreported_;
-  FinishReason reason = FinishReason::None;
+  RequestFinish reason = RequestFinish::None;
   std::string text;
   if (!request_.ignore_eos && tokenizer_.is_end_of_generation(t)) {
-    reason = FinishReason::Stop;
+    reason = RequestFinish::Stop;
   } else {
     text = stop_.push(detok_.push(t));
-    if (stop_.stopped()) reason = FinishReason::Stop;
+    if (stop_.stopped()) reason = RequestFinish::Stop;
   }
-  if (reason == FinishReason::None && request_.max_tokens && generated_ >= *request_.max_tokens)
-    reason = FinishReason::Length;
+  if (reason == RequestFinish::None && request_.max_tokens && generated_ >= *request_.max_tokens)
+    reason = RequestFinish::Length;
   // The new token is evaluated at position size - 1, which must fit the slot.
-  if (reason == FinishReason::None && tokens_.size() > n_ctx_) reason = FinishReason::Length;
-  if (reason != FinishReason::None && !stop_.stopped()) {
+  if (reason == RequestFinish::None && tokens_.size() > n_ctx_) reason = RequestFinish::Length;
+  if (reason != RequestFinish::None && !stop_.stopped()) {
     text += stop_.push(detok_.flush());
-    if (stop_.stopped()) reason = FinishReason::Stop;
+    if (stop_.stopped()) reason = RequestFinish::Stop;
     text += stop_.flush();
   }
   emit(std::move(text), reason);
   return !done_;
 }
 
-void Sequence::finish(FinishReason reason) {
+void Sequence::finish(RequestFinish reason) {
   if (!done_) emit({}, reason);
 }
 
-void Sequence::emit(std::string text, FinishReason reason) {
-  bool done = reason != FinishReason::None;
+void Sequence::emit(std::string text, RequestFinish reason) {
+  bool done = reason != RequestFinish::None;
   if (text.empty() && !done) return;  // held back; the tokens are counted with the next event
   usage_.completion_tokens = generated_;
   GenerationEvent e{.text = std::move(text), .tokens = unreported_, .done = done, .finish = reason};

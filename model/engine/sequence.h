@@ -31,8 +31,8 @@ struct GenerationRequest {
 
 // stop: an end-of-generation token or a stop string; length: max_tokens or the context;
 // cancelled: the client went away or the server is shutting down.
-enum class FinishReason { None, Stop, Length, Cancelled };
-const char* to_string(FinishReason r);
+enum class RequestFinish { None, Stop, Length, Cancelled };
+const char* to_string(RequestFinish r);
 
 struct Usage {
   uint32_t prompt_tokens = 0, completion_tokens = 0;
@@ -46,7 +46,7 @@ struct GenerationEvent {
   std::string text;
   uint32_t tokens = 0;  // tokens generated since the previous event
   bool done = false;
-  FinishReason finish = FinishReason::None;
+  RequestFinish finish = RequestFinish::None;
   Usage usage;
 };
 
@@ -127,13 +127,13 @@ class Sequence {
   // returns false when the sequence has finished (the final event is sent).
   bool sample(std::span<const float> logits);
   // Ends the sequence now (cancelled, or zero tokens asked for).
-  void finish(FinishReason reason);
+  void finish(RequestFinish reason);
   bool done() const { return done_; }
   bool cancelled() const { return handle_->cancelled(); }
   const Usage& usage() const { return usage_; }
 
  private:
-  void emit(std::string text, FinishReason reason);
+  void emit(std::string text, RequestFinish reason);
 
   GenerationRequest request_;
   std::shared_ptr<GenerationHandle> handle_;

@@ -49,11 +49,24 @@ static void split_kv_b(const GgufTensor& t, const ModelConfig& c, std::vector<st
   k_b = as_bytes(kt);
 }
 
-std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelConfig& config) const {
+// Matrices are read by the kernels in their stored type; 1-D tensors and the fused attn_kv_b are
+// converted on the host by the reference dequantiser, which reads the same types.
+std::vector<const GgufTensor*> unsupported_weights(const GgufFile& file) {
+  std::vector<const GgufTensor*> out;
+  for (const GgufTensor& t : file.tensors())
+    if (!ops::matmul_supports(t.type)) out.push_back(&t);
+  return out;
+}
+
+void check_weight_types(const GgufFile& file) {
   for (const GgufTensor& t : file.tensors())  // before any work: one line naming the first such tensor
     if (!ops::matmul_supports(t.type))
       file.fail(fmt::format("tensor {} has type {}, which vkllm cannot read (it reads {})", printable(t.name),
                             info(t.type).name, ops::weight_type_names()));
+}
+
+std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelConfig& config) const {
+  check_weight_types(file);
   TensorCatalogue catalogue = tensor_catalogue(config);
   std::vector<Source> out;
   for (const GgufTensor& t : file.tensors()) {
@@ -112,7 +125,7 @@ void Weights::upload(const Context& ctx, std::vector<Source>& sources,
   }
   for (size_t i = 0; i < sizes.size(); ++i)
     buffers_.emplace_back(ctx, sizes[i], Memory::Device, fmt::format("weights {}", i));
-  Uploader up(ctx);
+  Uploader up(ctx, std::min<uint64_t>(p.bytes_total, 64ull << 20));
   for (size_t i = 0; i < sources.size(); ++i) {
     Tensor t = sources[i].tensor;
     auto [b, offset] = place[i];
@@ -125,6 +138,7 @@ void Weights::upload(const Context& ctx, std::vector<Source>& sources,
   }
   up.flush();
   device_bytes_ = p.bytes_total;
+  staging_bytes_ = up.staging_bytes();
 }
 
 namespace {

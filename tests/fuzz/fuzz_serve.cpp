@@ -39,7 +39,7 @@ class FakeGenerator : public Generator {
       for (size_t i = 0; i < logits.size(); ++i) logits[i] = float((i * 2654435761u + last * 40503u) % 1000) / 100;
       if (!seq.sample(logits)) return handle;
     }
-    seq.finish(FinishReason::Length);
+    seq.finish(RequestFinish::Length);
     return handle;
   }
   const Tokenizer& tokenizer() const override { return tok_; }
