@@ -39,43 +39,6 @@ void GenerationHandle::push(GenerationEvent e) {
   ready_.notify_all();
 }
 
-// --- StopMatcher
-
-StopMatcher::StopMatcher(std::vector<std::string> stops) {
-  for (std::string& s : stops)
-    if (!s.empty()) stops_.push_back(std::move(s));
-}
-
-std::string StopMatcher::push(std::string_view text) {
-  if (stopped_) return {};
-  held_ += text;
-  size_t first = std::string::npos;
-  for (const std::string& s : stops_) first = std::min(first, held_.find(s));
-  if (first != std::string::npos) {
-    stopped_ = true;
-    std::string out = held_.substr(0, first);
-    held_.clear();
-    return out;
-  }
-  // Keep the longest tail of the text that some stop string starts with.
-  size_t keep = 0;
-  for (const std::string& s : stops_)
-    for (size_t n = std::min(s.size() - 1, held_.size()); n > keep; --n)
-      if (held_.compare(held_.size() - n, n, s, 0, n) == 0) {
-        keep = n;
-        break;
-      }
-  std::string out = held_.substr(0, held_.size() - keep);
-  held_.erase(0, held_.size() - keep);
-  return out;
-}
-
-std::string StopMatcher::flush() {
-  std::string out;
-  if (!stopped_) out.swap(held_);
-  return out;
-}
-
 // --- Sequence
 
 namespace {

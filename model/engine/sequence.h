@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/sampler.h"
+#include "text/stop_strings.h"
 #include "text/tokenizer.h"
 
 namespace vkllm {
@@ -65,22 +66,6 @@ class GenerationHandle {
   std::condition_variable ready_;
   std::deque<GenerationEvent> events_;
   std::atomic<bool> cancelled_{false};
-};
-
-// Holds back text that may be the start of a stop string, and finds the first stop string.
-class StopMatcher {
- public:
-  explicit StopMatcher(std::vector<std::string> stops);
-  // Appends text; returns what is now certain to be output. Once a stop string is complete,
-  // stopped() is true and the text before it is all that is ever returned.
-  std::string push(std::string_view text);
-  std::string flush();  // at the end without a stop: what was held back
-  bool stopped() const { return stopped_; }
-
- private:
-  std::vector<std::string> stops_;
-  std::string held_;
-  bool stopped_ = false;
 };
 
 // Counters since start, and the state now (the server's /metrics).
@@ -143,7 +128,7 @@ class Sequence {
   uint32_t n_cached_ = 0, generated_ = 0, unreported_ = 0;
   Sampler sampler_;
   Detokenizer detok_;
-  StopMatcher stop_;
+  StopStrings stop_;
   Usage usage_;
   bool done_ = false;
 };
