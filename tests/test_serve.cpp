@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include "catch.h"
@@ -156,6 +157,44 @@ TEST_CASE("vkllm serve answers every route and refuses bad requests with OpenAI 
   std::string huge(9 << 20, ' ');
   check_error(post(s, "/v1/completions", huge), 413, "too large");
   CHECK(get(s, "/health").status == 200);  // none of it hurt the server
+}
+
+// The demo page (apps/serve/web) is embedded: / and every file it loads come from the binary with
+// their content types; the page itself needs no API key (it holds no data); other paths are 404.
+TEST_CASE("vkllm serve serves the demo page at / from the binary", "[serve]") {
+  ServeProcess s("--parallel 1 --api-key k3y");
+  httplib::Client c = s.client();
+  auto page = c.Get("/");
+  REQUIRE(page);
+  CHECK(page->status == 200);
+  CHECK(page->get_header_value("Content-Type") == "text/html; charset=utf-8");
+  CHECK(page->get_header_value("Content-Security-Policy").find("default-src 'self'") != std::string::npos);
+  CHECK(page->body.find("data-testid=\"prompt\"") != std::string::npos);
+  const std::pair<const char*, const char*> files[] = {{"/index.html", "text/html; charset=utf-8"},
+                                                       {"/style.css", "text/css; charset=utf-8"},
+                                                       {"/app.js", "text/javascript; charset=utf-8"},
+                                                       {"/favicon.svg", "image/svg+xml"}};
+  for (const auto& [path, type] : files) {
+    INFO(path);
+    auto r = c.Get(path);
+    REQUIRE(r);
+    CHECK(r->status == 200);
+    CHECK(r->get_header_value("Content-Type") == type);
+    CHECK(!r->body.empty());
+  }
+  // Every file index.html and the scripts name is embedded: no link of the page is broken.
+  std::regex ref(R"re((?:src|href)="([a-z_.]+)"|from '\./([a-z_.]+)')re");
+  for (const char* path : {"/", "/app.js", "/attention.js", "/model_info.js"}) {
+    std::string body = c.Get(path)->body;
+    for (std::sregex_iterator m(body.begin(), body.end(), ref), end; m != end; ++m) {
+      std::string file = fmt::format("/{}", (*m)[(*m)[1].matched ? 1 : 2].str());
+      INFO(path << " names " << file);
+      CHECK(c.Get(file)->status == 200);
+    }
+  }
+  check_error(get(s, "/nothing.js"), 404, "no route GET /nothing.js");
+  check_error(post(s, "/", ""), 404, "no route POST /");
+  check_error(get(s, "/v1/models"), 401, "API key");  // the API still needs the key
 }
 
 TEST_CASE("vkllm serve generates completions and streams with stop strings and seeds and reuses prefixes", "[serve]") {

@@ -8,6 +8,7 @@
 
 #include "error.h"
 #include "serve/openai.h"
+#include "serve/web_assets.h"
 
 namespace vkllm::serve {
 
@@ -84,8 +85,22 @@ HttpReply Api::route(const HttpRequest& r, const ClientAlive& alive) const {
       return error(401, "authentication_error", "invalid or missing API key (Authorization: Bearer <key>)");
     return route.run();
   }
+  if (!path_known && (r.method == "GET" || r.method == "HEAD") && find_web_asset(r.path)) return page_file(r);
   if (path_known) return error(405, "invalid_request_error", fmt::format("{} does not accept {}", r.path, r.method));
   return error(404, "not_found_error", fmt::format("no route {} {}", r.method, r.path));
+}
+
+// The page loads only its own files and talks only to this server (the CSP says so to the
+// browser); no-cache makes a browser ask again after the binary, and with it the page, changed.
+HttpReply Api::page_file(const HttpRequest& r) {
+  const WebAsset& a = *find_web_asset(r.path);
+  return {.content_type = std::string(a.content_type),
+          .body = std::string(a.body),
+          .headers = {{"Cache-Control", "no-cache"},
+                      {"X-Content-Type-Options", "nosniff"},
+                      {"Content-Security-Policy",
+                       "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+                       "frame-ancestors 'none'"}}};
 }
 
 HttpReply Api::models() const {

@@ -3,11 +3,14 @@
 // code. Any request gives a response; errors are OpenAI-shaped JSON.
 //   POST /v1/chat/completions, POST /v1/completions   generation (streamed as server-sent events)
 //   GET /v1/models, GET /health, GET /metrics (Prometheus), POST /tokenize, POST /detokenize
+//   GET / and GET /<file>: the demo page (web_assets.h), open like /health: it holds no data
 #pragma once
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "engine/sequence.h"
 
@@ -33,6 +36,7 @@ struct HttpReply {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // besides Content-Type
   // Set for streamed replies: produces the body through the writer, then returns.
   std::function<void(const BodyWriter&, const ClientAlive&)> stream;
 };
@@ -58,6 +62,7 @@ class Api {
   HttpReply metrics() const;
   HttpReply tokenize(const HttpRequest& request) const;
   HttpReply detokenize(const HttpRequest& request) const;
+  static HttpReply page_file(const HttpRequest& request);
   std::vector<int32_t> prompt_tokens(const CompletionParams& p) const;
   bool authorized(const HttpRequest& request) const;
 

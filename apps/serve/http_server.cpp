@@ -117,6 +117,7 @@ HttpServer::HttpServer(const Api& api, const ServerOptions& options)
     };
     HttpReply reply = api_.handle(r, alive);
     res.status = reply.status;
+    for (const auto& [name, value] : reply.headers) res.set_header(name, value);
     if (!reply.stream) return res.set_content(reply.body, reply.content_type.c_str());
     res.set_header("Cache-Control", "no-cache");
     // The fd is found now: inside the provider `req` may be gone (the provider outlives the handler).
