@@ -99,8 +99,7 @@ HttpReply Api::page_file(const HttpRequest& r) {
           .headers = {{"Cache-Control", "no-cache"},
                       {"X-Content-Type-Options", "nosniff"},
                       {"Content-Security-Policy",
-                       "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
-                       "frame-ancestors 'none'"}}};
+                       "default-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"}}};
 }
 
 HttpReply Api::models() const {

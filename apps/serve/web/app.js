@@ -29,6 +29,7 @@ function hideError() {
 
 function reportError(e) {
   if (e.name === 'AbortError') return;
+  if (e instanceof ApiError && e.status >= 400) setOnline(true);  // it answered
   if (e instanceof ApiError && e.status === 401) showError('This server needs an API key.', e.message, true);
   else if (e instanceof ApiError && e.status === 0) { setOnline(false); showError('Server unreachable.', e.message); }
   else if (e instanceof ApiError) showError(`Request rejected (${e.status}).`, e.message);

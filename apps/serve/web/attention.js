@@ -61,8 +61,16 @@ export class AttentionView {
     $('layer').addEventListener('change', e => { this.layer = Number(e.target.value); this.load(); });
     for (const b of document.querySelectorAll('[data-mode]'))
       b.addEventListener('click', () => this.setMode(b.dataset.mode));
-    this.canvas.addEventListener('mousemove', e => this.pointer(e));
-    this.canvas.addEventListener('mouseleave', () => { this.hover = null; $('attention-tip').hidden = true; this.draw(); this.strip(); });
+    // Pointer events: a mouse hovers; a finger taps (and the cell stays shown after it lifts).
+    this.canvas.addEventListener('pointermove', e => this.pointer(e));
+    this.canvas.addEventListener('pointerdown', e => this.pointer(e));
+    this.canvas.addEventListener('pointerleave', e => {
+      if (e.pointerType !== 'mouse') return;
+      this.hover = null;
+      $('attention-tip').hidden = true;
+      this.draw();
+      this.strip();
+    });
     this.canvas.addEventListener('click', e => this.click(e));
     new ResizeObserver(() => this.draw()).observe($('attention-wrap'));
   }
@@ -255,8 +263,10 @@ export class AttentionView {
         s.className = 'tok';
         s.textContent = text;
         s.dataset.i = `${i}`;
-        s.addEventListener('mouseenter', () => { this.hover = { q: i }; this.draw(); this.strip(); });
-        s.addEventListener('mouseleave', () => { this.hover = null; this.draw(); this.strip(); });
+        s.addEventListener('pointerenter', () => { this.hover = { q: i }; this.draw(); this.strip(); });
+        s.addEventListener('pointerleave', e => {
+          if (e.pointerType === 'mouse') { this.hover = null; this.draw(); this.strip(); }
+        });
         return s;
       }));
     }

@@ -17,7 +17,7 @@ export async function loadInfo() {
   }
   const models = await getJson('/v1/models');
   const m = (models.data && models.data[0]) || {};
-  return { name: m.id, n_ctx: m.meta && m.meta.n_ctx, partial: true };
+  return { name: m.id, n_ctx: m.meta && m.meta.n_ctx, kv: {}, partial: true };
 }
 
 function pick(o, ...keys) {
@@ -115,6 +115,7 @@ function showKv(info) {
   const note = document.getElementById('kv-note');
   const table = document.getElementById('kv-table');
   const sub = document.getElementById('kv-sub');
+  info.kv = info.kv || {};
   const rows = KINDS.filter(k => info.kv[k] !== undefined);
   if (!rows.length) {
     note.textContent = info.kv.model !== undefined
