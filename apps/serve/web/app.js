@@ -188,6 +188,7 @@ async function send(text) {
   if (!reply && finish !== 'stopped') bubble.textContent = finish === 'error' ? '(no reply)' : '(empty reply)';
   if (reply) {
     state.messages.push({ role: 'assistant', content: reply });
+    for (const b of $('messages').querySelectorAll('.meta button')) b.remove();  // it shows the last exchange
     const look = document.createElement('button');
     look.type = 'button';
     look.textContent = 'see attention';

@@ -144,6 +144,14 @@ export function cellAt(L, x, y) {
   return { q, k };
 }
 
+// The text, cut with an ellipsis to fit `width` pixels in the context's font.
+function fitText(g, text, width) {
+  if (g.measureText(text).width <= width) return text;
+  let n = text.length;
+  while (n > 1 && g.measureText(`${text.slice(0, n)}…`).width > width) n--;
+  return `${text.slice(0, n)}…`;
+}
+
 // All heads of a layer as small multiples; returns the tiles (for hit tests).
 export function drawAll(canvas, heads, titles, selected) {
   const { g, w, h } = fit(canvas);
@@ -166,7 +174,7 @@ export function drawAll(canvas, heads, titles, selected) {
     const y = Math.floor(i / cols) * (size + 36) + 20;
     g.fillStyle = i === selected ? '#4f46e5' : dark() ? '#e8eaf3' : '#161a2b';
     g.textAlign = 'left';
-    g.fillText(titles[i], x, y - 4);
+    g.fillText(fitText(g, titles[i], size), x, y - 4);
     g.drawImage(image(heads[i]), x, y, size, size);
     if (i === selected) {
       g.strokeStyle = '#6366f1';
