@@ -21,38 +21,34 @@ export async function loadInfo() {
 }
 
 function pick(o, ...keys) {
-  for (const k of keys) if (o && o[k] !== undefined && o[k] !== null) return o[k];
+  for (const k of keys) if (o && o[k] !== undefined && o[k] !== null && o[k] !== '') return o[k];
   return undefined;
 }
 
+// GET /v1/info's fields (apps/serve/api_attention.cpp) into the page's names.
 export function readInfo(j) {
-  const model = pick(j, 'model') && typeof j.model === 'object' ? j.model : j;
-  const dev = pick(j, 'device');
   const info = {
-    name: pick(model, 'name', 'id') ?? pick(j, 'model', 'id'),
-    architecture: pick(model, 'architecture', 'arch'),
-    attention: pick(model, 'attention_kind', 'attention'),
-    n_layer: pick(model, 'n_layer', 'n_layers'),
-    n_head: pick(model, 'n_head', 'n_heads'),
-    n_head_kv: pick(model, 'n_head_kv', 'n_kv_heads'),
-    head_dim: pick(model, 'head_dim', 'n_embd_head_k', 'head_dim_k'),
-    device: typeof dev === 'object' && dev ? dev.name : dev,
-    n_ctx: pick(j, 'n_ctx', 'context_size', 'context', 'ctx') ?? pick(model, 'n_ctx', 'context_length'),
+    id: pick(j, 'model', 'id'),
+    name: pick(j, 'name') ?? pick(j, 'model', 'id'),
+    architecture: pick(j, 'architecture', 'arch'),
+    attention: pick(j, 'attention', 'attention_kind'),
+    n_layer: pick(j, 'n_layer', 'n_layers'),
+    n_head: pick(j, 'n_head', 'n_heads'),
+    n_head_kv: pick(j, 'n_head_kv', 'n_kv_heads'),
+    head_dim: pick(j, 'head_dim'),
+    device: pick(j, 'device'),
+    n_ctx: pick(j, 'n_ctx'),
+    kv_type: pick(j, 'kv_type'),
+    max_tokens: pick(j, 'attention_max_tokens'),
+    dims: pick(j, 'kv_by_kind_dims') || {},
     kv: {},
   };
-  if (typeof info.attention === 'object' && info.attention) info.attention = pick(info.attention, 'kind', 'name');
-  const kv = pick(j, 'kv_bytes_per_token', 'kv_cache', 'kv');
-  if (typeof kv === 'number') info.kv.model = kv;
-  else if (kv && typeof kv === 'object') {
-    for (const [k, v] of Object.entries(kv)) {
-      const key = k.toUpperCase();
-      const n = typeof v === 'object' && v ? pick(v, 'bytes_per_token', 'bytes') : v;
-      if (KINDS.includes(key)) info.kv[key] = n;
-      else if (['MODEL', 'THIS', 'ACTUAL', 'USED'].includes(key)) info.kv.model = n;
-    }
-  }
-  if (info.kv.model === undefined && info.attention && info.kv[info.attention] !== undefined)
-    info.kv.model = info.kv[info.attention];
+  if (typeof info.device === 'object') info.device = info.device.name;
+  const own = pick(j, 'kv_bytes_per_token');
+  if (typeof own === 'number') info.kv.model = own;
+  const kinds = pick(j, 'kv_bytes_per_token_by_kind') || (typeof own === 'object' ? own : {});
+  for (const [k, v] of Object.entries(kinds)) if (KINDS.includes(k.toUpperCase())) info.kv[k.toUpperCase()] = v;
+  if (info.kv.model === undefined && info.attention) info.kv.model = info.kv[info.attention];
   return info;
 }
 
@@ -89,12 +85,14 @@ export function showInfo(info) {
 function showFacts(info) {
   const rows = [
     ['Name', info.name],
+    ['File', info.id !== info.name ? info.id : undefined],
     ['Architecture', info.architecture],
     ['Attention', info.attention],
     ['Layers', info.n_layer],
     ['Heads', info.n_head && (info.n_head_kv ? `${info.n_head} query, ${info.n_head_kv} KV` : info.n_head)],
     ['Head size', info.head_dim],
-    ['Context', info.n_ctx && `${info.n_ctx} tokens`],
+    ['Context', info.n_ctx && `${info.n_ctx} tokens per slot`],
+    ['KV cache', info.kv.model !== undefined ? `${bytes(info.kv.model)} per token${info.kv_type ? ` (${info.kv_type})` : ''}` : undefined],
     ['Device', info.device],
   ];
   const dl = document.getElementById('facts');
@@ -129,7 +127,11 @@ function showKv(info) {
   if (info.n_head) dims.push(`${info.n_head} heads`);
   if (info.head_dim) dims.push(`d ${info.head_dim}`);
   sub.textContent = dims.join(' · ');
-  note.textContent = 'What one sequence\u2019s cache would take with each attention kind at these dimensions.';
+  const d = info.dims || {};
+  const how = [];
+  if (d.gqa_n_head_kv) how.push(`GQA with ${d.gqa_n_head_kv} KV heads`);
+  if (d.mla_kv_lora_rank) how.push(`MLA with a ${d.mla_kv_lora_rank} + ${d.mla_rope_dim} latent row`);
+  note.textContent = `One sequence\u2019s cache with each attention kind at these dimensions${how.length ? ` (${how.join(', ')})` : ''}${info.kv_type ? `, ${info.kv_type}` : ''}.`;
   const max = Math.max(...rows.map(k => info.kv[k]));
   const min = Math.min(...rows.map(k => info.kv[k]));
   const body = document.getElementById('kv-body');
