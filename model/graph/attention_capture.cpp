@@ -15,6 +15,14 @@
 
 namespace vkllm {
 
+namespace {
+
+// The result is (heads, n, n) floats on the host: a bound, so a long context cannot ask for tens
+// of GiB by accident (4 heads x 8192 tokens, or 32 heads x 2896).
+constexpr uint64_t kMaxProbabilityBytes = 1ull << 30;
+
+}  // namespace
+
 void Transformer::capture_probs(Stream& s, const ops::AttentionShape& shape, BufferView q, uint32_t l) {
   if (!capture_ || capture_->layer != l) return;
   ops::attention_probs(s, shape, q, cache_.k(l), step_.view(0, sizeof(push::StepParams)), capture_->out,
@@ -47,6 +55,10 @@ std::vector<float> Transformer::attention_probabilities(std::span<const int32_t>
   ENSURE(layer < c_.n_layers, fmt::format("layer {} does not exist: the model has {} layers (0 to {})", layer,
                                           c_.n_layers, c_.n_layers - 1));
   ENSURE(n <= cache_.n_ctx(), fmt::format("{} tokens do not fit the context of {} tokens", n, cache_.n_ctx()));
+  ENSURE(H * n * n * 4 <= kMaxProbabilityBytes,
+         fmt::format("attention probabilities of {} tokens: {} heads x {} x {} floats are {} MiB, more than {} MiB; "
+                     "use fewer tokens",
+                     n, H, n, n, (H * n * n * 4) >> 20, kMaxProbabilityBytes >> 20));
   // Queries per chunk: a prefill chunk, fewer when their rows of n keys would not fit one binding.
   uint64_t row_bytes = H * n * 4;
   ENSURE(row_bytes <= ctx_.caps().max_storage_buffer_range,
