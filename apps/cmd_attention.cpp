@@ -67,7 +67,7 @@ void attention(const AttentionOptions& o) {
   LoadedModel m = load_model(std::move(plan), o.model);
   std::vector<float> probs = m.engine->attention_probabilities(ids, o.layer);
   AttentionMap map = attention_map(m.engine->tokenizer(), ids, o.layer, std::move(probs));
-  if (o.json) return print_json(to_json(map), -1);
+  if (o.json) return write_stdout(to_json(map).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   write_stdout(text_view(map, name));
 }
 

@@ -34,8 +34,8 @@ void write_stdout(std::string_view text) {
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) write_failed();
 }
 
-void print_json(const nlohmann::json& j, int indent) {
-  write_stdout(j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+void print_json(const nlohmann::json& j) {
+  write_stdout(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 void finish_stdout() {

@@ -9,8 +9,8 @@ namespace vkllm::cli {
 
 // Writes to stdout, flushed; throws Error "cannot write to standard output: ..." on failure.
 void write_stdout(std::string_view text);
-// One JSON document and a newline; invalid UTF-8 in strings becomes U+FFFD. indent -1: one line.
-void print_json(const nlohmann::json& j, int indent = 2);
+// One JSON document and a newline; invalid UTF-8 in strings becomes U+FFFD.
+void print_json(const nlohmann::json& j);
 // main's last step: flushes stdout and throws Error if anything written to it was lost.
 void finish_stdout();
 

@@ -19,13 +19,14 @@ AttentionMap attention_map(const Tokenizer& tokenizer, std::span<const int32_t> 
   return m;
 }
 
-nlohmann::json to_json(const AttentionMap& m) {
+nlohmann::ordered_json to_json(const AttentionMap& m) {
   size_t n = m.size();
-  nlohmann::json heads = nlohmann::json::array();
+  using json = nlohmann::ordered_json;
+  json heads = json::array();
   for (uint32_t h = 0; h < m.heads; ++h) {
-    nlohmann::json rows = nlohmann::json::array();
+    json rows = json::array();
     for (size_t q = 0; q < n; ++q) {
-      nlohmann::json row = nlohmann::json::array();
+      json row = json::array();
       for (size_t k = 0; k < n; ++k) {
         double p = std::round(double(m.at(h, q, k)) * 1e6) / 1e6;
         if (p == 0)

@@ -29,7 +29,7 @@ AttentionMap attention_map(const Tokenizer& tokenizer, std::span<const int32_t> 
 // {"layer": L, "tokens": [ids], "pieces": [text], "heads": [head][query][key]}. Probabilities are
 // rounded to 6 decimals and exact zeros (keys after the query) written as 0, which keeps a
 // 512-token map of many heads a few MB.
-nlohmann::json to_json(const AttentionMap& map);
+nlohmann::ordered_json to_json(const AttentionMap& map);
 
 // The `top` largest keys of (head, query), largest first (ties: the earlier key).
 std::vector<size_t> top_keys(const AttentionMap& map, uint32_t head, size_t query, size_t top);
