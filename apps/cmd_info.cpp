@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "arch/file_type.h"
+#include "arch/kv_comparison.h"
 #include "arch/model_config.h"
 #include "commands.h"
 #include "error.h"
@@ -205,6 +206,13 @@ std::string model_text(const Info& i) {
       fmt::format("kv cache    {} bytes per token in {} ({}); {} at run's {}; {} at the full {}\n", per_token,
                   vkllm::info(i.kv_type).name, human_bytes(double(per_token)), human_bytes(double(per_token) * i.n_ctx),
                   count(i.n_ctx, "token"), human_bytes(double(per_token) * c.seq_len), count(c.seq_len, "token"));
+  std::vector<std::string> kinds;
+  for (const KvKindCost& k : kv_costs_by_kind(c, i.kv_type))
+    kinds.push_back(fmt::format("{} {}{}", to_string(k.kind), human_bytes(double(k.bytes_per_token)),
+                                k.kind == AttentionKind::GQA   ? fmt::format(" ({} KV heads)", k.kv_heads)
+                                : k.kind == AttentionKind::MLA ? fmt::format(" (latent {} + rope {})", k.latent, k.rope)
+                                                               : ""));
+  out += fmt::format("kv by kind  per token at these dims: {}\n", fmt::join(kinds, ", "));
   double slot = double(per_token) * i.n_ctx;
   out += fmt::format("serve       --parallel {} slots x --ctx {} tokens: KV cache {} ({} per slot)\n", i.parallel,
                      i.n_ctx, human_bytes(slot * i.parallel), human_bytes(slot));
@@ -226,6 +234,21 @@ void print_text(const Info& i) {
   out += tokenizer_text(i);
   for (const std::string& p : i.problems) out += fmt::format("warning: not supported by vkllm: {}\n", p);
   write_stdout(out);
+}
+
+// "kv_bytes_per_token_by_kind": {"mha", "gqa", "mqa", "mla"} and "kv_by_kind_dims":
+// {"gqa_n_head_kv", "mla_kv_lora_rank", "mla_rope_dim"} (GET /v1/info reports the same).
+void add_kv_by_kind(nlohmann::json& j, const ModelConfig& c, DType kv) {
+  nlohmann::json bytes, dims;
+  for (const KvKindCost& k : kv_costs_by_kind(c, kv)) {
+    std::string name(to_string(k.kind));
+    std::transform(name.begin(), name.end(), name.begin(), [](char ch) { return char(std::tolower(ch)); });
+    bytes[name] = k.bytes_per_token;
+    if (k.kind == AttentionKind::GQA) dims["gqa_n_head_kv"] = k.kv_heads;
+    if (k.kind == AttentionKind::MLA) dims["mla_kv_lora_rank"] = k.latent, dims["mla_rope_dim"] = k.rope;
+  }
+  j["kv_bytes_per_token_by_kind"] = bytes;
+  j["kv_by_kind_dims"] = dims;
 }
 
 nlohmann::json model_json(const Info& i) {
@@ -263,6 +286,7 @@ nlohmann::json model_json(const Info& i) {
         {"bytes", c.kv_bytes_per_token(i.kv_type) * i.n_ctx * i.parallel}}},
       {"tied_embeddings", c.tied_embeddings},
   };
+  add_kv_by_kind(j, c, i.kv_type);
   const DeviceMemory& d = i.device;
   j["memory"] = {{"weights", i.memory.weights},
                  {"kv_cache", i.memory.kv_cache},

@@ -75,7 +75,11 @@ void serve(const ServeOptions& o) {
     std::fprintf(stderr, "vkllm serve: warning: %s; /v1/chat/completions is unavailable\n", e.what());
   }
   Scheduler scheduler(*m.engine, {.max_queue = o.max_queue});
-  serve::Api api(scheduler, {.model_id = model_id(o.model), .api_key = o.api_key, .chat_template = chat});
+  serve::Api api(scheduler, {.model_id = model_id(o.model),
+                             .api_key = o.api_key,
+                             .chat_template = chat,
+                             .device = m.ctx->caps().name,
+                             .kv_type = m.engine->kv_cache().type()});
   serve::HttpServer server(
       api, {.host = o.host, .port = o.port, .timeout_seconds = o.timeout, .threads = o.parallel + o.max_queue + 8});
   int port = server.bind();

@@ -15,41 +15,6 @@ namespace vkllm::cli {
 
 namespace {
 
-bool valid_utf8(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    auto c = static_cast<unsigned char>(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return false;
-    for (size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
-    i += n;
-  }
-  return true;
-}
-
-// A piece on one line: control characters and, in a partial UTF-8 character, every high byte
-// are written as escapes.
-std::string escape_piece(std::string_view p) {
-  bool utf8 = valid_utf8(p);
-  std::string out;
-  for (char ch : p) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '\n')
-      out += "\\n";
-    else if (c == '\t')
-      out += "\\t";
-    else if (c == '\r')
-      out += "\\r";
-    else if (c == '\\')
-      out += "\\\\";
-    else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8))
-      out += fmt::format("\\x{:02x}", c);
-    else
-      out += ch;
-  }
-  return out;
-}
-
 struct TokenizeOptions {
   ModelOptions model;
   PromptOptions text;

@@ -14,6 +14,9 @@ void print_json(const nlohmann::json& j);
 // main's last step: flushes stdout and throws Error if anything written to it was lost.
 void finish_stdout();
 
+// A token's piece on one line: \n, \t, \r, \\ and other control characters (and, in a partial
+// UTF-8 character, every high byte) written as escapes.
+std::string escape_piece(std::string_view piece);
 // "1 token", "2 tokens".
 std::string count(uint64_t n, std::string_view singular, std::string_view plural = {});
 // "12.5 MiB".

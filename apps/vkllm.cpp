@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   vkllm::cli::add_tokenize_commands(app);
   vkllm::cli::add_run_command(app);
   vkllm::cli::add_logits_command(app);
+  vkllm::cli::add_attention_command(app);
   vkllm::cli::add_bench_command(app);
   vkllm::cli::add_perplexity_command(app);
   vkllm::cli::add_chat_command(app);

@@ -263,4 +263,79 @@ void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, Buffe
              {.reads = {step, sv, v}, .writes = {o}}, push, grid(ceil_div(uint64_t(sh.n_q) * sh.n_heads * sh.dv, wg)));
 }
 
+// --- probabilities (the capture)
+
+uint64_t attention_probs_bytes(const AttentionShape& shape, uint32_t n_keys) {
+  return uint64_t(shape.n_heads) * shape.n_q * n_keys * sizeof(float);
+}
+
+namespace {
+
+const spirv::Shader& probs_shader(DType kv) {
+  switch (kv) {
+    case DType::F32:
+      return spirv::attention_probs_f32;
+    case DType::Q8_0:
+      return spirv::attention_probs_q8_0;
+    case DType::Q4_0:
+      return spirv::attention_probs_q4_0;
+    default:
+      return spirv::attention_probs_f16;
+  }
+}
+
+// Loop iterations one invocation of attention_probs.glsl runs, an upper bound (entering a loop
+// counts as one): the query load, the three passes over its keys (the first with a dot product
+// of dk / 2 pairs per key) and the reductions.
+uint64_t probs_loop_iterations(uint32_t wg, uint32_t dk, uint32_t n_keys) {
+  uint64_t keys = ceil_div(n_keys, wg), pairs = dk / 2;
+  return ceil_div(pairs, wg) + 1 + keys * (pairs + 1) + 1 + 2 * (keys + 1) + 4 * (std::bit_width(wg) + 1);
+}
+
+}  // namespace
+
+void attention_probs(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView step,
+                     BufferView out, uint32_t n_keys) {
+  const Context& ctx = s.context();
+  AttentionShape sh = resolved(shape);
+  check_shape(sh);
+  check_kv_type(sh);
+  check_kv_layout(sh);
+  ENSURE(sh.seqs == 1, "attention probabilities: one sequence per call");
+  ENSURE(n_keys >= 1, "attention probabilities: at least one key per row");
+  uint64_t need = attention_probs_bytes(sh, n_keys);
+  ENSURE(need <= ctx.caps().max_storage_buffer_range,
+         fmt::format("attention probabilities: {} heads x {} queries x {} keys need {} MiB, more than one storage "
+                     "buffer binding of this device ({} MiB)",
+                     sh.n_heads, sh.n_q, n_keys, need >> 20, ctx.caps().max_storage_buffer_range >> 20));
+  check_view(q, 4 * elements_spanned(1, 0, sh.n_q, sh.q_row_stride, sh.n_heads * sh.dk), "Q");
+  uint64_t k_elems = elements_spanned(sh.n_kv_heads, sh.k_head_stride, sh.kv_slots * sh.max_kv, sh.k_row_stride, sh.dk);
+  check_view(k, row_bytes(sh.kv_type, k_elems), "K");
+  check_view(step, sizeof(push::StepParams), "step");
+  check_view(out, need, "probabilities");
+  // A longer row gets a wider workgroup where the device cuts long loops short (lavapipe).
+  uint32_t wg = ctx.profile().wg_size;
+  if (uint32_t limit = ctx.caps().loop_iteration_limit) {
+    while (probs_loop_iterations(wg, sh.dk, n_keys) > limit / 2 && wg * 2 <= ctx.caps().max_workgroup_invocations)
+      wg *= 2;
+    ENSURE(probs_loop_iterations(wg, sh.dk, n_keys) <= limit / 2,
+           fmt::format("attention probabilities: rows of {} keys are too long for this device's loop limit", n_keys));
+  }
+  push::AttentionProbsPush push{.n_q = sh.n_q,
+                                .n_heads = sh.n_heads,
+                                .n_kv_heads = sh.n_kv_heads,
+                                .dk = sh.dk,
+                                .q_row_stride = sh.q_row_stride,
+                                .k_head_stride = sh.k_head_stride,
+                                .k_row_stride = sh.k_row_stride,
+                                .max_kv = sh.max_kv,
+                                .scale_log2 = sh.scale * kLog2e,
+                                .causal = sh.causal ? 1u : 0u,
+                                .window = sh.window,
+                                .n_keys = n_keys};
+  s.dispatch(probs_shader(sh.kv_type), {wg, ctx.profile().subgroup_ops, sh.dk},
+             {.reads = {q, k, step}, .writes = {BufferView{out.buffer, out.offset, need}}}, push,
+             grid(uint64_t(sh.n_heads) * sh.n_q));
+}
+
 }  // namespace vkllm::ops

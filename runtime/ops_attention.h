@@ -1,5 +1,6 @@
 // Attention: flash attention (tiled online softmax in shared memory, prefill and split-K decode)
-// for MHA, GQA, MQA and MLA, and the naive baseline that writes the score matrix to memory.
+// for MHA, GQA, MQA and MLA, the naive baseline that writes the score matrix to memory, and the
+// probabilities of one sequence written out on request (the attention capture).
 // See ops.h for the conventions; the math and the recurrence are in shaders/flash_attn.glsl.
 #pragma once
 #include "buffer.h"
@@ -82,5 +83,17 @@ uint64_t attention_naive_scratch_bytes(const AttentionShape& shape);
 // one storage buffer binding of this device.
 void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
                      BufferView o, BufferView scores);
+
+// Bytes of attention_probs' output: n_heads * n_q * n_keys f32.
+uint64_t attention_probs_bytes(const AttentionShape& shape, uint32_t n_keys);
+
+// The softmax probabilities attention() weights V with, written out (for visualisation), from
+// the same Q, K, scale and masks as attention() with this shape; any KV type; one sequence
+// (seqs == 1, its StepParams in step). out: (n_heads, n_q, n_keys) f32, element (h, r, t) at
+// (h * n_q + r) * n_keys + t; keys masked or at or past the step's n_kv give 0, keys past
+// n_keys are not reported. Throws when out does not fit one binding, or (on a device with a
+// loop iteration limit) when a row is too long for one workgroup's loops.
+void attention_probs(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView step,
+                     BufferView out, uint32_t n_keys);
 
 }  // namespace vkllm::ops

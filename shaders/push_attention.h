@@ -38,3 +38,22 @@ struct AttentionMergePush {
   uint o_row_stride;
   uint n_splits;
 };
+
+// Attention probabilities of one sequence (the capture for `vkllm attention`): the softmax of
+// each (query head, query token) row over the keys, as the forward's attention computes them.
+// Q, K, the masks and the scale are those of AttentionPush (the same layouts); row (h, r) of the
+// output is element (h * n_q + r) * n_keys + t for key t, 0 where t is masked or past n_kv.
+struct AttentionProbsPush {
+  uint n_q;         // query tokens (the step's one sequence: StepParams entry 0)
+  uint n_heads;     // query heads
+  uint n_kv_heads;  // divides n_heads
+  uint dk;          // Q/K head dim
+  uint q_row_stride;
+  uint k_head_stride;
+  uint k_row_stride;
+  uint max_kv;       // keys one KV-cache slot holds (K rows of slot z start at z * max_kv)
+  float scale_log2;  // softmax scale * log2(e)
+  uint causal;
+  uint window;
+  uint n_keys;  // output row length (keys reported per query; at least the step's n_kv)
+};

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "arch/architecture.h"
+#include "arch/kv_comparison.h"
 #include "arch/model_config.h"
 #include "arch/tensors.h"
 #include "catch.h"
@@ -146,6 +147,30 @@ TEST_CASE("config of real model shapes gives known KV bytes and parameter counts
   CHECK(fixture_config(cases[0].spec).kv_bytes_per_token(DType::Q8_0) == 32 * 32 * 2 * (128 / 32 * 34));
   CHECK(fixture_config(v2_lite_dense()).kv_bytes_per_token(DType::F32) == 27 * 576 * 4);
   CHECK(fixture_config(v2_lite_dense()).kv_bytes_per_token(DType::Q8_0) == 27 * (576 / 32 * 34));
+}
+
+TEST_CASE("KV bytes per token of every attention kind at a model's dimensions", "[config]") {
+  auto bytes = [](const ModelConfig& c, DType t = DType::F16) {
+    std::vector<uint64_t> out;
+    for (const KvKindCost& k : kv_costs_by_kind(c, t)) out.push_back(k.bytes_per_token);
+    return out;
+  };
+  // Llama-2-7B (MHA, 32 heads of 128): GQA with 8 KV heads, MLA with DeepSeek-V2's 512 + 64.
+  ModelConfig llama = fixture_config(real_shape(4096, 32, 32, 32, 11008, 32000));
+  CHECK(bytes(llama) == std::vector<uint64_t>{524288, 131072, 16384, 32 * 576 * 2});
+  CHECK(kv_costs_by_kind(llama, DType::F16)[1].kv_heads == 8);
+  CHECK(kv_costs_by_kind(llama, DType::F16)[0].bytes_per_token == llama.kv_bytes_per_token());
+  // A GQA model keeps its own KV heads, an MLA model its own latent; each kind's own row is exact.
+  ModelConfig tiny = fixture_config(real_shape(2048, 22, 32, 4, 5632, 32000));
+  CHECK(bytes(tiny)[1] == tiny.kv_bytes_per_token());
+  ModelConfig v2 = fixture_config(v2_lite_dense());
+  CHECK(bytes(v2)[3] == v2.kv_bytes_per_token());
+  CHECK(bytes(v2)[0] == 27ull * 16 * (192 + 128) * 2);  // MHA at the decompressed head dims
+  CHECK(bytes(v2, DType::Q8_0)[3] == v2.kv_bytes_per_token(DType::Q8_0));
+  // Few heads: 4 give GQA 2; 2 have no group, so GQA is MQA; MLA rows count whole blocks.
+  CHECK(kv_costs_by_kind(fixture_config(small("llama", 4, 4)), DType::F16)[1].kv_heads == 2);
+  CHECK(kv_costs_by_kind(fixture_config(small("llama", 2, 2)), DType::F16)[1].kv_heads == 1);
+  CHECK(bytes(fixture_config(small("llama", 4, 4)), DType::Q8_0)[3] == 2 * 3 * 34);  // 64 + 8 values
 }
 
 TEST_CASE("config survives write_config and from_gguf unchanged", "[config]") {

@@ -8,6 +8,7 @@
 #include "catch.h"
 #include "fixture/fixture.h"
 #include "gguf/reader.h"
+#include "recording_generator.h"
 #include "serve/api.h"
 #include "text/chat_template.h"
 
@@ -15,39 +16,16 @@ using namespace vkllm;
 
 namespace {
 
-// Records each prompt and answers "ok" at once.
-class RecordingGenerator : public Generator {
- public:
-  explicit RecordingGenerator(Tokenizer t) : tok_(std::move(t)) {}
-  std::shared_ptr<GenerationHandle> submit(GenerationRequest r) override {
-    prompt = r.prompt;
-    auto h = std::make_shared<GenerationHandle>();
-    h->push({.text = "ok",
-             .tokens = 1,
-             .done = true,
-             .finish = RequestFinish::Stop,
-             .usage = {.prompt_tokens = uint32_t(r.prompt.size()), .completion_tokens = 1}});
-    return h;
-  }
-  const Tokenizer& tokenizer() const override { return tok_; }
-  uint32_t n_ctx() const override { return 256; }
-  SchedulerStats stats() const override { return {.slots = 1}; }
-  std::vector<int32_t> prompt;
-
- private:
-  Tokenizer tok_;
-};
-
 struct ChatServer {
   std::vector<std::byte> bytes;
   std::unique_ptr<GgufFile> file;
-  std::unique_ptr<RecordingGenerator> gen;
+  std::unique_ptr<test::RecordingGenerator> gen;
   std::unique_ptr<serve::Api> api;
   // chat: the fixture's template family ("" none: ChatML); source: a template of the test's own.
   ChatServer(const std::string& chat, const std::string& tokenizer, const std::string& source = "") {
     bytes = make_fixture_model({.vocab_size = 512, .tokenizer = tokenizer, .chat = chat});
     file = std::make_unique<GgufFile>(GgufFile::parse(bytes, "chat fixture"));
-    gen = std::make_unique<RecordingGenerator>(Tokenizer::from_gguf(*file));
+    gen = std::make_unique<test::RecordingGenerator>(Tokenizer::from_gguf(*file), ModelConfig::from_gguf(*file));
     auto t = std::make_shared<const ChatTemplate>(source.empty() ? ChatTemplate::from_gguf(*file)
                                                                  : ChatTemplate::parse(source));
     api = std::make_unique<serve::Api>(*gen, serve::ApiOptions{.model_id = "fixture", .chat_template = t});

@@ -75,6 +75,8 @@ HttpReply Api::route(const HttpRequest& r, const ClientAlive& alive) const {
       {"POST", "/v1/chat/completions", [&] { return completions(r, true, alive); }},
       {"POST", "/tokenize", [&] { return tokenize(r); }},
       {"POST", "/detokenize", [&] { return detokenize(r); }},
+      {"POST", "/v1/attention", [&] { return attention(r); }},
+      {"GET", "/v1/info", [&] { return info(); }},
   };
   bool path_known = false;
   for (const Route& route : routes) {

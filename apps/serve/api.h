@@ -3,6 +3,8 @@
 // code. Any request gives a response; errors are OpenAI-shaped JSON.
 //   POST /v1/chat/completions, POST /v1/completions   generation (streamed as server-sent events)
 //   GET /v1/models, GET /health, GET /metrics (Prometheus), POST /tokenize, POST /detokenize
+//   POST /v1/attention (one layer's attention probabilities), GET /v1/info (the model and its
+//   KV-cache cost beside the other attention kinds) for the demo page (api_attention.cpp)
 //   GET / and GET /<file>: the demo page (web_assets.h), open like /health: it holds no data
 #pragma once
 #include <functional>
@@ -12,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "dtype.h"
 #include "engine/sequence.h"
 
 namespace vkllm {
@@ -45,7 +48,12 @@ struct ApiOptions {
   std::string model_id;  // what /v1/models lists and responses name
   std::string api_key;   // non-empty: every route but /health needs "Authorization: Bearer <key>"
   std::shared_ptr<const ChatTemplate> chat_template;  // null: /v1/chat/completions is unavailable
+  std::string device;                                 // the GPU's name, for /v1/info
+  DType kv_type = DType::F16;                         // the KV cache's storage, for /v1/info
 };
+
+// The longest sequence POST /v1/attention takes: a map the page can draw (and a few MB of JSON).
+inline constexpr uint32_t kMaxAttentionTokens = 512;
 
 class Api {
  public:
@@ -62,6 +70,8 @@ class Api {
   HttpReply metrics() const;
   HttpReply tokenize(const HttpRequest& request) const;
   HttpReply detokenize(const HttpRequest& request) const;
+  HttpReply attention(const HttpRequest& request) const;
+  HttpReply info() const;
   static HttpReply page_file(const HttpRequest& request);
   std::vector<int32_t> prompt_tokens(const CompletionParams& p) const;
   bool authorized(const HttpRequest& request) const;

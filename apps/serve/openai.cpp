@@ -91,19 +91,37 @@ json parse_messages(const json& body) {
   return out;
 }
 
+// Token ids of a non-empty array; `what` words the error.
+std::vector<int32_t> token_ids(const json& a, uint32_t vocab, const std::string& what) {
+  std::vector<int32_t> ids;
+  for (const json& t : a) {
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= int64_t(vocab))
+      throw bad_request(fmt::format("{} in 0..{}", what, vocab - 1));
+    ids.push_back(int32_t(t.get<int64_t>()));
+  }
+  return ids;
+}
+
 std::variant<std::string, std::vector<int32_t>> parse_prompt(const json& body, uint32_t vocab) {
   const json* p = field(body, "prompt");
   if (!p) throw bad_request("'prompt' is required");
   if (p->is_string()) return p->get<std::string>();
   if (p->is_array() && p->size() == 1 && (*p)[0].is_string()) return (*p)[0].get<std::string>();
   if (!p->is_array() || p->empty()) throw bad_request("'prompt' must be a string or an array of token ids");
-  std::vector<int32_t> ids;
-  for (const json& t : *p) {
-    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= int64_t(vocab))
-      throw bad_request(fmt::format("'prompt' must be one string or token ids in 0..{}", vocab - 1));
-    ids.push_back(int32_t(t.get<int64_t>()));
+  return token_ids(*p, vocab, "'prompt' must be one string or token ids");
+}
+
+// Chat requests: the messages, tools and chat_template_kwargs the template sees.
+void parse_chat(const json& body, CompletionParams& p) {
+  p.messages = parse_messages(body);
+  if (const json* t = field(body, "tools")) {
+    if (!t->is_array()) throw bad_request("'tools' must be an array");
+    p.tools = *t;
   }
-  return ids;
+  if (const json* k = field(body, "chat_template_kwargs")) {
+    if (!k->is_object()) throw bad_request("'chat_template_kwargs' must be an object");
+    p.extra = *k;
+  }
 }
 
 std::vector<std::string> parse_stop(const json& body) {
@@ -209,15 +227,7 @@ CompletionParams parse_completion(const json& body, bool chat, uint32_t vocab) {
   if (const json* m = field(body, "model"); m && !m->is_string()) throw bad_request("'model' must be a string");
   refuse_unsupported(body, chat);
   if (chat) {
-    p.messages = parse_messages(body);
-    if (const json* t = field(body, "tools")) {
-      if (!t->is_array()) throw bad_request("'tools' must be an array");
-      p.tools = *t;
-    }
-    if (const json* k = field(body, "chat_template_kwargs")) {
-      if (!k->is_object()) throw bad_request("'chat_template_kwargs' must be an object");
-      p.extra = *k;
-    }
+    parse_chat(body, p);
   } else {
     p.prompt = parse_prompt(body, vocab);
   }
@@ -234,6 +244,28 @@ CompletionParams parse_completion(const json& body, bool chat, uint32_t vocab) {
     p.include_usage = boolean(*so, "include_usage", false);
   }
   return p;
+}
+
+AttentionParams parse_attention(const json& body, uint32_t vocab, uint32_t n_layers) {
+  AttentionParams a;
+  const json *messages = field(body, "messages"), *prompt = field(body, "prompt"), *tokens = field(body, "tokens");
+  if (!!messages + !!prompt + !!tokens != 1) throw bad_request("give exactly one of 'messages', 'prompt' or 'tokens'");
+  if (messages) {
+    a.input.chat = true;
+    parse_chat(body, a.input);
+  } else if (prompt) {
+    a.input.prompt = parse_prompt(body, vocab);
+  } else {
+    if (!tokens->is_array() || tokens->empty()) throw bad_request("'tokens' must be a non-empty array of token ids");
+    a.input.prompt = token_ids(*tokens, vocab, "'tokens' must be token ids");
+  }
+  if (!field(body, "layer")) throw bad_request("'layer' is required");
+  int64_t layer = *integer(body, "layer", INT64_MIN, INT64_MAX);
+  if (layer < 0 || layer >= int64_t(n_layers))
+    throw bad_request(fmt::format("layer {} does not exist: the model has {} layers (0 to {})", layer, n_layers,
+                                  int64_t(n_layers) - 1));
+  a.layer = uint32_t(layer);
+  return a;
 }
 
 ResponseHeader new_response_header(bool chat, const std::string& model) {

@@ -47,6 +47,15 @@ struct CompletionParams {
 };
 CompletionParams parse_completion(const json& body, bool chat, uint32_t vocab_size);
 
+// POST /v1/attention: exactly one of messages (as a chat request: rendered with the chat
+// template), prompt (as a completion request: a string or token ids) or tokens (ids), and the
+// layer (0 .. n_layers - 1); 400 otherwise.
+struct AttentionParams {
+  CompletionParams input;
+  uint32_t layer = 0;
+};
+AttentionParams parse_attention(const json& body, uint32_t vocab_size, uint32_t n_layers);
+
 // The fields every response object and stream chunk of one request share.
 struct ResponseHeader {
   std::string id;     // "chatcmpl-..." or "cmpl-..."

@@ -71,6 +71,13 @@ std::vector<float> Engine::eval_all(std::span<const int32_t> tokens) {
   return out;
 }
 
+std::vector<float> Engine::attention_probabilities(std::span<const int32_t> tokens, uint32_t layer, uint32_t slot) {
+  ENSURE(!tokens.empty(), "nothing to evaluate");
+  check_token_ids(tokens, config_.vocab_size);
+  if (slot == 0) n_past_ = 0;  // its cache is about to be overwritten
+  return transformer_->attention_probabilities(tokens, layer, slot);
+}
+
 void Engine::truncate(uint32_t n) {
   ENSURE(n <= n_past_, fmt::format("cannot keep {} tokens of a sequence of {}", n, n_past_));
   n_past_ = n;  // later positions are overwritten before they are read again

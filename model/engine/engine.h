@@ -66,6 +66,12 @@ class Engine {
   std::span<const float> eval(std::span<const int32_t> tokens);
   // The same, returning the logits of every appended token (n, vocab).
   std::vector<float> eval_all(std::span<const int32_t> tokens);
+  // The attention probabilities of every head of `layer` over a sequence of tokens from position
+  // 0, evaluated in KV-cache slot `slot` (overwritten; slot 0 also ends the single sequence:
+  // n_past becomes 0): (heads, n, n) f32, [head][query][key], causal (keys after the query 0).
+  // GQA/MQA heads over their KV head's keys, MLA heads over the latent rows. See
+  // Transformer::attention_probabilities.
+  std::vector<float> attention_probabilities(std::span<const int32_t> tokens, uint32_t layer, uint32_t slot = 0);
   // Keeps the first n tokens of the sequence (a chat keeps its history this way).
   void truncate(uint32_t n);
   void reset() { truncate(0); }

@@ -53,6 +53,48 @@ std::shared_ptr<GenerationHandle> Scheduler::submit(GenerationRequest request) {
   return handle;
 }
 
+std::vector<float> Scheduler::attention(std::vector<int32_t> tokens, uint32_t layer) {
+  const ModelConfig& c = engine_.config();
+  ENSURE(!tokens.empty(), "attention of no tokens");
+  ENSURE(tokens.size() <= engine_.n_ctx(),
+         fmt::format("{} tokens do not fit the context of {} tokens", tokens.size(), engine_.n_ctx()));
+  ENSURE(layer < c.n_layers,
+         fmt::format("layer {} does not exist: the model has {} layers (0 to {})", layer, c.n_layers, c.n_layers - 1));
+  check_token_ids(tokens, c.vocab_size);
+  auto job = std::make_shared<AttentionJob>(AttentionJob{.tokens = std::move(tokens), .layer = layer});
+  std::future<std::vector<float>> result = job->result.get_future();
+  {
+    std::lock_guard lock(mutex_);
+    if (!accepting_) throw QueueFull("the server is stopping");
+    attention_.push_back(job);
+  }
+  wake_.notify_all();
+  return result.get();
+}
+
+// Each capture takes the least recently used idle slot; the rest wait for the next round.
+void Scheduler::run_attention() {
+  for (;;) {
+    uint32_t slot = UINT32_MAX;
+    for (uint32_t i = 0; i < slots_.size(); ++i)
+      if (!slots_[i].seq && (slot == UINT32_MAX || slots_[i].last_used < slots_[slot].last_used)) slot = i;
+    std::shared_ptr<AttentionJob> job;
+    {
+      std::lock_guard lock(mutex_);
+      if (attention_.empty() || slot == UINT32_MAX) return;
+      job = std::move(attention_.front());
+      attention_.pop_front();
+    }
+    slots_[slot].cached.clear();  // its keys and values are about to be overwritten
+    slots_[slot].last_used = ++clock_;
+    try {
+      job->result.set_value(engine_.attention_probabilities(job->tokens, job->layer, slot));
+    } catch (...) {
+      job->result.set_exception(std::current_exception());
+    }
+  }
+}
+
 SchedulerStats Scheduler::stats() const {
   std::lock_guard lock(mutex_);
   SchedulerStats s = stats_;
@@ -187,12 +229,19 @@ void Scheduler::loop() {
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !order_.empty(); });
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !order_.empty() || !attention_.empty(); });
       if (stopping_) {
         for (Waiting& w : queue_) w.handle->push({.done = true, .finish = RequestFinish::Cancelled});
         queue_.clear();
+        for (auto& job : attention_)
+          job->result.set_exception(std::make_exception_ptr(QueueFull("the server is stopping")));
+        attention_.clear();
         break;
       }
+    }
+    run_attention();  // before admitting, so that a steady queue of requests cannot starve it
+    {
+      std::lock_guard lock(mutex_);
       admit();
     }
     drop_cancelled();

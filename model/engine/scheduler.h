@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -33,6 +34,10 @@ class Scheduler : public Generator {
   const Tokenizer& tokenizer() const override { return engine_.tokenizer(); }
   uint32_t n_ctx() const override { return engine_.n_ctx(); }
   SchedulerStats stats() const override;
+  const ModelConfig& config() const override { return engine_.config(); }
+  // Runs on the scheduler's thread before admitting new requests, in the least recently used idle
+  // slot (whose cached tokens are then forgotten); waits while every slot is running.
+  std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer) override;
   // Refuses new requests (QueueFull), lets the running and queued ones go on for up to `grace`,
   // then cancels the rest and stops the thread.
   void shutdown(std::chrono::milliseconds grace);
@@ -47,8 +52,14 @@ class Scheduler : public Generator {
     GenerationRequest request;
     std::shared_ptr<GenerationHandle> handle;
   };
+  struct AttentionJob {
+    std::vector<int32_t> tokens;
+    uint32_t layer = 0;
+    std::promise<std::vector<float>> result;
+  };
   void loop();
-  void admit();  // queued requests into idle slots (mutex held)
+  void admit();          // queued requests into idle slots (mutex held)
+  void run_attention();  // queued attention captures, each in an idle slot
   uint32_t pick_slot(const std::vector<int32_t>& prompt, uint32_t& reuse) const;
   void release(uint32_t slot);
   void drop_cancelled();
@@ -63,9 +74,10 @@ class Scheduler : public Generator {
   Batch batch_;
   uint64_t clock_ = 0;
 
-  mutable std::mutex mutex_;  // guards queue_, accepting_, stopping_ and stats_
+  mutable std::mutex mutex_;  // guards queue_, attention_, accepting_, stopping_ and stats_
   std::condition_variable wake_;
   std::deque<Waiting> queue_;
+  std::deque<std::shared_ptr<AttentionJob>> attention_;  // attention captures waiting for an idle slot
   bool accepting_ = true, stopping_ = false;
   SchedulerStats stats_;
   std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> recent_;  // for generation_tps

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/model_config.h"
 #include "engine/sampler.h"
 #include "text/stop_strings.h"
 #include "text/tokenizer.h"
@@ -86,6 +87,12 @@ class Generator {
   virtual const Tokenizer& tokenizer() const = 0;
   virtual uint32_t n_ctx() const = 0;  // tokens per sequence
   virtual SchedulerStats stats() const = 0;
+  virtual const ModelConfig& config() const = 0;
+  // The attention probabilities of every head of `layer` over a sequence from position 0
+  // (Engine::attention_probabilities: (heads, n, n) f32), computed between forward steps in a
+  // KV-cache slot no request is using (it waits for one). Throws Error for a bad layer, sequence
+  // or token id, QueueFull when the generator is stopping.
+  virtual std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer) = 0;
 };
 
 // submit() refuses: too many requests wait for a slot, or the generator is stopping.

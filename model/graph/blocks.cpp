@@ -70,8 +70,10 @@ void Transformer::record_attention(Stream& s, const AttentionWeights& w, uint32_
                 {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.rows(), .cache_type = kv_type});
   ops::kv_store(s, v, rows, cache_.v(l),
                 {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.rows(), .cache_type = kv_type});
-  ops::attention(s, attention_shape(n, G, hd, vd), q, cache_.k(l), cache_.v(l),
-                 step_.view(0, seqs_ * sizeof(push::StepParams)), o, scratch_ ? scratch_->view() : BufferView{});
+  ops::AttentionShape shape = attention_shape(n, G, hd, vd);
+  ops::attention(s, shape, q, cache_.k(l), cache_.v(l), step_.view(0, seqs_ * sizeof(push::StepParams)), o,
+                 scratch_ ? scratch_->view() : BufferView{});
+  capture_probs(s, shape, q, l);
   BufferView proj = act(a.proj, n * 4ull * c_.dim), x = act(a.x, n * 4ull * c_.dim);
   project(s, *w.out, o, proj, n);
   ops::add(s, x, proj, x, n * c_.dim);
@@ -154,6 +156,7 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
   shape.k_row_stride = shape.v_row_stride = row;
   ops::attention(s, shape, qcat, cache_.k(l), cache_.v(l), step_.view(0, seqs_ * sizeof(push::StepParams)), olat,
                  scratch_ ? scratch_->view() : BufferView{});
+  capture_probs(s, shape, qcat, l);  // over the latent rows: the numbers of the decompressed form
   ops::matmul(
       s, w.v_b->type, w.v_b->view, olat, o, vd, n, lat,
       {.count = H, .x_batch_stride = lat, .x_row_stride = H * lat, .y_batch_stride = vd, .y_row_stride = H * vd});

@@ -48,6 +48,14 @@ class Transformer {
   // One sequence in slot 0: Last gives the last token's logits (vocab).
   std::span<const float> forward(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode);
 
+  // The softmax probabilities of every head of `layer` over a sequence that starts at position 0
+  // in `slot` (attention_capture.cpp): (heads, n, n) f32, element (h, query, key) at
+  // (h * n + query) * n + key, 0 for keys after the query. The forward runs in chunks up to that
+  // layer's attention, which is followed by ops::attention_probs on the same Q and cached K; the
+  // slot's cache is overwritten and layers past `layer` are not run. Recorded afresh per call,
+  // never one of the cached graphs, so the normal forward is unchanged.
+  std::vector<float> attention_probabilities(std::span<const int32_t> tokens, uint32_t layer, uint32_t slot = 0);
+
   uint32_t max_batch() const { return max_batch_; }
   uint64_t activation_bytes() const;  // arena + attention scratch + logits + step inputs
   uint64_t arena_unshared_bytes() const { return planner_.unshared_bytes(); }
@@ -89,6 +97,15 @@ class Transformer {
   Stream& graph(uint32_t n, uint32_t seqs, LogitsMode mode);
   void record(Stream& s, uint32_t n, uint32_t seqs, LogitsMode mode);
   void record_logits(Stream& s, uint32_t n, LogitsMode mode);
+  // The attention capture: a graph of layers 0 .. capture.layer for n tokens of one sequence.
+  struct Capture {
+    uint32_t layer = 0;
+    BufferView out;  // (heads, n, n_keys) f32
+    uint32_t n_keys = 0;
+  };
+  void record_capture(Stream& s, uint32_t n, const Capture& capture);
+  // After layer l's attention: its probabilities, when a capture of layer l is being recorded.
+  void capture_probs(Stream& s, const ops::AttentionShape& shape, BufferView q, uint32_t l);
   // Attention over the cache for the step being recorded (n tokens of seqs_ sequences).
   ops::AttentionShape attention_shape(uint32_t n, uint32_t kv_heads, uint32_t dk, uint32_t dv) const;
   // The shared blocks (blocks.cpp).
@@ -111,8 +128,9 @@ class Transformer {
   // Step inputs, host-visible: per token its id, position and KV-cache row (slot * n_ctx +
   // position); per sequence its StepParams and the batch index of its last token.
   Buffer tokens_, positions_, kv_rows_, step_, last_rows_;
-  std::unique_ptr<Buffer> logits_;  // (rows, vocab) f32, host-visible; grown for LogitsMode::All
-  uint32_t seqs_ = 1;               // sequences of the step being recorded
+  std::unique_ptr<Buffer> logits_;    // (rows, vocab) f32, host-visible; grown for LogitsMode::All
+  uint32_t seqs_ = 1;                 // sequences of the step being recorded
+  const Capture* capture_ = nullptr;  // set while a capture graph is being recorded
   struct Graph {
     std::unique_ptr<Stream> stream;
     uint64_t used;  // for least-recently-used eviction

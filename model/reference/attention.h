@@ -1,5 +1,6 @@
 // CPU reference for attention: softmax(Q K^T * scale + mask) V with the exact two-pass softmax
-// in double, plain loops, same layouts and masking rules as ops::attention (the specification).
+// in double, plain loops, same layouts and masking rules as ops::attention (the specification);
+// and the softmax weights themselves, as ops::attention_probs writes them.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -23,5 +24,9 @@ struct AttentionParams {
 };
 
 void attention(float* o, const float* q, const float* k, const float* v, const AttentionParams& a);
+
+// The softmax weights attention() gives each key, normalised: p (n_heads, n_q, n_keys), element
+// (h, r, t) at (h * n_q + r) * n_keys + t; 0 for a masked key and for t >= n_kv (dv, v_* unused).
+void attention_probs(float* p, const float* q, const float* k, const AttentionParams& a, size_t n_keys);
 
 }  // namespace vkllm::ref

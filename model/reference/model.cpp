@@ -97,6 +97,10 @@ void Model::attend(std::vector<float>& x, uint32_t l, const std::vector<float>& 
                       .pos0 = pos0,
                       .n_kv = pos0 + m};
     attention(&o[first * H * vd], &q[first * H * hd], kc.data(), vc.data(), a);
+    if (int(l) == step.capture_layer) {
+      step.probs->resize(H * m * (pos0 + m));
+      attention_probs(step.probs->data(), &q[first * H * hd], kc.data(), a, pos0 + m);
+    }
   }
   add_into(x, project(weight(TensorRole::AttnOut, l), o.data(), n, H * vd));
 }
@@ -182,7 +186,22 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens) const {
 }
 
 std::vector<float> Model::forward(std::span<const Chunk> batch) const {
-  Step step{.chunks = batch};
+  Step step;
+  return run(batch, step);
+}
+
+std::vector<float> Model::attention_probabilities(std::span<const int32_t> tokens, uint32_t layer) const {
+  ENSURE(layer < c_.n_layers, fmt::format("layer {} does not exist: the model has {} layers", layer, c_.n_layers));
+  KvState fresh;
+  Chunk one{&fresh, tokens};
+  std::vector<float> probs;
+  Step step{.capture_layer = int(layer), .probs = &probs};
+  run(std::span<const Chunk>(&one, 1), step);
+  return probs;
+}
+
+std::vector<float> Model::run(std::span<const Chunk> batch, Step& step) const {
+  step.chunks = batch;
   std::vector<int32_t> tokens;
   for (const Chunk& c : batch) {
     ENSURE(c.state && !c.tokens.empty(), "each sequence of a batch needs a state and at least one token");
@@ -203,6 +222,7 @@ std::vector<float> Model::forward(std::span<const Chunk> batch) const {
       mla_block(x, l, step);
     else
       attention_block(x, l, step);
+    if (int(l) == step.capture_layer) return {};
     ffn_block(x, l, n);
   }
   for (const Chunk& c : batch) c.state->n_ += c.tokens.size();

@@ -47,6 +47,10 @@ class Model {
   // attention per sequence over its own keys, causal by its own positions. Appends each chunk's
   // keys and values to its state; returns the logits of every token, (tokens, vocab), in batch order.
   std::vector<float> forward(std::span<const Chunk> batch) const;
+  // The softmax probabilities of every head of `layer` over a sequence from position 0, as its
+  // attention weighs the keys (MLA: over the decompressed per-head keys, the naive form):
+  // (heads, n, n) f32, [head][query][key], 0 for keys after the query. Runs layers 0 .. layer.
+  std::vector<float> attention_probabilities(std::span<const int32_t> tokens, uint32_t layer) const;
 
  private:
   // The batch being run: chunks in order, each token's absolute position, the chunks' offsets.
@@ -55,7 +59,11 @@ class Model {
     std::vector<int32_t> pos;
     std::vector<size_t> first;  // batch index of each chunk's first token
     size_t n = 0;
+    int capture_layer = -1;               // the layer whose probabilities go to `probs` (one chunk)
+    std::vector<float>* probs = nullptr;  // (heads, n, n)
   };
+  // forward(batch), or with step.capture_layer set only up to that layer's attention.
+  std::vector<float> run(std::span<const Chunk> batch, Step& step) const;
   std::vector<float> weight(TensorRole role, int layer = kGlobal) const;  // dequantised to f32
   const float* optional(TensorRole role, int layer, std::vector<float>& storage) const;
   void attend(std::vector<float>& x, uint32_t layer, const std::vector<float>& q, const std::vector<float>& k,

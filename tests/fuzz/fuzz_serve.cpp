@@ -26,7 +26,7 @@ using namespace vkllm;
 // Generates synchronously: every event is queued before submit() returns.
 class FakeGenerator : public Generator {
  public:
-  explicit FakeGenerator(Tokenizer t) : tok_(std::move(t)) {}
+  FakeGenerator(Tokenizer t, ModelConfig c) : tok_(std::move(t)), config_(std::move(c)) {}
   std::shared_ptr<GenerationHandle> submit(GenerationRequest r) override {
     ENSURE(!r.prompt.empty() && r.prompt.size() < n_ctx(), "prompt does not fit");
     if (r.prompt[0] % 13 == 5) throw QueueFull();
@@ -45,9 +45,21 @@ class FakeGenerator : public Generator {
   const Tokenizer& tokenizer() const override { return tok_; }
   uint32_t n_ctx() const override { return 256; }
   SchedulerStats stats() const override { return {.slots = 4}; }
+  const ModelConfig& config() const override { return config_; }
+  // Every query attends to its keys evenly.
+  std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer) override {
+    ENSURE(!tokens.empty() && tokens.size() <= n_ctx() && layer < config_.n_layers, "bad attention request");
+    size_t n = tokens.size();
+    std::vector<float> p(config_.n_heads * n * n);
+    for (size_t h = 0; h < config_.n_heads; ++h)
+      for (size_t q = 0; q < n; ++q)
+        for (size_t k = 0; k <= q; ++k) p[(h * n + q) * n + k] = 1.0f / float(q + 1);
+    return p;
+  }
 
  private:
   Tokenizer tok_;
+  ModelConfig config_;
 };
 
 const GgufFile& model() {
@@ -56,7 +68,7 @@ const GgufFile& model() {
 }
 
 FakeGenerator& generator() {
-  static FakeGenerator g(Tokenizer::from_gguf(model()));
+  static FakeGenerator g(Tokenizer::from_gguf(model()), ModelConfig::from_gguf(model()));
   return g;
 }
 
@@ -100,6 +112,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       {"POST", "/detokenize"},
       {"GET", "/v1/completions"},
       {"POST", "/nowhere"},
+      {"POST", "/v1/attention"},
+      {"GET", "/v1/info"},
   };
   if (size < 2) return 0;
   const auto& route = routes[data[0] % (sizeof routes / sizeof routes[0])];

@@ -38,6 +38,10 @@ int main(int argc, char** argv) {
       {6, 0, R"({"tokens": [1, 2, 3, 300, 4000]})"},
       {7, 0, ""},
       {8, 0, "{}"},
+      {9, 0, R"({"prompt": "In the beginning", "layer": 1})"},
+      {9, 0, R"({"messages": [{"role": "user", "content": "Hi"}], "layer": 0})"},
+      {9, 0, R"({"tokens": [1, 2, 3], "layer": 99})"},
+      {10, 0, ""},
   };
   int n = 0;
   for (const Seed& s : seeds) {
