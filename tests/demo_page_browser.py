@@ -210,9 +210,18 @@ def attention(d, out, n_layer):
         Select(d.find_element(By.ID, "layer")).select_by_value(str(n_layer - 1))
         wait(d, lambda: f"Layer {n_layer - 1}," in d.find_element(By.ID, "attention-caption").text, 30,
              "the last layer did not load")
-    # Hover a cell near the bottom of the map: its row and column light up, with a tooltip.
+    # Point at the cell (query q, key q-1) three quarters down: the tooltip names both tokens and
+    # the probability the page was sent.
     canvas = testid(d, "attention")
-    ActionChains(d).move_to_element_with_offset(canvas, canvas.size["width"] // 8, canvas.size["height"] // 3).perform()
+    n = len(d.find_elements(By.CSS_SELECTOR, "#tokens .tok"))
+    x0, y0, cell = (float(canvas.get_attribute(f"data-{k}")) for k in ("x0", "y0", "cell"))
+    q = n * 3 // 4
+    x, y = x0 + (q - 0.5) * cell, y0 + (q + 0.5) * cell
+    ActionChains(d).move_to_element_with_offset(canvas, int(x - canvas.size["width"] / 2),
+                                                int(y - canvas.size["height"] / 2)).perform()
+    tip = d.find_element(By.ID, "attention-tip")
+    wait(d, lambda: tip.is_displayed() and "→" in tip.text and "%" in tip.text, 5, "hovering a cell showed no tooltip")
+    check(d.find_elements(By.CSS_SELECTOR, "#tokens .tok.q"), "hovering a cell did not mark its query token")
     d.save_screenshot(os.path.join(out, "attention-1280x800.png"))
     d.find_element(By.CSS_SELECTOR, '[data-mode="all"]').click()
     d.save_screenshot(os.path.join(out, "attention-all-1280x800.png"))

@@ -77,12 +77,6 @@ async function poll() {
 
 // ---- settings ---------------------------------------------------------------------------------
 
-function linkRange(name) {
-  const num = $(name), range = $(`${name}-range`);
-  range.addEventListener('input', () => { num.value = range.value; });
-  num.addEventListener('input', () => { range.value = num.value; });
-}
-
 function number(id, lo, hi, integer) {
   const el = $(id);
   if (el.value.trim() === '') return undefined;
@@ -185,7 +179,11 @@ async function send(text) {
     s.textContent = 'stopped';
     meta.append(s);
   }
-  if (!reply && finish !== 'stopped') bubble.textContent = finish === 'error' ? '(no reply)' : '(empty reply)';
+  if (!reply) {
+    bubble.classList.add('failed');
+    bubble.textContent = { error: 'No reply: see the message above.', stopped: 'Stopped before the first token.' }[finish] ||
+      'The model ended its reply at once.';
+  }
   if (reply) {
     state.messages.push({ role: 'assistant', content: reply });
     for (const b of $('messages').querySelectorAll('.meta button')) b.remove();  // it shows the last exchange
@@ -257,8 +255,6 @@ $('banner-key').addEventListener('submit', e => {
 });
 for (const chip of $('suggestions').querySelectorAll('.chip'))
   chip.addEventListener('click', () => { $('prompt').value = chip.textContent; grow(); $('prompt').focus(); });
-linkRange('temperature');
-linkRange('top-p');
 
 refreshInfo();
 setInterval(poll, 5000);

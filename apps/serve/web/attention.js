@@ -6,9 +6,11 @@ import { colour, css, ink, drawHead, drawAll, cellAt, thumbnail } from './heatma
 
 // A head's dominant pattern. Over the queries i = 2..n-1 (query 0 sees only itself and for query 1
 // the previous token is the first one), the mean probability on the previous token (i-1), the
-// first token (0) and the query itself (i). The largest of the three names the head when it is at
-// least 0.5 (more than all other keys together); otherwise the head is "broad". `keys` is the mean
-// perplexity exp(entropy) of a row: how many keys a query spreads over.
+// first token (0) and the query itself (i). The largest of the three names the head when it holds
+// at least half of the attention (more than all other keys together), and names it "partly" when
+// it holds at least a quarter (several times a typical key's share: rows of trained heads spread
+// over a handful of keys); otherwise the head is "broad". `keys` is the mean perplexity
+// exp(entropy) of a row: about how many keys a query spreads over.
 export function summarise(P) {
   const n = P.length;
   const start = n >= 3 ? 2 : 1;
@@ -26,7 +28,9 @@ export function summarise(P) {
   const s = { prev: prev / m, first: first / m, self: self / m, keys: keys / m };
   const named = [['previous token', s.prev], ['first token', s.first], ['self', s.self]];
   named.sort((a, b) => b[1] - a[1]);
-  s.label = named[0][1] >= 0.5 ? named[0][0] : 'broad';
+  const [pattern, mass] = named[0];
+  s.label = mass >= 0.5 ? pattern : mass >= 0.25 ? `partly ${pattern}` : 'broad';
+  s.mass = mass;
   return s;
 }
 
@@ -37,6 +41,17 @@ export function showPiece(p) {
 }
 
 const $ = id => document.getElementById(id);
+
+// "previous token · 62%", "broad · ≈6.9 keys".
+function describe(s) {
+  return s.label === 'broad' ? `broad · ≈${s.keys.toFixed(1)} keys` : `${s.label} · ${percent(s.mass)}`;
+}
+
+function percent(p) {
+  if (p === 0) return '0';
+  const v = 100 * p;
+  return `${v >= 10 ? v.toFixed(0) : v >= 1 ? v.toFixed(1) : v.toFixed(2)}%`;
+}
 
 export class AttentionView {
   // source(): { body: {messages | prompt}, label } of what to look at; info(): the model info.
@@ -176,10 +191,10 @@ export class AttentionView {
       }
       const p = document.createElement('div');
       p.className = `head-pattern${s.label === 'broad' ? ' broad' : ''}`;
-      p.textContent = s.label === 'broad' ? `broad · ≈${s.keys.toFixed(1)} keys` : s.label;
+      p.textContent = describe(s);
       const nums = document.createElement('div');
       nums.className = 'head-nums';
-      nums.textContent = `prev ${s.prev.toFixed(2)} · first ${s.first.toFixed(2)} · self ${s.self.toFixed(2)}`;
+      nums.textContent = `prev ${percent(s.prev)} · first ${percent(s.first)} · self ${percent(s.self)}`;
       text.append(t, p, nums);
       b.append(c, text);
       b.addEventListener('click', () => { this.select(h); this.setMode('one'); });
@@ -206,11 +221,14 @@ export class AttentionView {
       return;
     }
     this.tiles = null;
-    this.layoutInfo = drawHead(this.canvas, this.data.heads[this.head], this.labels(), this.hover);
+    const L = drawHead(this.canvas, this.data.heads[this.head], this.labels(), this.hover);
+    this.layoutInfo = L;
+    // Where the cells are, for tests that point at one.
+    Object.assign(this.canvas.dataset, { x0: L.x0.toFixed(1), y0: L.y0.toFixed(1), cell: L.cell.toFixed(3) });
     const s = this.summaries[this.head];
     const b = document.createElement('b');
     b.textContent = `Layer ${this.layer}, head ${this.head}`;
-    cap.replaceChildren(b, ` · ${s.label === 'broad' ? `broad (≈${s.keys.toFixed(1)} keys)` : s.label} · ${n} tokens · rows: queries, columns: keys · hover to inspect`);
+    cap.replaceChildren(b, ` · ${describe(s)} · ${n} tokens · rows: queries, columns: keys · hover to inspect`);
   }
 
   pointer(e) {
@@ -232,7 +250,7 @@ export class AttentionView {
     if (!cell) { tip.hidden = true; return; }
     const p = this.data.heads[this.head][cell.q][cell.k];
     const L = this.labels();
-    tip.textContent = `${L[cell.q]} → ${L[cell.k]}: ${cell.k > cell.q ? 'future (0)' : p.toFixed(3)}`;
+    tip.textContent = `${L[cell.q]} → ${L[cell.k]}: ${cell.k > cell.q ? 'after the query' : percent(p)}`;
     tip.hidden = false;
     const left = Math.min(x + 14, r.width - tip.offsetWidth - 4);
     tip.style.left = `${Math.max(4, left)}px`;
@@ -279,7 +297,7 @@ export class AttentionView {
       } else {
         s.style.background = css(colour(P[q][k]));
         s.style.color = ink(P[q][k]);
-        s.title = `${P[q][k].toFixed(3)}`;
+        s.title = percent(P[q][k]);
       }
     });
   }

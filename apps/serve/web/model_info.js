@@ -83,16 +83,17 @@ export function showInfo(info) {
 }
 
 function showFacts(info) {
+  const join = (...parts) => parts.filter(p => p !== undefined && p !== '').join(' · ') || undefined;
+  let heads;
+  if (info.n_head) {
+    heads = info.n_head_kv && info.attention !== 'MLA' ? `${info.n_head} query / ${info.n_head_kv} KV heads` : `${info.n_head} heads`;
+    if (info.head_dim) heads += ` × ${info.head_dim}`;
+  }
   const rows = [
-    ['Name', info.name],
-    ['File', info.id !== info.name ? info.id : undefined],
-    ['Architecture', info.architecture],
-    ['Attention', info.attention],
-    ['Layers', info.n_layer],
-    ['Heads', info.n_head && (info.n_head_kv ? `${info.n_head} query, ${info.n_head_kv} KV` : info.n_head)],
-    ['Head size', info.head_dim],
+    ['Model', info.id && info.id !== info.name ? `${info.name} (${info.id})` : info.name],
+    ['Architecture', join(info.architecture, info.n_layer && `${info.n_layer} layers`)],
+    ['Attention', join(info.attention, heads)],
     ['Context', info.n_ctx && `${info.n_ctx} tokens per slot`],
-    ['KV cache', info.kv.model !== undefined ? `${bytes(info.kv.model)} per token${info.kv_type ? ` (${info.kv_type})` : ''}` : undefined],
     ['Device', info.device],
   ];
   const dl = document.getElementById('facts');
@@ -129,9 +130,10 @@ function showKv(info) {
   sub.textContent = dims.join(' · ');
   const d = info.dims || {};
   const how = [];
-  if (d.gqa_n_head_kv) how.push(`GQA with ${d.gqa_n_head_kv} KV heads`);
-  if (d.mla_kv_lora_rank) how.push(`MLA with a ${d.mla_kv_lora_rank} + ${d.mla_rope_dim} latent row`);
-  note.textContent = `One sequence\u2019s cache with each attention kind at these dimensions${how.length ? ` (${how.join(', ')})` : ''}${info.kv_type ? `, ${info.kv_type}` : ''}.`;
+  if (d.gqa_n_head_kv) how.push(`GQA ${d.gqa_n_head_kv} KV heads`);
+  if (d.mla_kv_lora_rank) how.push(`MLA latent ${d.mla_kv_lora_rank} + ${d.mla_rope_dim}`);
+  if (info.kv_type) how.push(info.kv_type);
+  note.textContent = `One sequence, each attention kind at this model\u2019s size${how.length ? `: ${how.join(', ')}` : ''}.`;
   const max = Math.max(...rows.map(k => info.kv[k]));
   const min = Math.min(...rows.map(k => info.kv[k]));
   const body = document.getElementById('kv-body');
