@@ -84,7 +84,7 @@ TEST_CASE("llama.cpp habits: -ngl is not -n gl, unknown options and commands are
       {"tokenize -ngl 5 -p x", "unknown option -ngl for vkllm tokenize"},
       {"run -ngl", "--n-gpu-layers needs a value (N; see vkllm run --help)"},
       {"bogus",
-       "unknown command 'bogus' (commands: devices, info, tokenize, detokenize, run, logits, bench, "
+       "unknown command 'bogus' (commands: devices, info, tokenize, detokenize, run, logits, attention, bench, "
        "perplexity"},
       {"help bogus", "unknown command 'bogus'"},
       {"-m x.gguf run", "unknown option -m before the command"},
