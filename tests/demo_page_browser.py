@@ -98,13 +98,17 @@ def check(ok, why):
         fail(why)
 
 
-def browser(profile):
+def tools():
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver = shutil.which("chromedriver")
     if not chromium:
         skip("chromium is not installed")
     if not driver:
         skip("chromedriver (chromium-driver) is not installed")
+    return chromium, driver
+
+
+def browser(profile, chromium, driver):
     o = webdriver.ChromeOptions()
     o.binary_location = chromium
     for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,800",
@@ -191,6 +195,21 @@ def chat(d):
     check(len(testids(d, "reply")) == 1, "Shift+Enter sent the message")
     prompt.send_keys(Keys.CONTROL, "a", Keys.NULL, Keys.DELETE)
     return len(texts)
+
+
+def stop_and_new(d):
+    """Stop ends a reply mid-stream; New clears the conversation."""
+    tokens = d.find_element(By.ID, "max-tokens")
+    tokens.clear()
+    tokens.send_keys("200")
+    testid(d, "prompt").send_keys("And God said", Keys.ENTER)
+    wait(d, lambda: len(testids(d, "reply")) == 2 and testids(d, "reply")[1].text.strip(), 30, "no second reply")
+    testid(d, "stop").click()
+    metas = d.find_elements(By.CSS_SELECTOR, ".msg-assistant .meta")
+    wait(d, lambda: "stopped" in metas[-1].text, 10, "Stop did not end the reply")
+    check(testid(d, "send").is_displayed(), "Send did not come back after Stop")
+    d.find_element(By.ID, "new-chat").click()
+    check(not testids(d, "reply") and d.find_element(By.ID, "empty").is_displayed(), "New left the conversation")
 
 
 def attention(d, out, n_layer):
@@ -280,13 +299,14 @@ def main():
     args = a.parse_args()
     os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
+    chromium, driver = tools()
     with tempfile.TemporaryDirectory() as profile:
         server = Server(args.vkllm, args.url)
         d = None
         try:
             has_info = server.has("/v1/info")
             n_layer = json.load(urllib.request.urlopen(server.url + "/v1/info"))["n_layer"] if has_info else 1
-            d = browser(profile)
+            d = browser(profile, chromium, driver)
             viewport(d, 1280, 800, False)
             d.get(server.url + "/")
             check(d.title == "vkllm", f"the page's title is {d.title!r}")
@@ -295,6 +315,7 @@ def main():
             patterns = attention(d, args.out, n_layer)
             kv = kv_panel(d, has_info)
             narrow(d, args.out)
+            stop_and_new(d)
             errors = console_errors(d)
             check(not errors, f"console errors: {errors}")
             rejected, gone = errors_shown(d, server) if server.proc else ("", "")
