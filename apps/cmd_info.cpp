@@ -1,12 +1,18 @@
 // `vkllm info [-m FILE] [--json]`: what a GGUF model is: architecture, dimensions, attention kind,
+// the experts and routing of a mixture-of-experts model, the architecture's block options,
 // parameters, tensor types, KV-cache bytes per token, context length and tokenizer.
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "arch/architecture.h"
 #include "arch/model_config.h"
+#include "arch/tensors.h"
 #include "commands.h"
 #include "gguf/reader.h"
 #include "model_options.h"
@@ -69,6 +75,47 @@ std::string attention_line(const ModelConfig& c) {
   }
 }
 
+// The routing rule in words (docs/formats.md §8).
+std::string routing_line(const MoeConfig& m) {
+  std::string s = fmt::format("{} of {} per token by {}", m.n_experts_used, m.n_experts, to_string(m.gating));
+  if (m.probs_bias) s += " + selection bias";
+  if (m.n_groups > 1) s += fmt::format(", best {} of {} groups", m.n_groups_used, m.n_groups);
+  s += m.weights_norm ? ", weights renormalised" : ", weights as scored";
+  if (m.weights_scale != 1.0f && m.weights_scale != 0.0f) s += fmt::format(" x{}", m.weights_scale);
+  return s;
+}
+
+std::string experts_line(const ModelConfig& c) {
+  const MoeConfig& m = c.moe;
+  std::string s = fmt::format("{} routed of width {}", m.n_experts, m.expert_hidden_dim);
+  if (m.shared_hidden_dim) s += fmt::format(", shared expert of width {}{}", m.shared_hidden_dim, m.shared_gate ? " (sigmoid-gated)" : "");
+  if (m.leading_dense_blocks) s += fmt::format(", blocks 0..{} dense", m.leading_dense_blocks - 1);
+  return s + "; " + routing_line(m);
+}
+
+// What the architecture's blocks do beyond the plain pre-norm decoder.
+std::vector<std::string> features(const ModelConfig& c) {
+  const BlockRecipe& r = c.architecture().recipe;
+  std::vector<std::string> f;
+  TensorCatalogue t;
+  c.architecture().layer_tensors(c, 0, t);
+  if (t.find(TensorRole::AttnQkv, 0)) f.push_back("fused qkv");
+  if (t.find(TensorRole::FfnGateUp, 0)) f.push_back("fused gate|up");
+  if (c.qkv_bias) f.push_back("qkv bias");
+  if (r.qk_norm) f.push_back("q/k head norms");
+  if (r.post_norms) f.push_back("post-attention and post-FFN norms");
+  if (r.ffn_activation == FfnActivation::Gelu) f.push_back("GELU-gated FFN");
+  if (r.scale_embeddings) f.push_back("embeddings x sqrt(dim)");
+  if (c.query_scale > 0) f.push_back(fmt::format("query scale {:.6g}", c.query_scale));
+  size_t swa = std::count(c.swa_layers.begin(), c.swa_layers.end(), 1);
+  if (swa)
+    f.push_back(fmt::format("sliding window {} on {} of {} layers (rope base {})", c.sliding_window, swa, c.n_layers,
+                            c.rope_swa.theta));
+  if (c.attn_softcap > 0) f.push_back(fmt::format("attention soft-cap {}", c.attn_softcap));
+  if (c.final_softcap > 0) f.push_back(fmt::format("logit soft-cap {}", c.final_softcap));
+  return f;
+}
+
 std::string hidden_str(const std::vector<uint32_t>& h) {
   bool uniform = std::all_of(h.begin(), h.end(), [&](uint32_t x) { return x == h[0]; });
   return uniform ? fmt::format("{}", h[0]) : fmt::format("[{}]", fmt::join(h, ", "));
@@ -85,6 +132,9 @@ void print_text(const Info& i) {
              c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.v_head_dim, hidden_str(c.hidden_dim),
              c.vocab_size);
   fmt::print("attention   {}\n", attention_line(c));
+  if (c.moe.n_experts) fmt::print("experts     {}\n", experts_line(c));
+  std::vector<std::string> f = features(c);
+  if (!f.empty()) fmt::print("blocks      {}\n", fmt::join(f, ", "));
   fmt::print("rope        {}, dim {}, theta {}, scaling {}{}{}\n", to_string(c.rope.mode), c.rope.dim, c.rope.theta,
              to_string(c.rope.scaling), c.rope.scaling == RopeScaling::None ? "" : fmt::format(" x{}", c.rope.factor),
              c.rope.has_freq_factors ? ", frequency factors" : "");
@@ -138,6 +188,26 @@ nlohmann::json to_json(const Info& i) {
       {"kv_bytes_per_token", i.kv_bytes},
       {"tied_embeddings", c.tied_embeddings},
   };
+  j["features"] = features(c);
+  if (c.moe.n_experts) {
+    const MoeConfig& m = c.moe;
+    j["experts"] = {{"count", m.n_experts},
+                    {"used", m.n_experts_used},
+                    {"hidden_dim", m.expert_hidden_dim},
+                    {"shared_hidden_dim", m.shared_hidden_dim},
+                    {"shared_count", m.n_shared_experts},
+                    {"shared_gate", m.shared_gate},
+                    {"leading_dense_blocks", m.leading_dense_blocks},
+                    {"gating", to_string(m.gating)},
+                    {"selection_bias", m.probs_bias},
+                    {"groups", m.n_groups},
+                    {"groups_used", m.n_groups_used},
+                    {"weights_norm", m.weights_norm},
+                    {"weights_scale", m.weights_scale},
+                    {"routing", routing_line(m)}};
+  } else {
+    j["experts"] = nullptr;
+  }
   if (c.attention_kind() == AttentionKind::MLA)
     j["mla"] = {{"q_lora_rank", c.mla.q_lora_rank},
                 {"kv_lora_rank", c.mla.kv_lora_rank},

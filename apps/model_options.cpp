@@ -24,7 +24,7 @@ GgufFile open_model(const std::string& path) {
   return GgufFile::open(path);
 }
 
-LoadedModel load_model(const ModelOptions& o, bool profiling) {
+LoadedModel load_model(const ModelOptions& o, bool profiling, std::function<void(const CheckReport&)> on_check) {
   LoadedModel m;
   m.file = std::make_unique<GgufFile>(open_model(o.path));
   m.ctx = std::make_unique<Context>(ContextOptions{.device = o.device});
@@ -40,7 +40,11 @@ LoadedModel load_model(const ModelOptions& o, bool profiling) {
   EngineOptions eo{.n_ctx = o.ctx,
                    .batch = o.batch,
                    .kv_type = o.kv_type == "f32" ? DType::F32 : DType::F16,
-                   .profiling = profiling};
+                   .profiling = profiling,
+                   .check = o.check || check_requested()};
+  if (eo.check)
+    eo.on_check = on_check ? std::move(on_check)
+                           : [](const CheckReport& r) { std::fprintf(stderr, "%s\n", r.summary().c_str()); };
   m.engine = std::make_unique<Engine>(*m.ctx, *m.file, eo, progress);
   return m;
 }

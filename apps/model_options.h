@@ -18,6 +18,7 @@ struct ModelOptions {
   uint32_t ctx = 0;  // 0: the model's context length (at most 4096)
   uint32_t batch = 512;
   std::string kv_type = "f16";
+  bool check = false;  // --check (logits) or $VKLLM_CHECK: the reference model beside the GPU
 };
 
 // -m/--model, and with `engine` also --device, --ctx, --batch, --kv-type.
@@ -32,7 +33,9 @@ struct LoadedModel {
   std::unique_ptr<GgufFile> file;
   std::unique_ptr<Engine> engine;
 };
-LoadedModel load_model(const ModelOptions& o, bool profiling = false);
+// With the check on, each forward's report goes to on_check (default: its summary on stderr).
+LoadedModel load_model(const ModelOptions& o, bool profiling = false,
+                       std::function<void(const CheckReport&)> on_check = {});
 
 // "1,2,3" or "1 2 3" -> ids; throws Error on anything else.
 std::vector<int32_t> parse_token_list(const std::string& text);

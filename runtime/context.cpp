@@ -54,6 +54,11 @@ bool validation_requested(const ContextOptions& options) {
   return v && *v != "0";
 }
 
+bool check_requested() {
+  auto v = env("VKLLM_CHECK");
+  return v && *v != "0";
+}
+
 // --- validation messages
 
 namespace {

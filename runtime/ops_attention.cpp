@@ -95,7 +95,10 @@ AttentionShape check_bindings(const AttentionShape& shape, BufferView q, BufferV
   return sh;
 }
 
+// Scores stay in the base-2 domain: Q is pre-scaled by scale·log2(e), or with a soft-cap by
+// scale / cap, the kernel then taking cap·log2(e)·tanh of the dot product.
 push::AttentionPush make_push(const AttentionShape& sh, uint32_t splits, bool v_from_k) {
+  bool capped = sh.softcap > 0;
   return {.n_q = sh.n_q,
           .n_heads = sh.n_heads,
           .n_kv_heads = sh.n_kv_heads,
@@ -108,11 +111,12 @@ push::AttentionPush make_push(const AttentionShape& sh, uint32_t splits, bool v_
           .v_head_stride = sh.v_head_stride,
           .v_row_stride = sh.v_row_stride,
           .max_kv = sh.max_kv,
-          .scale_log2 = sh.scale * kLog2e,
+          .scale_log2 = capped ? sh.scale / sh.softcap : sh.scale * kLog2e,
           .causal = sh.causal ? 1u : 0u,
           .window = sh.window,
           .n_splits = splits,
-          .v_from_k = v_from_k ? 1u : 0u};
+          .v_from_k = v_from_k ? 1u : 0u,
+          .softcap_log2 = capped ? sh.softcap * kLog2e : 0.0f};
 }
 
 }  // namespace
@@ -208,6 +212,7 @@ void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, Buffe
          fmt::format("naive attention: the {}x{}x{} score matrix needs {} MiB, more than one storage buffer "
                      "binding of this device ({} MiB)",
                      shape.n_heads, shape.n_q, shape.max_kv, need >> 20, ctx.caps().max_storage_buffer_range >> 20));
+  ENSURE(shape.softcap == 0, "naive attention: no soft-cap (flash attention has it)");
   AttentionShape sh = check_bindings(shape, q, k, v, step, o);
   check_view(scores, need, "scores");
   BufferView sv{scores.buffer, scores.offset, need};

@@ -25,6 +25,8 @@ struct AttentionPush {
   uint n_splits;     // flash: 1 writes O; > 1 writes split-K partials for the merge pass
   uint v_from_k;     // flash: 1 when V is the first dv elements of each K row (MLA), so
                      // the K tile in shared memory serves as the V tile
+  float softcap_log2;  // flash: > 0: score = softcap_log2 * tanh(q.k * scale_log2), where then
+                       // scale_log2 = scale / cap and softcap_log2 = cap * log2(e) (gemma2)
 };
 
 // Merge of split-K partials: for each (token, head) row, combine n_splits (m, l, O) triples.

@@ -22,12 +22,23 @@ namespace {
 
 constexpr uint32_t kMaxGraphs = 8;  // recorded batch shapes kept (decode, full chunks, a few tails)
 
-uint32_t hidden_max(const ModelConfig& c) { return *std::max_element(c.hidden_dim.begin(), c.hidden_dim.end()); }
+// The widest dense gated FFN: the FFN of dense layers, the shared expert of MoE layers.
+uint32_t hidden_max(const ModelConfig& c) {
+  uint32_t w = 1;
+  for (uint32_t l = 0; l < c.n_layers; ++l) w = std::max(w, c.is_moe_layer(l) ? c.moe.shared_hidden_dim : c.hidden_dim[l]);
+  return w;
+}
+
+bool has_moe(const ModelConfig& c) { return c.moe.n_experts > 0 && c.moe.leading_dense_blocks < c.n_layers; }
 
 // Floats per token of the widest activation: it decides how many tokens fit one binding.
 uint64_t widest_row(const ModelConfig& c) {
   uint64_t w =
       std::max<uint64_t>({c.dim, hidden_max(c), uint64_t(c.n_heads) * c.head_dim, uint64_t(c.n_heads) * c.v_head_dim});
+  if (has_moe(c)) {
+    const MoeConfig& m = c.moe;
+    w = std::max<uint64_t>({w, m.n_experts, uint64_t(m.n_experts_used) * std::max(m.expert_hidden_dim, c.dim)});
+  }
   if (c.attention_kind() == AttentionKind::MLA)
     w = std::max<uint64_t>(w, uint64_t(c.n_heads) * (c.mla.kv_lora_rank + c.mla.qk_rope_head_dim));
   return w;
@@ -63,6 +74,20 @@ void Transformer::declare_activations() {
   a.proj = t("proj", c_.dim);
   a.gate = t("gate", hidden_max(c_));
   a.up = t("up", hidden_max(c_));
+  if (has_moe(c_)) {
+    const MoeConfig& m = c_.moe;
+    uint64_t k = m.n_experts_used;
+    a.logits = t("moe logits", m.n_experts);
+    a.ids = t("moe ids", k);
+    a.weights = t("moe weights", k);
+    a.plan = planner_.add("moe plan", ops::ExpertPlan{.n_tokens = max_batch_, .n_used = m.n_experts_used,
+                                                      .n_experts = m.n_experts, .max_tiles = m.n_experts + max_batch_ * m.n_experts_used}
+                                          .bytes());
+    a.exp_gate = t("moe gate", k * m.expert_hidden_dim);
+    a.exp_up = t("moe up", k * m.expert_hidden_dim);
+    a.exp_down = t("moe down", k * c_.dim);
+    if (m.shared_gate) a.shared_gate = t("moe shared gate", 1);
+  }
   if (c_.attention_kind() == AttentionKind::MLA) {
     const MlaConfig& m = c_.mla;
     uint32_t lat = m.kv_lora_rank, rot = m.qk_rope_head_dim;
@@ -150,6 +175,8 @@ void Transformer::record_logits(Stream& s, uint32_t n, LogitsMode mode) {
     ops::copy_strided(s, x, h, {.rows = 1, .cols = 1, .len = dim, .src_offset = (n - 1) * dim});
     ops::rmsnorm(s, h, w_.output_norm().view, h, 1, dim, c_.norm_eps);
     ops::matmul(s, out.type, out.view, act(a.h, 4ull * dim), logits_->view(0, 4ull * vocab), vocab, 1, dim);
+    if (c_.final_softcap > 0) ops::softcap(s, logits_->view(0, 4ull * vocab), logits_->view(0, 4ull * vocab), vocab,
+                                           c_.final_softcap);
     return;
   }
   ops::rmsnorm(s, x, w_.output_norm().view, h, n, dim, c_.norm_eps);
@@ -163,20 +190,29 @@ void Transformer::record_logits(Stream& s, uint32_t n, LogitsMode mode) {
     uint32_t m = uint32_t(std::min<uint64_t>(rows, n - r0));
     BufferView rows_h = h;
     rows_h.offset += r0 * 4 * dim, rows_h.size = 4ull * m * dim;
-    ops::matmul(s, out.type, out.view, rows_h, logits_->view(r0 * 4 * vocab, 4ull * m * vocab), vocab, m, dim);
+    BufferView rows_out = logits_->view(r0 * 4 * vocab, 4ull * m * vocab);
+    ops::matmul(s, out.type, out.view, rows_h, rows_out, vocab, m, dim);
+    if (c_.final_softcap > 0) ops::softcap(s, rows_out, rows_out, m * vocab, c_.final_softcap);
   }
 }
 
 void Transformer::record(Stream& s, uint32_t n, LogitsMode mode) {
   const Tensor& embd = w_.token_embd();
-  ops::get_rows(s, embd.type, embd.view, tokens_.view(0, 4ull * n), act(acts_.x, 4ull * n * c_.dim), n, c_.dim);
+  BufferView x = act(acts_.x, 4ull * n * c_.dim);
+  ops::get_rows(s, embd.type, embd.view, tokens_.view(0, 4ull * n), x, n, c_.dim);
+  if (c_.architecture().recipe.scale_embeddings) ops::scale(s, x, x, n * c_.dim, std::sqrt(float(c_.dim)));
+  tap(s, -1, "inp_embd", x, n, c_.dim);
   for (uint32_t l = 0; l < c_.n_layers; ++l) {
     const LayerWeights& lw = w_.layer(l);
     if (auto* attention = std::get_if<AttentionWeights>(&lw.attention))
       record_attention(s, *attention, l, n);
     else
       record_latent_attention(s, std::get<LatentAttentionWeights>(lw.attention), l, n);
-    record_ffn(s, lw.ffn, l, n);
+    if (auto* ffn = std::get_if<FfnWeights>(&lw.ffn))
+      record_ffn(s, *ffn, l, n);
+    else
+      record_moe(s, std::get<MoeWeights>(lw.ffn), l, n);
+    tap(s, int(l), "l_out", x, n, c_.dim);
   }
   record_logits(s, n, mode);
 }
@@ -209,21 +245,52 @@ Stream& Transformer::graph(uint32_t n, LogitsMode mode) {
   return *it->second.stream;
 }
 
-std::span<const float> Transformer::forward(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode) {
+void Transformer::write_inputs(std::span<const int32_t> tokens, uint32_t pos0) {
   uint32_t n = uint32_t(tokens.size());
   ENSURE(n >= 1 && n <= max_batch_, fmt::format("a forward takes 1 to {} tokens, not {}", max_batch_, n));
   ENSURE(uint64_t(pos0) + n <= cache_.n_ctx(),
          fmt::format("positions {}..{} do not fit the context of {} tokens", pos0, pos0 + n - 1, cache_.n_ctx()));
   for (int32_t t : tokens)
     ENSURE(t >= 0 && uint32_t(t) < c_.vocab_size, fmt::format("token id {} is outside the vocabulary", t));
-  Stream& s = graph(n, mode);
   std::memcpy(tokens_.mapped(), tokens.data(), 4ull * n);
   auto* pos = reinterpret_cast<int32_t*>(positions_.mapped());
   for (uint32_t i = 0; i < n; ++i) pos[i] = int32_t(pos0 + i);
   push::StepParams step{.pos0 = pos0, .n_tokens = n, .n_kv = pos0 + n, .reserved = 0};
   std::memcpy(step_.mapped(), &step, sizeof(step));
+}
+
+std::span<const float> Transformer::forward(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode) {
+  write_inputs(tokens, pos0);
+  uint32_t n = uint32_t(tokens.size());
+  Stream& s = graph(n, mode);
   s.submit_wait();
   last_ = &s;
+  uint64_t rows = mode == LogitsMode::All ? n : 1;
+  return {reinterpret_cast<const float*>(logits_->mapped()), rows * c_.vocab_size};
+}
+
+// Recorded for this call only, with the taps; the cached graphs stay as they are.
+std::span<const float> Transformer::forward_tapped(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode,
+                                                  std::vector<Tap>& taps) {
+  write_inputs(tokens, pos0);
+  uint32_t n = uint32_t(tokens.size());
+  fit_logits(n, mode);
+  std::vector<Tapped> tapped;
+  Stream s(ctx_);
+  tapping_ = &tapped;
+  try {
+    record(s, n, mode);
+  } catch (...) {
+    tapping_ = nullptr;
+    throw;
+  }
+  tapping_ = nullptr;
+  s.submit_wait();
+  last_ = nullptr;
+  for (Tapped& t : tapped) {
+    t.tap.values = t.host->download<float>(size_t(t.tap.rows) * t.tap.width);
+    taps.push_back(std::move(t.tap));
+  }
   uint64_t rows = mode == LogitsMode::All ? n : 1;
   return {reinterpret_cast<const float*>(logits_->mapped()), rows * c_.vocab_size};
 }
