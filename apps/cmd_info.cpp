@@ -133,8 +133,8 @@ void print_text(const Info& i) {
              c.vocab_size);
   fmt::print("attention   {}\n", attention_line(c));
   if (c.moe.n_experts) fmt::print("experts     {}\n", experts_line(c));
-  std::vector<std::string> f = features(c);
-  if (!f.empty()) fmt::print("blocks      {}\n", fmt::join(f, ", "));
+  std::vector<std::string> feats = features(c);
+  if (!feats.empty()) fmt::print("blocks      {}\n", fmt::join(feats, ", "));
   fmt::print("rope        {}, dim {}, theta {}, scaling {}{}{}\n", to_string(c.rope.mode), c.rope.dim, c.rope.theta,
              to_string(c.rope.scaling), c.rope.scaling == RopeScaling::None ? "" : fmt::format(" x{}", c.rope.factor),
              c.rope.has_freq_factors ? ", frequency factors" : "");

@@ -35,17 +35,17 @@ const uint TK = WG * RT / ROWS;  // threads per row group, a power of two
 const uint UV = UNIT / 4;        // vec4s per unit
 shared float red[RT * NT * WG];
 float acc[RT * NT];  // row i, pair n at i·NT + n (global: see matvec.glsl)
-uint pair[NT];       // this tile's pairs; past n_valid they repeat the last (never stored)
+uint tile_pair[NT];       // this tile's pairs; past n_valid they repeat the last (never stored)
 uint n_valid, expert;
 
 vec4 load_x4(uint i) { return ALIGNED ? x4[i >> 2] : vec4(x[i], x[i + 1], x[i + 2], x[i + 3]); }
 
-uint x_at(uint n, uint k) { return pair[n] / p.x_div * p.x_row_stride + k; }
+uint x_at(uint n, uint k) { return tile_pair[n] / p.x_div * p.x_row_stride + k; }
 
 uint row_start(uint row, uint i) { return (expert * p.M + min(row + i, p.M - 1)) * (p.K / QK * (QB / 2)); }
 
 void store(uint row, uint n, float v) {
-  if (n < n_valid) y[pair[n] * p.y_row_stride + row] = v;
+  if (n < n_valid) y[tile_pair[n] * p.y_row_stride + row] = v;
 }
 
 // acc[i·NT + n] += unit u of row + i · unit u of pair n's x (matvec.glsl's accumulate).
@@ -80,7 +80,7 @@ void main() {
   uint row0 = group_index() * ROWS;
   uint first;
   if (row0 >= p.M || !read_tile(gl_WorkGroupID.z, NT, expert, first, n_valid)) return;  // uniform
-  for (uint n = 0; n < NT; ++n) pair[n] = uint(plan[first + min(n, n_valid - 1)]);
+  for (uint n = 0; n < NT; ++n) tile_pair[n] = uint(plan[first + min(n, n_valid - 1)]);
   uint row = row0 + r;
   if (TK == 1 && row >= p.M) return;  // no barriers follow when TK == 1
 

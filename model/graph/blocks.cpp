@@ -4,6 +4,7 @@
 // architecture's recipe (model/arch/); the mixture-of-experts FFN is in blocks_moe.cpp.
 #include <cmath>
 
+#include "arch/architecture.h"
 #include "context.h"
 #include "graph/transformer.h"
 #include "ops.h"

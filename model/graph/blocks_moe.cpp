@@ -2,6 +2,7 @@
 // → routing (scores, group limits, top-k, weights) → the tokens grouped by expert → the chosen
 // experts' gated FFNs, reading only their weights → the weighted sum plus the shared expert,
 // added to the residual. Everything stays on the GPU; the graph replays for every step.
+#include "arch/architecture.h"
 #include "context.h"
 #include "graph/transformer.h"
 #include "ops.h"

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <optional>
 
+#include "arch/architecture.h"
 #include "context.h"
 #include "error.h"
 #include "ops.h"
