@@ -88,7 +88,8 @@ std::string routing_line(const MoeConfig& m) {
 std::string experts_line(const ModelConfig& c) {
   const MoeConfig& m = c.moe;
   std::string s = fmt::format("{} routed of width {}", m.n_experts, m.expert_hidden_dim);
-  if (m.shared_hidden_dim) s += fmt::format(", shared expert of width {}{}", m.shared_hidden_dim, m.shared_gate ? " (sigmoid-gated)" : "");
+  if (m.shared_hidden_dim)
+    s += fmt::format(", shared expert of width {}{}", m.shared_hidden_dim, m.shared_gate ? " (sigmoid-gated)" : "");
   if (m.leading_dense_blocks) s += fmt::format(", blocks 0..{} dense", m.leading_dense_blocks - 1);
   return s + "; " + routing_line(m);
 }

@@ -45,9 +45,9 @@ void check_loops(const Context& ctx, uint64_t iterations, const char* op) {
 void moe_route(Stream& s, const MoeRouteParams& p, BufferView logits, BufferView bias, BufferView ids,
                BufferView weights) {
   if (p.n_tokens == 0) return;
-  ENSURE(p.n_experts > 0 && p.n_used >= 1 && p.n_used <= std::min(p.n_experts, kMoeMaxUsed),
-         fmt::format("moe_route: {} of {} experts per token (1 to min(experts, {}))", p.n_used, p.n_experts,
-                     kMoeMaxUsed));
+  ENSURE(
+      p.n_experts > 0 && p.n_used >= 1 && p.n_used <= std::min(p.n_experts, kMoeMaxUsed),
+      fmt::format("moe_route: {} of {} experts per token (1 to min(experts, {}))", p.n_used, p.n_experts, kMoeMaxUsed));
   if (p.n_groups > 1) {
     uint32_t size = p.n_experts / p.n_groups;
     ENSURE(p.n_groups <= kMoeMaxGroups && p.n_experts % p.n_groups == 0 && size >= 2 && p.n_groups_used >= 1 &&
@@ -159,9 +159,8 @@ void matmul_id(Stream& s, const ExpertPlan& plan, DType type, std::span<const Ex
       bool aligned = K % 8 == 0 && x_row_stride % 4 == 0;
       Groups g = grid(ceil_div(M, p.matvec_rows));
       g.z = plan.max_tiles;
-      s.dispatch(*k.matvec,
-                 {p.matvec_wg, p.subgroup_ops, p.matvec_rows, plan.tile, aligned, p.matvec_rows_per_thread}, b, pc,
-                 g);
+      s.dispatch(*k.matvec, {p.matvec_wg, p.subgroup_ops, p.matvec_rows, plan.tile, aligned, p.matvec_rows_per_thread},
+                 b, pc, g);
     }
   }
 }
@@ -182,7 +181,7 @@ void moe_combine(Stream& s, BufferView y, BufferView weights, BufferView shared,
   if (has_gate) ensure_holds(gate, 4ull * n_tokens, "moe_combine", "gate");
   uint32_t wg = s.context().profile().wg_size;
   s.dispatch(spirv::moe_combine, {wg, has_shared, has_gate},
-             {.reads = {y, weights, has_shared ? shared : y, has_gate ? gate : y}, .writes = {x}},
+             {.reads = {y, weights, has_shared ? shared : y, has_gate ? gate : y, x}, .writes = {x}},
              push::MoeCombinePush{.n_tokens = n_tokens, .n_used = n_used, .dim = dim}, grid(ceil_div(n, wg)));
 }
 

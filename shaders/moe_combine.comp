@@ -15,7 +15,9 @@ layout(std430, binding = 0) readonly buffer Y { float y[]; };
 layout(std430, binding = 1) readonly buffer W { float w[]; };
 layout(std430, binding = 2) readonly buffer Shared { float shared_out[]; };  // bound always
 layout(std430, binding = 3) readonly buffer Gate { float gate[]; };          // bound always
-layout(std430, binding = 4) buffer X { float x[]; };
+// x is bound twice, read then written, so the arena planner sees the update read the residual.
+layout(std430, binding = 4) readonly buffer XIn { float x_in[]; };
+layout(std430, binding = 5) writeonly buffer XOut { float x[]; };
 layout(push_constant) uniform PushBlock { MoeCombinePush p; };
 
 void main() {
@@ -28,5 +30,5 @@ void main() {
     float g = HAS_GATE ? 1.0 / (1.0 + exp(-clamp(gate[t], -80.0, 80.0))) : 1.0;
     sum += shared_out[i] * g;
   }
-  x[i] += sum;
+  x[i] = x_in[i] + sum;
 }

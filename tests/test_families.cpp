@@ -76,7 +76,8 @@ TEST_CASE("mixture-of-experts families match the reference: qwen3moe, qwen2moe, 
 TEST_CASE("MoE prefill in chunks and experts over many weight buffers change nothing", "[families][moe]") {
   for (const test::EngineFixture& f : pick({"qwen2moe", "deepseek2"})) {
     auto tokens = some_tokens(23, f.spec.vocab_size, 3);
-    Loaded whole = load(f.spec), chunked = load(f.spec, {.batch = 6}), spread = load(f.spec, {.max_weight_buffer = 16 << 10});
+    Loaded whole = load(f.spec), chunked = load(f.spec, {.batch = 6}),
+           spread = load(f.spec, {.max_weight_buffer = 16 << 10});
     std::vector<float> want = whole.engine->eval_all(tokens);
     test::check_nmse(chunked.engine->eval_all(tokens), want, 1e-12, "chunks of 6 vs one batch, " + f.name);
     CHECK(spread.engine->memory().weight_buffers > 8);
@@ -87,9 +88,8 @@ TEST_CASE("MoE prefill in chunks and experts over many weight buffers change not
 TEST_CASE("the check names the first activation that diverges", "[families][check]") {
   test::EngineFixture f = pick({"qwen3moe"}).front();
   std::vector<CheckReport> reports;
-  Loaded l = load(f.spec, {.kv_type = DType::F32, .check = true, .on_check = [&](const CheckReport& r) {
-                             reports.push_back(r);
-                           }});
+  Loaded l = load(
+      f.spec, {.kv_type = DType::F32, .check = true, .on_check = [&](const CheckReport& r) { reports.push_back(r); }});
   auto tokens = some_tokens(9, f.spec.vocab_size, 4);
   l.engine->eval(tokens);
   l.engine->eval(std::span(tokens).first(1));  // a decode step: rows at position 9
@@ -97,7 +97,8 @@ TEST_CASE("the check names the first activation that diverges", "[families][chec
   for (const CheckReport& r : reports) {
     INFO(r.summary());
     CHECK(r.first_bad < 0);
-    CHECK(r.rows.size() == 1 + 2 * 5 + 1);  // inp_embd; attn_norm attn_out ffn_inp ffn_moe_weights l_out; logits
+    CHECK(r.rows.size() == 1 + 2 * 6 + 1);  // inp_embd; attn_norm attn_out ffn_inp ffn_moe_logits
+                                            // ffn_moe_weights l_out; logits
   }
   // The same comparison with one GPU activation spoiled: it is the one named.
   ref::Model reference(l.file, l.engine->config());

@@ -22,6 +22,7 @@ void Transformer::record_moe(Stream& s, const MoeWeights& w, uint32_t l, uint32_
 
   ops::rmsnorm(s, x, w.norm->view, h, n, dim, c_.norm_eps);
   project(s, *w.router, h, logits, n);
+  tap(s, int(l), "ffn_moe_logits", logits, n, E);
   ops::MoeRouteParams route{.n_tokens = n,
                             .n_experts = E,
                             .n_used = k,

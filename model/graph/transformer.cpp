@@ -26,7 +26,8 @@ constexpr uint32_t kMaxGraphs = 8;  // recorded batch shapes kept (decode, full 
 // The widest dense gated FFN: the FFN of dense layers, the shared expert of MoE layers.
 uint32_t hidden_max(const ModelConfig& c) {
   uint32_t w = 1;
-  for (uint32_t l = 0; l < c.n_layers; ++l) w = std::max(w, c.is_moe_layer(l) ? c.moe.shared_hidden_dim : c.hidden_dim[l]);
+  for (uint32_t l = 0; l < c.n_layers; ++l)
+    w = std::max(w, c.is_moe_layer(l) ? c.moe.shared_hidden_dim : c.hidden_dim[l]);
   return w;
 }
 
@@ -81,8 +82,10 @@ void Transformer::declare_activations() {
     a.logits = t("moe logits", m.n_experts);
     a.ids = t("moe ids", k);
     a.weights = t("moe weights", k);
-    a.plan = planner_.add("moe plan", ops::ExpertPlan{.n_tokens = max_batch_, .n_used = m.n_experts_used,
-                                                      .n_experts = m.n_experts, .max_tiles = m.n_experts + max_batch_ * m.n_experts_used}
+    a.plan = planner_.add("moe plan", ops::ExpertPlan{.n_tokens = max_batch_,
+                                                      .n_used = m.n_experts_used,
+                                                      .n_experts = m.n_experts,
+                                                      .max_tiles = m.n_experts + max_batch_ * m.n_experts_used}
                                           .bytes());
     a.exp_gate = t("moe gate", k * m.expert_hidden_dim);
     a.exp_up = t("moe up", k * m.expert_hidden_dim);
@@ -176,8 +179,8 @@ void Transformer::record_logits(Stream& s, uint32_t n, LogitsMode mode) {
     ops::copy_strided(s, x, h, {.rows = 1, .cols = 1, .len = dim, .src_offset = (n - 1) * dim});
     ops::rmsnorm(s, h, w_.output_norm().view, h, 1, dim, c_.norm_eps);
     ops::matmul(s, out.type, out.view, act(a.h, 4ull * dim), logits_->view(0, 4ull * vocab), vocab, 1, dim);
-    if (c_.final_softcap > 0) ops::softcap(s, logits_->view(0, 4ull * vocab), logits_->view(0, 4ull * vocab), vocab,
-                                           c_.final_softcap);
+    if (c_.final_softcap > 0)
+      ops::softcap(s, logits_->view(0, 4ull * vocab), logits_->view(0, 4ull * vocab), vocab, c_.final_softcap);
     return;
   }
   ops::rmsnorm(s, x, w_.output_norm().view, h, n, dim, c_.norm_eps);
@@ -272,7 +275,7 @@ std::span<const float> Transformer::forward(std::span<const int32_t> tokens, uin
 
 // Recorded for this call only, with the taps; the cached graphs stay as they are.
 std::span<const float> Transformer::forward_tapped(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode,
-                                                  std::vector<Tap>& taps) {
+                                                   std::vector<Tap>& taps) {
   write_inputs(tokens, pos0);
   uint32_t n = uint32_t(tokens.size());
   fit_logits(n, mode);

@@ -55,6 +55,7 @@ void Model::moe_block(std::vector<float>& x, uint32_t l, size_t n) const {
   std::vector<float> h(x.size()), bias;
   rmsnorm(h.data(), x.data(), weight(TensorRole::FfnNorm, l).data(), n, dim, c_.norm_eps);
   auto logits = project(weight(TensorRole::FfnGateInp, l), h.data(), n, dim);
+  emit(int(l), "ffn_moe_logits", logits, E);
   std::vector<int32_t> ids(n * k);
   std::vector<float> w(n * k);
   MoeRouteParams p{.n_experts = E,
@@ -84,7 +85,8 @@ void Model::moe_block(std::vector<float>& x, uint32_t l, size_t n) const {
   if (has(TensorRole::FfnGateShexp, int(l))) {
     shared = gated(weight(TensorRole::FfnGateShexp, l), weight(TensorRole::FfnUpShexp, l),
                    weight(TensorRole::FfnDownShexp, l), h, n);
-    if (has(TensorRole::FfnGateInpShexp, int(l))) gate = project(weight(TensorRole::FfnGateInpShexp, l), h.data(), n, dim);
+    if (has(TensorRole::FfnGateInpShexp, int(l)))
+      gate = project(weight(TensorRole::FfnGateInpShexp, l), h.data(), n, dim);
   }
   moe_combine(x.data(), y.data(), w.data(), shared.empty() ? nullptr : shared.data(),
               gate.empty() ? nullptr : gate.data(), n, k, dim);
