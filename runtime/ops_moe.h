@@ -23,10 +23,10 @@ namespace vkllm::ops {
 
 struct MoeRouteParams {
   uint32_t n_tokens = 0, n_experts = 0, n_used = 0;
-  bool sigmoid = false;                    // scores: sigmoid(logit); else softmax over the experts
+  bool sigmoid = false;                      // scores: sigmoid(logit); else softmax over the experts
   uint32_t n_groups = 0, n_groups_used = 0;  // > 1 groups: group-limited routing
-  bool norm = false;                       // weights divided by their sum
-  float scale = 1.0f;                      // then multiplied by this (0 and 1: unchanged)
+  bool norm = false;                         // weights divided by their sum
+  float scale = 1.0f;                        // then multiplied by this (0 and 1: unchanged)
 };
 constexpr uint32_t kMoeMaxUsed = 64, kMoeMaxGroups = 64;
 

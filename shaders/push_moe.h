@@ -7,11 +7,11 @@ struct MoeRoutePush {
   uint n_tokens;
   uint n_experts;
   uint n_used;
-  uint sigmoid;        // 1: score = sigmoid(logit); 0: softmax over the experts
-  uint n_groups;       // > 1: only the n_groups_used best groups of n_experts / n_groups compete
+  uint sigmoid;   // 1: score = sigmoid(logit); 0: softmax over the experts
+  uint n_groups;  // > 1: only the n_groups_used best groups of n_experts / n_groups compete
   uint n_groups_used;
-  uint norm;           // 1: weights divided by their sum (at least 6.103515625e-5)
-  float scale;         // then multiplied by this (0: unchanged)
+  uint norm;    // 1: weights divided by their sum (at least 6.103515625e-5)
+  float scale;  // then multiplied by this (0: unchanged)
 };
 
 // moe_plan: the (token, slot) pairs p = token * n_used + slot grouped by expert, and the list of

@@ -19,14 +19,15 @@ struct RouteCase {
   std::string what;
   ops::MoeRouteParams p;
   bool bias = false;
-  float spread = 4;  // logits uniform in [-spread, spread]
+  float spread = 4;                // logits uniform in [-spread, spread]
   std::vector<float> logits = {};  // given instead of random ones
 };
 
 void check_route(const RouteCase& c) {
   const ops::MoeRouteParams& p = c.p;
   size_t n = size_t(p.n_tokens) * p.n_experts, k = size_t(p.n_tokens) * p.n_used;
-  std::vector<float> logits = c.logits.empty() ? test::random_floats(n, 11 + p.n_experts, -c.spread, c.spread) : c.logits;
+  std::vector<float> logits =
+      c.logits.empty() ? test::random_floats(n, 11 + p.n_experts, -c.spread, c.spread) : c.logits;
   std::vector<float> bias = test::random_floats(p.n_experts, 12, -0.2f, 0.2f);
   std::vector<int32_t> want_ids(k);
   std::vector<float> want_w(k);
@@ -99,7 +100,9 @@ std::vector<int32_t> ids_two_experts(uint32_t n, uint32_t k, uint32_t E) {  // e
     for (uint32_t j = 0; j < k; ++j) out.push_back((t + j) % 2 ? 1 : int32_t(E) - 2);
   return out;
 }
-std::vector<int32_t> ids_one_expert(uint32_t n, uint32_t, uint32_t E) { return std::vector<int32_t>(n, int32_t(E) - 1); }
+std::vector<int32_t> ids_one_expert(uint32_t n, uint32_t, uint32_t E) {
+  return std::vector<int32_t>(n, int32_t(E) - 1);
+}
 std::vector<int32_t> ids_every_expert(uint32_t n, uint32_t k, uint32_t) {
   std::vector<int32_t> out;
   for (uint32_t t = 0; t < n; ++t)
@@ -128,8 +131,8 @@ void check_matmul_id(DType t, const IdCase& c, uint32_t K, uint32_t per_slice, c
   uint64_t expert_bytes = uint64_t(c.M) * row_bytes(t, K);
   for (uint32_t e0 = 0; e0 < c.E; e0 += per) {
     uint32_t count = std::min(per, c.E - e0);
-    parts.push_back(test::bytes_to_gpu(
-        std::span(w.stored).subspan(e0 * expert_bytes, count * expert_bytes), fmt::format("experts {}..", e0)));
+    parts.push_back(test::bytes_to_gpu(std::span(w.stored).subspan(e0 * expert_bytes, count * expert_bytes),
+                                       fmt::format("experts {}..", e0)));
     slices.push_back({e0, count, parts.back().view()});
   }
   for (uint32_t x_div : {c.k, 1u}) {

@@ -1,11 +1,10 @@
 // gemma2: Gemma 2 (2B, 9B, 27B). Embeddings times sqrt(dim); norm weights stored as 1 + w by the
 // converter (used as they are); a norm of each block's output before its residual add
-// (post_attention_norm, post_ffw_norm); GELU-gated FFN; NEOX rope; tied output (llama.cpp reads no output.weight for gemma2; one in the file is used). Attention
-// scores are soft-capped (cap·tanh(s / cap), attn_logit_softcapping, default 50), and so are the
-// logits (final_logit_softcapping, default 30); every other layer, from layer 0, sees only the
-// last attention.sliding_window keys (default 4096). The query scale is 1/sqrt(key_length),
-// except 1/sqrt(dim / heads) for the 27B (46 layers), as llama.cpp decides by layer count
-// (docs/formats.md §9.3).
+// (post_attention_norm, post_ffw_norm); GELU-gated FFN; NEOX rope; tied output (llama.cpp reads no output.weight for
+// gemma2; one in the file is used). Attention scores are soft-capped (cap·tanh(s / cap), attn_logit_softcapping,
+// default 50), and so are the logits (final_logit_softcapping, default 30); every other layer, from layer 0, sees only
+// the last attention.sliding_window keys (default 4096). The query scale is 1/sqrt(key_length), except 1/sqrt(dim /
+// heads) for the 27B (46 layers), as llama.cpp decides by layer count (docs/formats.md §9.3).
 #include <cmath>
 
 #include "arch/architecture.h"

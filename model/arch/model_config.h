@@ -62,16 +62,16 @@ std::string_view to_string(MoeGating g);
 struct MoeConfig {
   uint32_t n_experts = 0;  // 0: dense model
   uint32_t n_experts_used = 0;
-  uint32_t n_shared_experts = 0;    // deepseek2: shared FFN width = n_shared_experts · expert_hidden_dim
-  uint32_t expert_hidden_dim = 0;   // width of one routed expert
-  uint32_t shared_hidden_dim = 0;   // width of the shared-expert FFN; 0: none
+  uint32_t n_shared_experts = 0;      // deepseek2: shared FFN width = n_shared_experts · expert_hidden_dim
+  uint32_t expert_hidden_dim = 0;     // width of one routed expert
+  uint32_t shared_hidden_dim = 0;     // width of the shared-expert FFN; 0: none
   uint32_t leading_dense_blocks = 0;  // blocks [0, this) are dense (deepseek2)
   MoeGating gating = MoeGating::Softmax;
-  bool weights_norm = false;  // divide the chosen weights by their sum
-  float weights_scale = 1.0f;  // then multiply them by this (0 and 1: unchanged)
+  bool weights_norm = false;                 // divide the chosen weights by their sum
+  float weights_scale = 1.0f;                // then multiply them by this (0 and 1: unchanged)
   uint32_t n_groups = 0, n_groups_used = 0;  // group-limited routing (DeepSeek-V3); 0: none
-  bool probs_bias = false;   // exp_probs_b: biases the choice only, not the weights (from the tensors)
-  bool shared_gate = false;  // ffn_gate_inp_shexp: a sigmoid gate on the shared expert (qwen2moe)
+  bool probs_bias = false;                   // exp_probs_b: biases the choice only, not the weights (from the tensors)
+  bool shared_gate = false;                  // ffn_gate_inp_shexp: a sigmoid gate on the shared expert (qwen2moe)
 };
 
 struct ModelConfig {

@@ -25,9 +25,7 @@ void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
   write_expert_width(w, k, c);
 }
 
-void validate(const ModelConfig& c) {
-  ENSURE(c.moe.n_experts > 0, "a qwen3moe model needs expert_count > 0");
-}
+void validate(const ModelConfig& c) { ENSURE(c.moe.n_experts > 0, "a qwen3moe model needs expert_count > 0"); }
 
 void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
   add_standard_attention(c, l, t);

@@ -15,14 +15,19 @@
 namespace vkllm {
 
 std::string_view to_string(TensorRole r) {
-  constexpr std::string_view names[] = {
-      "token_embd",    "output_norm", "output",         "rope_freqs",  "attn_norm",    "attn_q",
-      "attn_output",   "attn_k",      "attn_v",         "q_bias",      "k_bias",       "v_bias",
-      "attn_q_a",      "attn_q_a_norm", "attn_q_b",     "attn_kv_a",   "kv_norm",      "attn_k_b",
-      "attn_v_b",      "attn_kv_b",   "attn_q_norm",    "attn_k_norm", "attn_post_norm", "attn_qkv",
-      "ffn_norm",      "ffn_gate",    "ffn_up",         "ffn_down",    "ffn_post_norm", "ffn_gate_up",
-      "ffn_gate_inp",  "exp_probs_b", "ffn_gate_exps",  "ffn_up_exps", "ffn_down_exps", "ffn_gate_shexp",
-      "ffn_up_shexp",  "ffn_down_shexp", "ffn_gate_inp_shexp"};
+  constexpr std::string_view names[] = {"token_embd",   "output_norm",    "output",
+                                        "rope_freqs",   "attn_norm",      "attn_q",
+                                        "attn_output",  "attn_k",         "attn_v",
+                                        "q_bias",       "k_bias",         "v_bias",
+                                        "attn_q_a",     "attn_q_a_norm",  "attn_q_b",
+                                        "attn_kv_a",    "kv_norm",        "attn_k_b",
+                                        "attn_v_b",     "attn_kv_b",      "attn_q_norm",
+                                        "attn_k_norm",  "attn_post_norm", "attn_qkv",
+                                        "ffn_norm",     "ffn_gate",       "ffn_up",
+                                        "ffn_down",     "ffn_post_norm",  "ffn_gate_up",
+                                        "ffn_gate_inp", "exp_probs_b",    "ffn_gate_exps",
+                                        "ffn_up_exps",  "ffn_down_exps",  "ffn_gate_shexp",
+                                        "ffn_up_shexp", "ffn_down_shexp", "ffn_gate_inp_shexp"};
   static_assert(std::size(names) == size_t(TensorRole::FfnGateInpShexp) + 1);
   return names[size_t(r)];
 }

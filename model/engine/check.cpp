@@ -42,8 +42,8 @@ std::string CheckReport::summary() const {
 }
 
 CheckReport compare_with_reference(const ref::Model& reference, std::span<const int32_t> history, uint32_t pos0,
-                                   const std::vector<Tap>& taps, std::span<const float> last_logits,
-                                   uint32_t n_layers, double bound) {
+                                   const std::vector<Tap>& taps, std::span<const float> last_logits, uint32_t n_layers,
+                                   double bound) {
   std::map<std::pair<int, std::string>, const Tap*> gpu;
   for (const Tap& t : taps) gpu[{t.layer, t.name}] = &t;
   CheckReport report{.bound = bound};

@@ -30,7 +30,7 @@ struct CheckReport {
 // last token) with the reference model's activations over history (every token from position
 // 0, the step's included) at the same positions.
 CheckReport compare_with_reference(const ref::Model& reference, std::span<const int32_t> history, uint32_t pos0,
-                                   const std::vector<Tap>& taps, std::span<const float> last_logits,
-                                   uint32_t n_layers, double bound = 1e-4);
+                                   const std::vector<Tap>& taps, std::span<const float> last_logits, uint32_t n_layers,
+                                   double bound = 1e-4);
 
 }  // namespace vkllm

@@ -40,8 +40,8 @@ std::span<const float> Engine::forward(std::span<const int32_t> chunk, LogitsMod
   if (!reference_) return transformer_->forward(chunk, n_past_, mode);
   std::vector<Tap> taps;
   std::span<const float> logits = transformer_->forward_tapped(chunk, n_past_, mode, taps);
-  CheckReport report = compare_with_reference(*reference_, history_, n_past_, taps, logits.last(config_.vocab_size),
-                                              config_.n_layers);
+  CheckReport report =
+      compare_with_reference(*reference_, history_, n_past_, taps, logits.last(config_.vocab_size), config_.n_layers);
   if (options_.on_check) options_.on_check(report);
   return logits;
 }

@@ -85,7 +85,7 @@ class Transformer {
   void declare_activations();
   void plan_arena();
   BufferView act(int id, uint64_t bytes) const;
-  void fit_logits(uint32_t n, LogitsMode mode);  // grows the logits buffer for n tokens
+  void fit_logits(uint32_t n, LogitsMode mode);                       // grows the logits buffer for n tokens
   void write_inputs(std::span<const int32_t> tokens, uint32_t pos0);  // checked, into the step buffers
   Stream& graph(uint32_t n, LogitsMode mode);
   void record(Stream& s, uint32_t n, LogitsMode mode);

@@ -55,14 +55,14 @@ struct FfnWeights {                                              // gated feed-f
   const Tensor *gate = nullptr, *up = nullptr, *down = nullptr;  // (hidden, dim), (hidden, dim), (dim, hidden)
   const Tensor* post_norm = nullptr;                             // (dim) f32, of the block's output
 };
-struct MoeWeights {                                  // mixture of experts (docs/formats.md §8)
-  const Tensor* norm = nullptr;                      // (dim) f32
-  const Tensor* router = nullptr;                    // (n_experts, dim)
-  const Tensor* probs_bias = nullptr;                // (n_experts) f32, exp_probs_b
-  const Tensor *gate = nullptr, *up = nullptr;       // experts × (F, dim)
-  const Tensor* down = nullptr;                      // experts × (dim, F)
+struct MoeWeights {                             // mixture of experts (docs/formats.md §8)
+  const Tensor* norm = nullptr;                 // (dim) f32
+  const Tensor* router = nullptr;               // (n_experts, dim)
+  const Tensor* probs_bias = nullptr;           // (n_experts) f32, exp_probs_b
+  const Tensor *gate = nullptr, *up = nullptr;  // experts × (F, dim)
+  const Tensor* down = nullptr;                 // experts × (dim, F)
   const Tensor *shared_gate = nullptr, *shared_up = nullptr, *shared_down = nullptr;  // the shared FFN
-  const Tensor* shared_router = nullptr;             // (1, dim): sigmoid gate of the shared expert
+  const Tensor* shared_router = nullptr;  // (1, dim): sigmoid gate of the shared expert
 };
 struct LayerWeights {
   std::variant<AttentionWeights, LatentAttentionWeights> attention;  // as the block recipe says

@@ -38,8 +38,8 @@ class Model {
   void emit(int layer, std::string_view name, const std::vector<float>& v, size_t width) const;
   void qkv(const std::vector<float>& h, uint32_t layer, size_t n, std::vector<float>& q, std::vector<float>& k,
            std::vector<float>& v) const;
-  std::vector<float> gated(const std::vector<float>& gate, const std::vector<float>& up,
-                           const std::vector<float>& down, const std::vector<float>& h, size_t n) const;
+  std::vector<float> gated(const std::vector<float>& gate, const std::vector<float>& up, const std::vector<float>& down,
+                           const std::vector<float>& h, size_t n) const;
   void moe_block(std::vector<float>& x, uint32_t layer, size_t n) const;
   void attend(std::vector<float>& x, uint32_t layer, const std::vector<float>& q, const std::vector<float>& k,
               const std::vector<float>& v, size_t n, size_t kv_heads) const;
@@ -52,7 +52,7 @@ class Model {
   const GgufFile& file_;
   const ModelConfig& c_;
   TensorCatalogue catalogue_;
-  std::vector<float> freq_factors_;  // rope_freqs (rot/2) or empty
+  std::vector<float> freq_factors_;     // rope_freqs (rot/2) or empty
   mutable const TapFn* tap_ = nullptr;  // during forward()
 };
 

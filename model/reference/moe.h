@@ -8,7 +8,7 @@ namespace vkllm::ref {
 
 struct MoeRouteParams {
   size_t n_experts = 0, n_used = 0;
-  bool sigmoid = false;  // scores: sigmoid(logit); else softmax over the experts
+  bool sigmoid = false;                    // scores: sigmoid(logit); else softmax over the experts
   size_t n_groups = 0, n_groups_used = 0;  // > 1 groups: only the n_groups_used best groups compete
   bool norm = false;                       // weights divided by their sum (at least 6.103515625e-5)
   double scale = 1;                        // then multiplied by this (0: unchanged)
@@ -18,8 +18,7 @@ struct MoeRouteParams {
 // null), optionally only from the groups whose two best biased scores sum highest; the n_used
 // largest in order of value descending then id ascending. ids (n, n_used), and weights (n,
 // n_used) = the unbiased scores of the chosen experts, normalised and scaled as the params say.
-void moe_route(int32_t* ids, float* weights, const float* logits, const float* bias, size_t n,
-               const MoeRouteParams& p);
+void moe_route(int32_t* ids, float* weights, const float* logits, const float* bias, size_t n, const MoeRouteParams& p);
 
 // Expert products: y(P, M), row p = W[ids[p]] · x[p / x_div] where W is (n_experts, M, K) f32
 // (expert e is rows e·M ..) and x rows are K floats.
