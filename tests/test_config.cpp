@@ -256,7 +256,9 @@ TEST_CASE("config of the issue-16 families survives a file round trip", "[config
   for (const char* arch : {"qwen3", "qwen3moe", "qwen2moe", "gemma2", "gemma3", "phi3"}) {
     INFO(arch);
     FixtureSpec s = small(arch, 4, 2);
-    s.head_dim = 32, s.n_experts = 4, s.n_experts_used = 2, s.expert_hidden_dim = 48;
+    s.head_dim = 32;
+    if (std::string(arch).find("moe") != std::string::npos)
+      s.n_experts = 4, s.n_experts_used = 2, s.expert_hidden_dim = 48;
     if (std::string(arch) == "gemma3") s.sliding_window = 16, s.n_layers = 7;
     GgufFile f = GgufFile::parse(make_fixture_model(s), "family.gguf");
     ModelConfig c = ModelConfig::from_gguf(f);
@@ -274,6 +276,10 @@ TEST_CASE("config of the issue-16 families survives a file round trip", "[config
       return n;
     }());
   }
+  // A dense family with experts declared is refused by name.
+  FixtureSpec moe_llama = small("llama", 4, 2);
+  moe_llama.n_experts = 8, moe_llama.n_experts_used = 2, moe_llama.expert_hidden_dim = 48;
+  CHECK_THROWS_WITH(fixture_config(moe_llama), Catch::Contains("llama: expert_count = 8 declares mixture-of-experts"));
   // gemma2's defaults (llama.cpp): window 4096 on even layers, soft-caps 50 and 30.
   ModelConfig g = fixture_config(small("gemma2", 4, 2));
   CHECK((g.sliding_window == 4096 && g.swa_layers == std::vector<uint8_t>{1, 0}));

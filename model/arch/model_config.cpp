@@ -90,6 +90,15 @@ void check_range(std::string_view what, uint64_t v, uint64_t lo, uint64_t hi) {
 void validate_moe(const ModelConfig& c) {
   const MoeConfig& m = c.moe;
   if (m.n_experts == 0) return;
+  if (m.leading_dense_blocks < c.n_layers) {
+    // A family whose catalogue has no router runs only dense blocks (a Mixtral-style llama file).
+    TensorCatalogue t;
+    c.architecture().layer_tensors(c, c.n_layers - 1, t);
+    ENSURE(t.find(TensorRole::FfnGateInp, int(c.n_layers - 1)),
+           fmt::format("{}: expert_count = {} declares mixture-of-experts blocks, which vkllm does not run for this "
+                       "architecture (it has: qwen2moe, qwen3moe, deepseek2)",
+                       c.arch_name, m.n_experts));
+  }
   check_range("expert_count", m.n_experts, 1, 4096);
   check_range("expert_used_count", m.n_experts_used, 1, std::min(m.n_experts, 64u));
   ENSURE(m.gating == MoeGating::Softmax || m.gating == MoeGating::Sigmoid,
