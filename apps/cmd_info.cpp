@@ -1,6 +1,9 @@
-// `vkllm info [-m FILE] [--json]`: what a GGUF model is: architecture, dimensions, attention kind,
-// the experts and routing of a mixture-of-experts model, the architecture's block options,
-// parameters, tensor types, KV-cache bytes per token, context length and tokenizer.
+// `vkllm info [-m FILE] [--ctx N] [--kv-type T] [--device I] [--json]`: what a GGUF model is:
+// architecture, dimensions, attention kind, the experts and routing of a mixture-of-experts model,
+// the architecture's block options, parameters, tensor types, the KV cache per token and at the
+// context `run` would use, the tokenizer, and whether weights + KV cache + activations fit the
+// device's memory. A file vkllm cannot run is still described (an unknown architecture by its
+// metadata and tensor table), with a warning line saying why it cannot run.
 #include <fmt/format.h>
 
 #include <fmt/ranges.h>
@@ -11,23 +14,24 @@
 #include <optional>
 
 #include "arch/architecture.h"
+#include "arch/file_type.h"
 #include "arch/model_config.h"
 #include "arch/tensors.h"
 #include "commands.h"
+#include "error.h"
 #include "gguf/reader.h"
+#include "gguf_listing.h"
+#include "graph/memory_estimate.h"
+#include "graph/weights.h"
 #include "model_options.h"
+#include "ops_matmul.h"
+#include "output.h"
 #include "text/tokenizer.h"
+#include "text/vocab.h"
 
 namespace vkllm::cli {
 
 namespace {
-
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  for (; b >= 1024 && u < 4; ++u) b /= 1024;
-  return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", b, units[u]);
-}
 
 std::string human_count(double n) {
   if (n >= 1e9) return fmt::format("{:.2f} B", n / 1e9);
@@ -36,28 +40,108 @@ std::string human_count(double n) {
   return fmt::format("{}", n);
 }
 
+struct InfoOptions {
+  ModelOptions model;
+  bool json = false;
+  uint32_t parallel = 4;  // vkllm serve's KV-cache slots to report
+};
+
+// The memory vkllm may use on the device `run` would choose (its largest device-local heap, or
+// VKLLM_MEMORY_LIMIT when smaller); `problem` says why there is no answer.
+struct DeviceMemory {
+  std::string name, problem;
+  uint64_t bytes = 0;
+  bool limited = false;  // by VKLLM_MEMORY_LIMIT
+};
+
+DeviceMemory device_memory(const ModelOptions& o) {
+  try {
+    ContextOptions co{.device = o.device};
+    Instance instance(validation_requested(co));
+    std::vector<DeviceReport> reports = survey_devices(instance);
+    std::optional<uint32_t> index = requested_device(co);
+    if (!index) index = preferred_device(reports);
+    if (!index || *index >= reports.size()) return {.problem = "no Vulkan device that can run vkllm"};
+    DeviceMemory d{.name = reports[*index].caps.name};
+    for (const MemoryHeap& h : reports[*index].caps.heaps)
+      if (h.device_local) d.bytes = std::max(d.bytes, h.size);
+    uint64_t limit = requested_memory_limit(co);
+    if (limit && limit < d.bytes) d.bytes = limit, d.limited = true;
+    return d;
+  } catch (const std::exception& e) {
+    return {.problem = e.what()};
+  }
+}
+
 struct Info {
   const GgufFile& file;
-  ModelConfig config;
+  std::optional<ModelConfig> config;  // none when vkllm cannot read the architecture
   std::optional<Tokenizer> tokenizer;
+  std::vector<std::string> problems;  // why vkllm cannot run the file
   uint64_t parameters = 0;
   bool parameters_from_config = false;    // a file without tensors
   std::map<std::string, uint64_t> types;  // tensor type -> count
-  uint64_t kv_bytes = 0;                  // per token, f16
+  uint64_t tensor_bytes = 0;
+  std::optional<uint32_t> file_type;  // general.file_type (the mix, "Q4_K_M")
+  uint32_t n_ctx = 0;                 // the context `run` would use
+  DType kv_type = DType::F16;         // --kv-type
+  uint32_t parallel = 4;              // vkllm serve's KV-cache split: slots x n_ctx tokens each
+  MemoryEstimate memory;
+  DeviceMemory device;
+  double bits_per_weight() const { return parameters ? 8.0 * double(tensor_bytes) / double(parameters) : 0; }
+  std::string mix_name() const;  // "Q4_K_M", "file type 99" or "" (no key)
 };
 
-Info gather(const GgufFile& f) {
-  Info i{f, ModelConfig::from_gguf(f), std::nullopt};
-  if (has_vocab(f)) i.tokenizer = Tokenizer::from_gguf(f);
+std::string Info::mix_name() const {
+  if (!file_type) return "";
+  std::optional<FileType> t = vkllm::file_type(*file_type);
+  return t ? std::string(t->name) : fmt::format("file type {}", *file_type);
+}
+
+// "3 tensors of type q3_k (blk.0.attn_q.weight, ...)" per unsupported type.
+void type_problems(const GgufFile& f, std::vector<std::string>& problems) {
+  std::map<std::string, std::vector<std::string>> by_type;
+  for (const GgufTensor* t : unsupported_weights(f))
+    by_type[std::string(vkllm::info(t->type).name)].push_back(printable(t->name));
+  for (auto& [type, names] : by_type)
+    problems.push_back(fmt::format("{} of type {} ({}{}); supported types: {}", count(names.size(), "tensor"), type,
+                                   names.front(), names.size() > 1 ? ", ..." : "", ops::weight_type_names()));
+}
+
+// Runs f; an Error becomes a problem (without the file name: the listing names the file).
+template <typename F>
+void try_part(const GgufFile& file, std::vector<std::string>& problems, const char* what, F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    std::string_view m = e.what(), prefix = file.name();
+    if (m.starts_with(prefix) && m.substr(prefix.size()).starts_with(": ")) m.remove_prefix(prefix.size() + 2);
+    problems.push_back(fmt::format("{}{}", what, m));
+  }
+}
+
+Info gather(const GgufFile& f, const InfoOptions& o) {
+  Info i{.file = f};
+  try_part(f, i.problems, "", [&] { i.config = ModelConfig::from_gguf(f); });
+  if (has_vocab(f)) try_part(f, i.problems, "tokenizer: ", [&] { i.tokenizer = Tokenizer::from_gguf(f); });
+  type_problems(f, i.problems);
   for (const GgufTensor& t : f.tensors()) {
     i.parameters += t.n_elements();
+    i.tensor_bytes += t.data.size();
     ++i.types[std::string(vkllm::info(t.type).name)];
   }
+  i.file_type = read_file_type(f);
+  if (!i.config) return i;
+  const ModelConfig& c = *i.config;
   if (f.tensors().empty()) {
-    i.parameters = parameter_count(i.config);
+    i.parameters = parameter_count(c);
     i.parameters_from_config = true;
   }
-  i.kv_bytes = i.config.kv_bytes_per_token(DType::F16);
+  i.n_ctx = o.model.ctx ? o.model.ctx : default_context(c);
+  i.kv_type = kv_type_named(o.model.kv_type);
+  i.parallel = o.parallel;
+  i.memory = estimate_memory(f, c, i.n_ctx, o.model.batch, i.kv_type);
+  i.device = device_memory(o.model);
   return i;
 }
 
@@ -122,49 +206,83 @@ std::string hidden_str(const std::vector<uint32_t>& h) {
   return uniform ? fmt::format("{}", h[0]) : fmt::format("[{}]", fmt::join(h, ", "));
 }
 
-void print_text(const Info& i) {
-  const ModelConfig& c = i.config;
-  const GgufFile& f = i.file;
-  fmt::print("file        {} (GGUF v{}, {} tensors, {} metadata keys, {})\n", f.name(), f.version(), f.tensors().size(),
-             f.metadata().size(), human_bytes(double(f.bytes().size())));
-  if (!c.name.empty()) fmt::print("name        {}\n", c.name);
-  fmt::print("arch        {}\n", c.arch_name);
-  fmt::print("dims        dim {}, layers {}, heads {}, kv heads {}, head dim {}, value head dim {}, ffn {}, vocab {}\n",
-             c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.v_head_dim, hidden_str(c.hidden_dim),
-             c.vocab_size);
-  fmt::print("attention   {}\n", attention_line(c));
-  if (c.moe.n_experts) fmt::print("experts     {}\n", experts_line(c));
-  std::vector<std::string> feats = features(c);
-  if (!feats.empty()) fmt::print("blocks      {}\n", fmt::join(feats, ", "));
-  fmt::print("rope        {}, dim {}, theta {}, scaling {}{}{}\n", to_string(c.rope.mode), c.rope.dim, c.rope.theta,
-             to_string(c.rope.scaling), c.rope.scaling == RopeScaling::None ? "" : fmt::format(" x{}", c.rope.factor),
-             c.rope.has_freq_factors ? ", frequency factors" : "");
-  fmt::print("context     {}\n", c.seq_len);
-  fmt::print("params      {} ({}){}\n", i.parameters, human_count(double(i.parameters)),
-             i.parameters_from_config ? " from the config: the file has no tensors" : "");
-  std::vector<std::string> types;
-  for (const auto& [name, n] : i.types) types.push_back(fmt::format("{} {}", name, n));
-  fmt::print("tensors     {}\n", types.empty() ? "none" : fmt::format("{}", fmt::join(types, ", ")));
-  fmt::print("kv cache    {} bytes per token in f16 ({}); {} at {} tokens\n", i.kv_bytes,
-             human_bytes(double(i.kv_bytes)), human_bytes(double(i.kv_bytes) * c.seq_len), c.seq_len);
-  if (!i.tokenizer) {
-    fmt::print("tokenizer   none\n");
-    return;
-  }
-  const Tokenizer& t = *i.tokenizer;
-  bool spm = t.kind() == Tokenizer::Kind::Spm;
-  fmt::print("tokenizer   {}, vocab {}, bos {}, eos {}, add_bos {}\n",
-             spm ? "llama (SentencePiece)" : fmt::format("gpt2 (byte-level BPE, pre {})", t.pre()), t.vocab_size(),
-             t.bos(), t.eos(), t.add_bos());
+std::string file_line(const GgufFile& f) {
+  return fmt::format("file        {} (GGUF v{}, {}, {}, {})\n", f.name(), f.version(),
+                     count(f.tensors().size(), "tensor"), count(f.metadata().size(), "metadata key"),
+                     human_bytes(double(f.bytes().size())));
 }
 
-nlohmann::json to_json(const Info& i) {
-  const ModelConfig& c = i.config;
+std::string memory_text(const Info& i) {
+  const MemoryEstimate& m = i.memory;
+  std::string out = fmt::format("memory      about {}: weights {}, KV cache {}, activations at most {}\n",
+                                human_bytes(double(m.total())), human_bytes(double(m.weights)),
+                                human_bytes(double(m.kv_cache)), human_bytes(double(m.activations)));
+  const DeviceMemory& d = i.device;
+  if (!d.problem.empty()) return out + fmt::format("fits        unknown: {}\n", d.problem);
+  return out + fmt::format("fits        {}: {} has {}{}\n", m.total() <= d.bytes ? "yes" : "no", d.name,
+                           human_bytes(double(d.bytes)), d.limited ? " (VKLLM_MEMORY_LIMIT)" : " of device memory");
+}
+
+std::string model_text(const Info& i) {
+  const ModelConfig& c = *i.config;
+  std::string out;
+  if (!c.name.empty()) out += fmt::format("name        {}\n", c.name);
+  out += fmt::format("arch        {}\n", c.arch_name);
+  out += fmt::format(
+      "dims        dim {}, layers {}, heads {}, kv heads {}, head dim {}, value head dim {}, ffn {}, vocab {}\n", c.dim,
+      c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.v_head_dim, hidden_str(c.hidden_dim), c.vocab_size);
+  out += fmt::format("attention   {}\n", attention_line(c));
+  if (c.moe.n_experts) out += fmt::format("experts     {}\n", experts_line(c));
+  std::vector<std::string> feats = features(c);
+  if (!feats.empty()) out += fmt::format("blocks      {}\n", fmt::join(feats, ", "));
+  out += fmt::format("rope        {}, dim {}, theta {}, scaling {}{}{}\n", to_string(c.rope.mode), c.rope.dim,
+                     c.rope.theta, to_string(c.rope.scaling),
+                     c.rope.scaling == RopeScaling::None ? "" : fmt::format(" x{}", c.rope.factor),
+                     c.rope.has_freq_factors ? ", frequency factors" : "");
+  out += fmt::format("context     {} trained; run uses {} (--ctx; by default the model's, at most 4096)\n", c.seq_len,
+                     i.n_ctx);
+  out += fmt::format("params      {} ({}){}\n", i.parameters, human_count(double(i.parameters)),
+                     i.parameters_from_config ? " from the config: the file has no tensors" : "");
+  std::vector<std::string> types;
+  for (const auto& [name, n] : i.types) types.push_back(fmt::format("{} {}", name, n));
+  std::string mix = i.mix_name();
+  if (types.empty())
+    out += "tensors     none\n";
+  else
+    out += fmt::format("tensors     {}{}; {:.2f} bits per weight\n", mix.empty() ? "" : mix + ": ",
+                       fmt::join(types, ", "), i.bits_per_weight());
+  uint64_t per_token = c.kv_bytes_per_token(i.kv_type);
+  out +=
+      fmt::format("kv cache    {} bytes per token in {} ({}); {} at run's {}; {} at the full {}\n", per_token,
+                  vkllm::info(i.kv_type).name, human_bytes(double(per_token)), human_bytes(double(per_token) * i.n_ctx),
+                  count(i.n_ctx, "token"), human_bytes(double(per_token) * c.seq_len), count(c.seq_len, "token"));
+  double slot = double(per_token) * i.n_ctx;
+  out += fmt::format("serve       --parallel {} slots x --ctx {} tokens: KV cache {} ({} per slot)\n", i.parallel,
+                     i.n_ctx, human_bytes(slot * i.parallel), human_bytes(slot));
+  return out + memory_text(i);
+}
+
+std::string tokenizer_text(const Info& i) {
+  if (!i.tokenizer) return "tokenizer   none\n";
+  const Tokenizer& t = *i.tokenizer;
+  bool spm = t.kind() == Tokenizer::Kind::Spm;
+  return fmt::format("tokenizer   {}, vocab {}, bos {}, eos {}, add_bos {}\n",
+                     spm ? "llama (SentencePiece)" : fmt::format("gpt2 (byte-level BPE, pre {})", t.pre()),
+                     t.vocab_size(), t.bos(), t.eos(), t.add_bos());
+}
+
+void print_text(const Info& i) {
+  std::string out = file_line(i.file);
+  out += i.config ? model_text(i) : listing_text(i.file);
+  out += tokenizer_text(i);
+  for (const std::string& p : i.problems) out += fmt::format("warning: not supported by vkllm: {}\n", p);
+  write_stdout(out);
+}
+
+nlohmann::json model_json(const Info& i) {
+  const ModelConfig& c = *i.config;
   nlohmann::json j = {
-      {"file", i.file.name()},
-      {"gguf_version", i.file.version()},
       {"name", c.name},
-      {"architecture", c.arch_name},
       {"dim", c.dim},
       {"n_layers", c.n_layers},
       {"n_heads", c.n_heads},
@@ -174,6 +292,7 @@ nlohmann::json to_json(const Info& i) {
       {"hidden_dim", c.hidden_dim},
       {"vocab_size", c.vocab_size},
       {"context_length", c.seq_len},
+      {"n_ctx", i.n_ctx},
       {"attention", to_string(c.attention_kind())},
       {"rope",
        {{"mode", to_string(c.rope.mode)},
@@ -184,9 +303,15 @@ nlohmann::json to_json(const Info& i) {
         {"freq_factors", c.rope.has_freq_factors}}},
       {"parameters", i.parameters},
       {"parameters_from_config", i.parameters_from_config},
-      {"tensor_types", i.types},
-      {"tensor_count", i.file.tensors().size()},
-      {"kv_bytes_per_token", i.kv_bytes},
+      {"kv_bytes_per_token", c.kv_bytes_per_token(i.kv_type)},
+      {"kv_type", vkllm::info(i.kv_type).name},
+      {"kv_cache_bytes", i.memory.kv_cache},
+      {"kv_cache_bytes_full_context", c.kv_bytes_per_token(i.kv_type) * c.seq_len},
+      {"serve_kv_cache",
+       {{"parallel", i.parallel},
+        {"ctx", i.n_ctx},
+        {"bytes_per_slot", c.kv_bytes_per_token(i.kv_type) * i.n_ctx},
+        {"bytes", c.kv_bytes_per_token(i.kv_type) * i.n_ctx * i.parallel}}},
       {"tied_embeddings", c.tied_embeddings},
   };
   j["features"] = features(c);
@@ -209,6 +334,14 @@ nlohmann::json to_json(const Info& i) {
   } else {
     j["experts"] = nullptr;
   }
+  const DeviceMemory& d = i.device;
+  j["memory"] = {{"weights", i.memory.weights},
+                 {"kv_cache", i.memory.kv_cache},
+                 {"activations_at_most", i.memory.activations},
+                 {"total", i.memory.total()},
+                 {"device", d.problem.empty() ? nlohmann::json(d.name) : nlohmann::json(nullptr)},
+                 {"device_bytes", d.bytes},
+                 {"fits", d.problem.empty() ? nlohmann::json(i.memory.total() <= d.bytes) : nlohmann::json(nullptr)}};
   if (c.attention_kind() == AttentionKind::MLA)
     j["mla"] = {{"q_lora_rank", c.mla.q_lora_rank},
                 {"kv_lora_rank", c.mla.kv_lora_rank},
@@ -216,6 +349,31 @@ nlohmann::json to_json(const Info& i) {
                 {"qk_rope_head_dim", c.mla.qk_rope_head_dim},
                 {"v_head_dim", c.mla.v_head_dim},
                 {"layout", to_string(c.mla.layout)}};
+  return j;
+}
+
+std::string architecture_name(const GgufFile& f) {
+  const GgufValue* v = f.find("general.architecture");
+  auto s = v ? v->to_string() : std::nullopt;
+  return s ? printable(*s) : "";
+}
+
+nlohmann::json to_json(const Info& i) {
+  const GgufFile& f = i.file;
+  nlohmann::json j = {{"file", f.name()},
+                      {"gguf_version", f.version()},
+                      {"architecture", architecture_name(f)},
+                      {"supported", i.problems.empty()},
+                      {"problems", i.problems},
+                      {"tensor_types", i.types},
+                      {"file_type", i.file_type ? nlohmann::json(i.mix_name()) : nlohmann::json(nullptr)},
+                      {"bits_per_weight", i.bits_per_weight()},
+                      {"tensor_count", f.tensors().size()}};
+  if (i.config)
+    j.update(model_json(i));
+  else
+    j.update(listing_json(f));
+  j["tokenizer"] = nullptr;
   if (i.tokenizer) {
     const Tokenizer& t = *i.tokenizer;
     j["tokenizer"] = {{"kind", t.kind() == Tokenizer::Kind::Spm ? "llama" : "gpt2"},
@@ -224,8 +382,6 @@ nlohmann::json to_json(const Info& i) {
                       {"bos", t.bos()},
                       {"eos", t.eos()},
                       {"add_bos", t.add_bos()}};
-  } else {
-    j["tokenizer"] = nullptr;
   }
   return j;
 }
@@ -233,17 +389,20 @@ nlohmann::json to_json(const Info& i) {
 }  // namespace
 
 void add_info_command(CLI::App& app) {
-  auto* cmd =
-      app.add_subcommand("info", "Describe a GGUF model: architecture, dimensions, attention, KV cache, tokenizer");
-  auto model = std::make_shared<std::string>();
-  auto json = std::make_shared<bool>(false);
-  cmd->add_option("-m,--model", *model, "GGUF model file (default: the embedded model)");
-  cmd->add_flag("--json", *json, "Print one JSON object");
-  cmd->callback([model, json] {
-    GgufFile f = open_model(*model);
-    Info i = gather(f);
-    if (*json)
-      fmt::print("{}\n", to_json(i).dump(2));
+  auto* cmd = app.add_subcommand(
+      "info", "Describe a GGUF model: architecture, dimensions, attention, KV cache, tokenizer, whether it fits");
+  auto o = std::make_shared<InfoOptions>();
+  add_model_options(cmd, o->model);
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_option("--parallel", o->parallel, "KV-cache slots to report (as vkllm serve --parallel)")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(int_range(1, 256));
+  cmd->callback([o] {
+    GgufFile f = open_model(o->model.path);
+    Info i = gather(f, *o);
+    if (o->json)
+      print_json(to_json(i));
     else
       print_text(i);
   });

@@ -13,5 +13,6 @@ void add_bench_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_template_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 }  // namespace vkllm::cli

@@ -1,5 +1,7 @@
 // DType: how a tensor's elements are stored, with ggml's type ids (GGUF files use them) and the
-// block geometry of the quantised formats (byte layouts: docs/formats.md §2).
+// block geometry of the quantised formats (byte layouts: docs/formats.md §2). Every id ggml
+// defines is known here, so any GGUF file can be read and described; which types the kernels
+// run is theirs to say (ops::weight_types()).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -22,7 +24,27 @@ enum class DType : uint32_t {
   Q5_K = 13,
   Q6_K = 14,
   Q8_K = 15,
+  IQ2_XXS = 16,
+  IQ2_XS = 17,
+  IQ3_XXS = 18,
+  IQ1_S = 19,
+  IQ4_NL = 20,
+  IQ3_S = 21,
+  IQ2_S = 22,
+  IQ4_XS = 23,
+  I8 = 24,
+  I16 = 25,
+  I32 = 26,
+  I64 = 27,
+  F64 = 28,
+  IQ1_M = 29,
   BF16 = 30,
+  TQ1_0 = 34,
+  TQ2_0 = 35,
+  MXFP4 = 39,
+  NVFP4 = 40,
+  Q1_0 = 41,
+  Q2_0 = 42,
 };
 
 struct DTypeInfo {

@@ -24,8 +24,9 @@ AttentionShape resolved(AttentionShape sh) {
   if (sh.o_row_stride == 0) sh.o_row_stride = sh.n_heads * sh.dv;
   if (sh.k_row_stride == 0) sh.k_row_stride = sh.dk;
   if (sh.v_row_stride == 0) sh.v_row_stride = sh.dv;
-  if (sh.k_head_stride == 0) sh.k_head_stride = sh.max_kv * sh.k_row_stride;
-  if (sh.v_head_stride == 0) sh.v_head_stride = sh.max_kv * sh.v_row_stride;
+  if (sh.seq_q == 0) sh.seq_q = sh.n_q;
+  if (sh.k_head_stride == 0) sh.k_head_stride = sh.kv_slots * sh.max_kv * sh.k_row_stride;
+  if (sh.v_head_stride == 0) sh.v_head_stride = sh.kv_slots * sh.max_kv * sh.v_row_stride;
   if (sh.scale == 0) sh.scale = 1.0f / std::sqrt(static_cast<float>(sh.dk));
   return sh;
 }
@@ -35,12 +36,20 @@ void check_shape(const AttentionShape& sh) {
          "attention: n_q, n_heads, n_kv_heads, dk and dv must be positive");
   ENSURE(sh.n_heads % sh.n_kv_heads == 0,
          fmt::format("attention: {} query heads cannot be grouped over {} KV heads", sh.n_heads, sh.n_kv_heads));
-  ENSURE(sh.max_kv > 0, "attention: max_kv (the number of keys the K/V buffers hold) must be positive");
+  ENSURE(sh.max_kv > 0, "attention: max_kv (the number of keys a KV slot holds) must be positive");
+  ENSURE(sh.seqs > 0 && sh.kv_slots > 0 && sh.seq_q <= sh.n_q,
+         "attention: seqs and kv_slots must be positive, seq_q at most n_q");
   ENSURE(sh.q_row_stride >= sh.n_heads * sh.dk && sh.o_row_stride >= sh.n_heads * sh.dv,
          "attention: Q/O row strides smaller than a token's heads");
 }
 
 uint32_t rows_per_kv_head(const AttentionShape& sh) { return sh.n_q * (sh.n_heads / sh.n_kv_heads); }
+
+// Row blocks of BR for any split of the n_q tokens into `seqs` sequences: each sequence boundary
+// adds at most one partly filled block (flash_attn.glsl's find_block numbers them).
+uint32_t row_blocks(const AttentionShape& sh, uint32_t br) {
+  return ceil_div(rows_per_kv_head(sh), br) + std::min(sh.seqs, sh.n_q) - 1;
+}
 
 // Sizes derived in flash_attn.glsl from the specialization constants, mirrored here.
 struct FlashLayout {
@@ -81,18 +90,49 @@ void check_view(BufferView view, uint64_t need_bytes, const char* what) {
          fmt::format("attention: {} binding has {} bytes, the shape needs {}", what, view.size, need_bytes));
 }
 
+void check_kv_type(const AttentionShape& sh) {
+  ENSURE(sh.kv_type == DType::F16 || sh.kv_type == DType::F32 || sh.kv_type == DType::Q8_0 || sh.kv_type == DType::Q4_0,
+         fmt::format("attention: K/V of type {} (f16, f32, q8_0 or q4_0)", info(sh.kv_type).name));
+}
+
+// Flash attention reads K/V two elements at a time, and quantised K/V by blocks of 32 from the
+// start of each row: dims and strides must be multiples of 2 (32).
+void check_kv_layout(const AttentionShape& sh) {
+  uint32_t m = info(sh.kv_type).block_values > 1 ? info(sh.kv_type).block_values : 2;
+  bool ok = sh.dk % m == 0 && sh.dv % m == 0 && sh.k_head_stride % m == 0 && sh.k_row_stride % m == 0 &&
+            sh.v_head_stride % m == 0 && sh.v_row_stride % m == 0;
+  ENSURE(ok, fmt::format("attention: {} K/V need head dims and K/V strides that are multiples of {}",
+                         info(sh.kv_type).name, m));
+}
+
 // Checks every binding against the shape; returns the resolved shape.
 AttentionShape check_bindings(const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
                               BufferView o) {
   AttentionShape sh = resolved(shape);
   check_shape(sh);
-  uint64_t elt = sh.kv_f16 ? 2 : 4;
+  check_kv_type(sh);
   check_view(q, 4 * elements_spanned(1, 0, sh.n_q, sh.q_row_stride, sh.n_heads * sh.dk), "Q");
   check_view(o, 4 * elements_spanned(1, 0, sh.n_q, sh.o_row_stride, sh.n_heads * sh.dv), "O");
-  check_view(k, elt * elements_spanned(sh.n_kv_heads, sh.k_head_stride, sh.max_kv, sh.k_row_stride, sh.dk), "K");
-  check_view(v, elt * elements_spanned(sh.n_kv_heads, sh.v_head_stride, sh.max_kv, sh.v_row_stride, sh.dv), "V");
-  check_view(step, sizeof(push::StepParams), "step");
+  uint32_t rows = sh.kv_slots * sh.max_kv;
+  uint64_t k_elems = elements_spanned(sh.n_kv_heads, sh.k_head_stride, rows, sh.k_row_stride, sh.dk);
+  uint64_t v_elems = elements_spanned(sh.n_kv_heads, sh.v_head_stride, rows, sh.v_row_stride, sh.dv);
+  check_view(k, row_bytes(sh.kv_type, k_elems), "K");
+  check_view(v, row_bytes(sh.kv_type, v_elems), "V");
+  check_view(step, sh.seqs * sizeof(push::StepParams), "step");
   return sh;
+}
+
+const spirv::Shader& flash_shader(DType kv) {
+  switch (kv) {
+    case DType::F32:
+      return spirv::flash_attn_f32;
+    case DType::Q8_0:
+      return spirv::flash_attn_q8_0;
+    case DType::Q4_0:
+      return spirv::flash_attn_q4_0;
+    default:
+      return spirv::flash_attn_f16;
+  }
 }
 
 // Scores stay in the base-2 domain: Q is pre-scaled by scale·log2(e), or with a soft-cap by
@@ -116,7 +156,8 @@ push::AttentionPush make_push(const AttentionShape& sh, uint32_t splits, bool v_
           .window = sh.window,
           .n_splits = splits,
           .v_from_k = v_from_k ? 1u : 0u,
-          .softcap_log2 = capped ? sh.softcap * kLog2e : 0.0f};
+          .softcap_log2 = capped ? sh.softcap * kLog2e : 0.0f,
+          .n_seqs = sh.seqs};
 }
 
 }  // namespace
@@ -128,7 +169,7 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   check_shape(sh);
   const Profile& prof = ctx.profile();
   AttentionPlan plan{.br = prof.attn_br, .bc = prof.attn_bc, .wg = prof.attn_wg, .subgroup = prof.subgroup_ops};
-  plan.br = std::min(plan.br, std::bit_ceil(rows_per_kv_head(sh)));
+  plan.br = std::min(plan.br, std::bit_ceil(sh.seq_q * (sh.n_heads / sh.n_kv_heads)));
   auto layout = [&] { return flash_layout(plan.br, plan.bc, plan.wg, sh.dk, sh.dv); };
   while (plan.br > 1 && layout().accumulators > kMaxAccumulators) plan.br /= 2;
   uint32_t limit = ctx.caps().max_shared_memory;
@@ -148,7 +189,7 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   if (narrow < plan.wg && flash_layout(plan.br, plan.bc, narrow, sh.dk, sh.dv).accumulators <= kMaxAccumulators)
     plan.wg = narrow;
 
-  uint32_t base = ceil_div(rows_per_kv_head(sh), plan.br) * sh.n_kv_heads;
+  uint32_t base = row_blocks(sh, plan.br) * sh.n_kv_heads;
   if (sh.force_splits > 0) {
     plan.splits = sh.force_splits;
   } else if (base < prof.attn_target_wgs && sh.max_kv >= 2 * prof.attn_split_min) {
@@ -172,15 +213,13 @@ uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape
 void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
                BufferView o, BufferView scratch) {
   AttentionShape sh = check_bindings(shape, q, k, v, step, o);
-  bool even = sh.dk % 2 == 0 && sh.dv % 2 == 0 && sh.k_head_stride % 2 == 0 && sh.k_row_stride % 2 == 0 &&
-              sh.v_head_stride % 2 == 0 && sh.v_row_stride % 2 == 0;
-  ENSURE(even, "flash attention reads K/V two elements at a time: head dims and K/V strides must be even");
+  check_kv_layout(sh);
   AttentionPlan plan = attention_plan(s.context(), sh);
   // MLA: V is the prefix of each K row, so the K tile already in shared memory is the V tile.
   bool v_from_k = k.buffer == v.buffer && k.offset == v.offset && sh.k_head_stride == sh.v_head_stride &&
                   sh.k_row_stride == sh.v_row_stride && sh.dv <= sh.dk;
-  const spirv::Shader& shader = sh.kv_f16 ? spirv::flash_attn_f16 : spirv::flash_attn_f32;
-  Groups groups{ceil_div(rows_per_kv_head(sh), plan.br), sh.n_kv_heads, plan.splits};
+  const spirv::Shader& shader = flash_shader(sh.kv_type);
+  Groups groups{row_blocks(sh, plan.br), sh.n_kv_heads, plan.splits};
   auto push = make_push(sh, plan.splits, v_from_k);
   uint32_t sg_min = std::max(1u, s.context().caps().min_subgroup_size);
   std::initializer_list<SpecConst> spec = {plan.wg, plan.subgroup, plan.br, plan.bc, sh.dk, sh.dv, sg_min};
@@ -214,15 +253,18 @@ void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, Buffe
                      shape.n_heads, shape.n_q, shape.max_kv, need >> 20, ctx.caps().max_storage_buffer_range >> 20));
   ENSURE(shape.softcap == 0, "naive attention: no soft-cap (flash attention has it)");
   AttentionShape sh = check_bindings(shape, q, k, v, step, o);
+  ENSURE(sh.seqs == 1, "naive attention: one sequence per call");
+  ENSURE(sh.kv_type == DType::F16 || sh.kv_type == DType::F32, "naive attention reads f16 or f32 K/V only");
+  bool kv_f16 = sh.kv_type == DType::F16;
   check_view(scores, need, "scores");
   BufferView sv{scores.buffer, scores.offset, need};
   uint32_t wg = ctx.profile().wg_size;
   auto push = make_push(sh, 1, false);
-  s.dispatch(sh.kv_f16 ? spirv::attention_naive_scores_f16 : spirv::attention_naive_scores_f32, {wg},
+  s.dispatch(kv_f16 ? spirv::attention_naive_scores_f16 : spirv::attention_naive_scores_f32, {wg},
              {.reads = {step, q, k}, .writes = {sv}}, push, grid(ceil_div(need / sizeof(float), wg)));
   s.dispatch(spirv::attention_naive_softmax, {wg, ctx.profile().subgroup_ops}, {.reads = {step}, .writes = {sv}}, push,
              grid(uint64_t(sh.n_heads) * sh.n_q));
-  s.dispatch(sh.kv_f16 ? spirv::attention_naive_pv_f16 : spirv::attention_naive_pv_f32, {wg},
+  s.dispatch(kv_f16 ? spirv::attention_naive_pv_f16 : spirv::attention_naive_pv_f32, {wg},
              {.reads = {step, sv, v}, .writes = {o}}, push, grid(ceil_div(uint64_t(sh.n_q) * sh.n_heads * sh.dv, wg)));
 }
 

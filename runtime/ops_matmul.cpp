@@ -3,6 +3,7 @@
 #include "ops_matmul.h"
 
 #include <fmt/format.h>
+#include <array>
 #include <bit>
 #include <numeric>
 
@@ -31,10 +32,19 @@ const TypeKernels kKernels[] = {
     {DType::Q4_0, &spirv::matvec_q4_0, &spirv::matmul_q4_0, &spirv::get_rows_q4_0},
     {DType::Q4_1, &spirv::matvec_q4_1, &spirv::matmul_q4_1, &spirv::get_rows_q4_1},
     {DType::Q5_0, &spirv::matvec_q5_0, &spirv::matmul_q5_0, &spirv::get_rows_q5_0},
+    {DType::Q5_1, &spirv::matvec_q5_1, &spirv::matmul_q5_1, &spirv::get_rows_q5_1},
+    {DType::Q2_K, &spirv::matvec_q2_k, &spirv::matmul_q2_k, &spirv::get_rows_q2_k},
+    {DType::Q3_K, &spirv::matvec_q3_k, &spirv::matmul_q3_k, &spirv::get_rows_q3_k},
     {DType::Q4_K, &spirv::matvec_q4_k, &spirv::matmul_q4_k, &spirv::get_rows_q4_k},
     {DType::Q5_K, &spirv::matvec_q5_k, &spirv::matmul_q5_k, &spirv::get_rows_q5_k},
     {DType::Q6_K, &spirv::matvec_q6_k, &spirv::matmul_q6_k, &spirv::get_rows_q6_k},
+    {DType::IQ4_NL, &spirv::matvec_iq4_nl, &spirv::matmul_iq4_nl, &spirv::get_rows_iq4_nl},
+    {DType::IQ4_XS, &spirv::matvec_iq4_xs, &spirv::matmul_iq4_xs, &spirv::get_rows_iq4_xs},
+    {DType::IQ3_S, &spirv::matvec_iq3_s, &spirv::matmul_iq3_s, &spirv::get_rows_iq3_s},
 };
+
+// Shared memory the type's lookup tables take in every kernel (quant.glsl quant_init).
+uint32_t table_bytes(DType t) { return t == DType::IQ3_S ? 512 * 4 : 0; }
 
 const TypeKernels& kernels_for(DType t, const char* op) {
   for (const TypeKernels& k : kKernels)
@@ -71,9 +81,9 @@ void check_matmul(const char* op, DType t, BufferView w, BufferView x, BufferVie
   ENSURE(!x.overlaps(y), fmt::format("{}: y overlaps x", op));
 }
 
-void check_profile(const Context& ctx, Kind kind, uint32_t n_tokens, uint32_t B) {
+void check_profile(const Context& ctx, Kind kind, DType t, uint32_t n_tokens, uint32_t B) {
   const Profile& p = ctx.profile();
-  uint32_t shared = ctx.caps().max_shared_memory;
+  uint32_t shared = ctx.caps().max_shared_memory - table_bytes(t);
   if (kind == Kind::Matvec) {
     uint32_t rt = p.matvec_rows_per_thread;
     ENSURE(std::has_single_bit(p.matvec_wg) && std::has_single_bit(p.matvec_rows) && std::has_single_bit(rt) &&
@@ -145,7 +155,7 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
                       .y_batch_stride = batch.y_batch_stride,
                       .y_row_stride = batch.y_row_stride ? batch.y_row_stride : M};
   check_matmul(op, t, w, x, y, bias, pc, B);
-  check_profile(s.context(), kind, N, B);
+  check_profile(s.context(), kind, t, N, B);
   const DeviceCaps& caps = s.context().caps();
   uint64_t rb = row_bytes(t, K);
   if (uint64_t(B) * M * rb <= caps.max_storage_buffer_range) {
@@ -208,10 +218,25 @@ void get_rows(Stream& s, DType type, BufferView table, BufferView ids, BufferVie
   }
 }
 
+std::span<const DType> weight_types() {
+  static const auto types = [] {
+    std::array<DType, std::size(kKernels)> t{};
+    for (size_t i = 0; i < t.size(); ++i) t[i] = kKernels[i].type;
+    return t;
+  }();
+  return types;
+}
+
 bool matmul_supports(DType type) {
   for (const TypeKernels& k : kKernels)
     if (k.type == type) return true;
   return false;
+}
+
+std::string weight_type_names() {
+  std::string out;
+  for (const TypeKernels& k : kKernels) out += (out.empty() ? "" : ", ") + std::string(info(k.type).name);
+  return out;
 }
 
 }  // namespace vkllm::ops

@@ -78,26 +78,53 @@ void rope(Stream& s, BufferView x, BufferView positions, BufferView freq_factors
              push, grid(ceil_div(threads, wg)));
 }
 
+namespace {
+
+// The kv_store kernel of each cache type.
+const spirv::Shader& kv_store_shader(DType t) {
+  switch (t) {
+    case DType::F32:
+      return spirv::kv_store_f32;
+    case DType::F16:
+      return spirv::kv_store_f16;
+    case DType::Q8_0:
+      return spirv::kv_store_q8_0;
+    case DType::Q4_0:
+      return spirv::kv_store_q4_0;
+    default:
+      throw Error(fmt::format("kv_store: no KV cache of type {} (f32, f16, q8_0 or q4_0)", info(t).name));
+  }
+}
+
+}  // namespace
+
 void kv_store(Stream& s, BufferView src, BufferView positions, BufferView cache, const KvStoreParams& p) {
+  const spirv::Shader& shader = kv_store_shader(p.cache_type);
   uint32_t src_stride = p.src_token_stride ? p.src_token_stride : p.n_kv_heads * p.head_dim;
   uint32_t cache_head_dim = p.cache_head_dim ? p.cache_head_dim : p.head_dim;
   ENSURE(p.cache_col + p.head_dim <= cache_head_dim,
          fmt::format("kv_store: columns {}..{} outside cache rows of {}", p.cache_col, p.cache_col + p.head_dim,
                      cache_head_dim));
   ENSURE(src_stride >= p.n_kv_heads * p.head_dim, "kv_store: src_token_stride shorter than a token's heads");
-  uint64_t threads = uint64_t(p.n_tokens) * p.n_kv_heads * p.head_dim;
+  // Quantised caches: one thread per 32-value block, which must not straddle the written columns.
+  uint32_t block = info(p.cache_type).block_values;
+  ENSURE(p.head_dim % block == 0 && p.cache_col % block == 0 && cache_head_dim % block == 0,
+         fmt::format("kv_store: a {} cache stores whole blocks of {} values; head_dim {}, cache_col {} and row {} "
+                     "must be multiples of it",
+                     info(p.cache_type).name, block, p.head_dim, p.cache_col, cache_head_dim));
+  uint64_t threads = uint64_t(p.n_tokens) * p.n_kv_heads * (p.head_dim / block);
   uint64_t cache_elems = uint64_t(p.n_kv_heads) * p.n_ctx * cache_head_dim;
   ENSURE(threads <= UINT32_MAX && cache_elems <= UINT32_MAX, "kv_store: too many elements");
   if (threads > 0) {
     ensure_holds(src, ((p.n_tokens - 1) * uint64_t(src_stride) + p.n_kv_heads * p.head_dim) * 4, "kv_store", "src");
     ensure_holds(positions, uint64_t(p.n_tokens) * 4, "kv_store", "positions");
   }
-  ensure_holds(cache, cache_elems * (p.cache_f16 ? 2 : 4), "kv_store", "cache");
-  ENSURE(!p.cache_f16 || s.context().caps().storage16, "kv_store: an f16 cache needs 16-bit storage buffers");
+  ensure_holds(cache, row_bytes(p.cache_type, cache_elems), "kv_store", "cache");
+  ENSURE(p.cache_type == DType::F32 || s.context().caps().storage16,
+         "kv_store: an f16 or quantised cache needs 16-bit storage buffers");
   push::KvStorePush push{p.n_tokens, p.n_kv_heads, p.head_dim, p.n_ctx, src_stride, cache_head_dim, p.cache_col};
   uint32_t wg = s.context().profile().wg_size;
-  s.dispatch(p.cache_f16 ? spirv::kv_store_f16 : spirv::kv_store_f32, {wg},
-             {.reads = {src, positions}, .writes = {cache}}, push, grid(ceil_div(threads, wg)));
+  s.dispatch(shader, {wg}, {.reads = {src, positions}, .writes = {cache}}, push, grid(ceil_div(threads, wg)));
 }
 
 }  // namespace vkllm::ops

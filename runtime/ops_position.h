@@ -3,6 +3,7 @@
 // graph replays for the next token unchanged.
 #pragma once
 #include "buffer.h"
+#include "dtype.h"
 #include "stream.h"
 
 namespace vkllm::ops {
@@ -53,7 +54,10 @@ void rope(Stream& s, BufferView x, BufferView positions, BufferView freq_factors
 // writing one cache row race); positions outside [0, n_ctx) are skipped.
 //   src: head h of token t at src[t * src_token_stride + h * head_dim], head_dim f32 values
 //   positions: (n_tokens) int32
-//   cache: (n_kv_heads, n_ctx, cache_head_dim) f16 or f32; columns cache_col .. cache_col + head_dim
+//   cache: (n_kv_heads, n_ctx, cache_head_dim) of cache_type; columns cache_col .. cache_col + head_dim
+// cache_type F32, F16, or Q8_0 / Q4_0: each row is then cache_head_dim / 32 blocks, and each
+// block of 32 values is quantised as it is written, as ggml's reference quantisers do (head_dim,
+// cache_col and cache_head_dim multiples of 32).
 // For MLA the latent row [c_kv; k_pe] is one head of cache_head_dim kv_lora_rank + rope_dim:
 // write c_kv with cache_col 0 and k_pe with cache_col kv_lora_rank (two calls), or both at once
 // when they already sit together in src.
@@ -62,7 +66,7 @@ struct KvStoreParams {
   uint32_t n_kv_heads = 0;
   uint32_t head_dim = 0;  // values copied per (token, head)
   uint32_t n_ctx = 0;
-  bool cache_f16 = true;
+  DType cache_type = DType::F16;
   uint32_t src_token_stride = 0;  // 0: n_kv_heads * head_dim
   uint32_t cache_head_dim = 0;    // 0: head_dim
   uint32_t cache_col = 0;

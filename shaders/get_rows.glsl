@@ -15,6 +15,7 @@ layout(std430, binding = 2) writeonly restrict buffer Y { float y[]; };
 layout(push_constant) uniform PushBlock { GetRowsPush p; };
 
 void main() {
+  quant_init(gl_LocalInvocationIndex, WG);
   uint i = gl_WorkGroupID.y, k8 = gl_WorkGroupID.x * WG + gl_LocalInvocationIndex;
   int id = ids[i];
   bool here = id >= int(p.row0) && id < int(p.row0 + p.n_rows);

@@ -50,6 +50,7 @@ void load_w_run(uint w0, uint row_u16, uint m, uint k, uint r, uint c8) {
 
 void main() {
   uint tid = gl_LocalInvocationIndex;
+  quant_init(tid, WG);
   uint m0 = gl_WorkGroupID.x * BM, n0 = gl_WorkGroupID.y * BN, batch = gl_WorkGroupID.z;
   uint tm = tid % (BM / TM), tn = tid / (BM / TM);
   uint row_u16 = p.K / QK * (QB / 2);

@@ -50,6 +50,7 @@ void load_w_run(uint w0, uint row_u16, uint m, uint k, uint r, uint c8) {
 
 void main() {
   uint tid = gl_LocalInvocationIndex;
+  quant_init(tid, WG);  // before any return: it has a barrier
   uint expert, first, count;
   if (!read_tile(gl_WorkGroupID.y, BN, expert, first, count)) return;  // uniform
   for (uint i = tid; i < BN; i += WG) pair_s[i] = i < count ? uint(plan[first + i]) : 0;

@@ -92,6 +92,7 @@ void main() {
   bool sg = USE_SUBGROUP && TK > 1 && TK % gl_SubgroupSize == 0;
   uint t = sg ? gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID : gl_LocalInvocationIndex;
   uint r = t / TK * RT, j = t % TK;  // first row (in the workgroup) and lane within the row
+  quant_init(gl_LocalInvocationIndex, WG);
   uint row0 = group_index() * ROWS;
   if (row0 >= p.M) return;  // uniform: the 2-D grid's spare workgroups
   uint n_blocks = (p.N + NT - 1) / NT, batch = gl_WorkGroupID.z / n_blocks, row = row0 + r;

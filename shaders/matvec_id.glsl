@@ -74,6 +74,7 @@ void accumulate(uint row, uint u) {
 }
 
 void main() {
+  quant_init(gl_LocalInvocationIndex, WG);  // before any return: it has a barrier
   bool sg = USE_SUBGROUP && TK > 1 && TK % gl_SubgroupSize == 0;
   uint t = sg ? gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID : gl_LocalInvocationIndex;
   uint r = t / TK * RT, j = t % TK;

@@ -5,9 +5,13 @@
 //   void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi)
 //       values 8*k8 .. 8*k8+7 of the row that starts at 16-bit word row16 of binding 0
 //   float dequant1(uint row16, uint k)    (W_FLOAT only) value k, for rows with K % 8 != 0
+//   void quant_init(uint tid, uint n_threads)
+//       fills the workgroup's lookup tables in shared memory (IQ3_S's grid; nothing for the other
+//       types); every kernel calls it first, in uniform control flow, before any dequantisation
 // Weights are bound at binding 0 and read as 16-bit words (every block size is even, so every row
 // and block starts 2-byte aligned), as 32-bit words where the type keeps them 4-byte aligned
-// (Q4_1, Q4_K, Q5_K, 4-aligned float runs), and as 16-byte vectors for aligned float runs.
+// (Q4_1, Q5_1, Q2_K, Q4_K, Q5_K, IQ4_XS, 4-aligned float runs), and as 16-byte vectors for aligned
+// float runs.
 // f16 goes through unpackHalf2x16, so no f16 arithmetic is needed.
 #ifndef VKLLM_QUANT_GLSL
 #define VKLLM_QUANT_GLSL
@@ -51,6 +55,31 @@ vec4 sbytes4(uint w) {  // the four bytes of w as int8
   return vec4(ivec4(uvec4(w) << uvec4(24, 16, 8, 0)) >> 24);
 }
 
+// IQ4_NL / IQ4_XS: a 4-bit code selects one of 16 int8 values (ggml's kvalues_iq4nl), packed here
+// four to a word, low byte first: -127 -104 -83 -65 | -49 -35 -22 -10 | 1 13 25 38 | 53 69 89 113.
+// The word is chosen by selects on bits 2 and 3 and the byte by a shift: no indexed load, which
+// llvmpipe would gather lane by lane (2.7x slower than Q4_0 when the table was indexed).
+const uint IQ4_W0 = 0xBFAD9881u, IQ4_W1 = 0xF6EADDCFu, IQ4_W2 = 0x26190D01u, IQ4_W3 = 0x71594535u;
+vec4 iq4_4(uint w, uint s) {  // the nibbles at shift s of the four bytes of w, as table values
+  uvec4 q = (uvec4(w) >> (uvec4(0, 8, 16, 24) + s)) & 15;
+  bvec4 b2 = notEqual(q & 4, uvec4(0)), b3 = notEqual(q & 8, uvec4(0));
+  uvec4 word = mix(mix(uvec4(IQ4_W0), uvec4(IQ4_W1), b2), mix(uvec4(IQ4_W2), uvec4(IQ4_W3), b2), b3);
+  return vec4(ivec4(word << (24 - 8 * (q & 3))) >> 24);
+}
+
+// --- lookup tables in shared memory: IQ3_S's 512-entry grid (2 KiB), filled once per workgroup
+
+#if defined(WTYPE_IQ3_S)
+#include "iq3s_grid.glsl"
+shared uint iq3s_grid[512];
+void quant_init(uint tid, uint n_threads) {
+  for (uint i = tid; i < 512; i += n_threads) iq3s_grid[i] = IQ3S_GRID[i];
+  barrier();
+}
+#else
+void quant_init(uint tid, uint n_threads) {}
+#endif
+
 // --- legacy 32-value blocks: run r = k8 % 4 holds values 8r .. 8r+7 of block k8 / 4. Runs 0, 1 are
 // the low nibbles of qs[0..7], qs[8..15]; runs 2, 3 their high nibbles.
 
@@ -84,6 +113,28 @@ void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
   vec4 h_lo = vec4((uvec4(h) >> uvec4(0, 1, 2, 3)) & 1), h_hi = vec4((uvec4(h) >> uvec4(4, 5, 6, 7)) & 1);
   lo = (bits4(u32_at16(q), s, 15) + h_lo * 16.0 - 16.0) * d;
   hi = (bits4(u32_at16(q + 2), s, 15) + h_hi * 16.0 - 16.0) * d;
+}
+
+#elif defined(WTYPE_Q5_1)
+const uint QK = 32, QB = 24;  // d, m, qh[4], qs[16]: 6 words, always 4-byte aligned
+vec4 high_bits(uint h, uint s) { return vec4((uvec4(h) >> (uvec4(0, 1, 2, 3) + s)) & 1); }
+void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
+  uint b = (row16 >> 1) + (k8 >> 2) * 6, r = k8 & 3;
+  vec2 dm = unpackHalf2x16(w32[b]);
+  uint h = w32[b + 1] >> (8 * r);  // the high bits of values 8r .. 8r+7
+  uint q = b + 2 + (r & 1) * 2, s = (r >> 1) * 4;
+  lo = (bits4(w32[q], s, 15) + high_bits(h, 0) * 16.0) * dm.x + dm.y;
+  hi = (bits4(w32[q + 1], s, 15) + high_bits(h, 4) * 16.0) * dm.x + dm.y;
+}
+
+#elif defined(WTYPE_IQ4_NL)
+const uint QK = 32, QB = 18;  // d, qs[16]: as Q4_0, each nibble an index into IQ4_VALUES
+void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
+  uint b = row16 + (k8 >> 2) * 9, r = k8 & 3;
+  float d = f16_at(b);
+  uint q = b + 1 + (r & 1) * 4, s = (r >> 1) * 4;
+  lo = iq4_4(u32_at16(q), s) * d;
+  hi = iq4_4(u32_at16(q + 2), s) * d;
 }
 
 #elif defined(WTYPE_Q8_0)
@@ -130,6 +181,38 @@ void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
   hi = qhi * dl - ml;
 }
 
+#elif defined(WTYPE_Q2_K) || defined(WTYPE_Q3_K)
+// Value e = 128h + 32j + l takes the 2 bits at shift 2j of qs[32h + l] and the scale of its
+// 16-value group e/16. Run r: h = r/16, j = r/4 % 4, l = 8(r%4) ..
+#if defined(WTYPE_Q2_K)
+const uint QK = 256, QB = 84;  // scales[16] (4-bit scale | 4-bit min << 4), qs[64], d, dmin: 21 words
+void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
+  uint b = (row16 >> 1) + (k8 >> 5) * 21, r = k8 & 31, j = (r >> 2) & 3;
+  vec2 dm = unpackHalf2x16(w32[b + 20]);
+  uint sc = (w32[b + (r >> 3)] >> (8 * ((r >> 1) & 3))) & 255;
+  float dl = dm.x * float(sc & 15), ml = dm.y * float(sc >> 4);
+  uint q = b + 4 + 8 * (r >> 4) + 2 * (r & 3);
+  lo = bits4(w32[q], 2 * j, 3) * dl - ml;
+  hi = bits4(w32[q + 1], 2 * j, 3) * dl - ml;
+}
+#else
+const uint QK = 256, QB = 110;  // hmask[32], qs[64], scales[12], d: 55 16-bit words
+// Scale i (6 bits, minus 32): low 4 bits = nibble i/8 of scales[i%8], high 2 = bits 2(i/4) of
+// scales[8 + i%4] (docs/formats.md §2.2 Q3_K). The value is q − 4 where bit e/32 of hmask[l] is clear.
+float q3_scale(uint b, uint i) {
+  uint lo = (u16_at(b + 48 + ((i & 7) >> 1)) >> (8 * (i & 1) + 4 * (i >> 3))) & 15;
+  uint hi = (u16_at(b + 52 + ((i & 3) >> 1)) >> (8 * (i & 1) + 2 * (i >> 2))) & 3;
+  return float(lo | (hi << 4)) - 32.0;
+}
+void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
+  uint b = row16 + (k8 >> 5) * 55, r = k8 & 31, j = (r >> 2) & 3;
+  float dl = f16_at(b + 54) * q3_scale(b, r >> 1);
+  uint q = b + 16 + 16 * (r >> 4) + 4 * (r & 3), m = b + 4 * (r & 3);
+  lo = (bits4(u32_at16(q), 2 * j, 3) + bits4(u32_at16(m), r >> 2, 1) * 4.0 - 4.0) * dl;
+  hi = (bits4(u32_at16(q + 2), 2 * j, 3) + bits4(u32_at16(m + 2), r >> 2, 1) * 4.0 - 4.0) * dl;
+}
+#endif
+
 #elif defined(WTYPE_Q6_K)
 const uint QK = 256, QB = 210;  // ql[128], qh[64], scales[16] int8, d: 105 16-bit words
 // Value e = 128h + 32g + l: low 4 bits from nibble g/2 of ql[64h + 32(g%2) + l], high 2 bits from
@@ -143,6 +226,44 @@ void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
   uint ls = 4 * (g >> 1), hs = 2 * g;
   lo = (bits4(u32_at16(L), ls, 15) + bits4(u32_at16(Q), hs, 3) * 16.0 - 32.0) * (d * sc);
   hi = (bits4(u32_at16(L + 2), ls, 15) + bits4(u32_at16(Q + 2), hs, 3) * 16.0 - 32.0) * (d * sc);
+}
+
+// --- non-linear 256-value types
+
+#elif defined(WTYPE_IQ4_XS)
+const uint QK = 256, QB = 136;  // d, scales_h, scales_l[4], qs[128]: 34 words
+// Sub-block ib (32 values, laid out as one IQ4_NL block's nibbles) has scale d·(ls − 32), ls = nibble
+// ib%2 of scales_l[ib/2] | bits 2ib of scales_h << 4. Run r: sub-block r/4, run r%4 of it.
+float iq4_xs_scale(uint b, uint ib) {
+  uint w = w32[b];
+  uint ls = ((w32[b + 1] >> (4 * ib)) & 15) | (((w >> (16 + 2 * ib)) & 3) << 4);
+  return unpackHalf2x16(w).x * (float(ls) - 32.0);
+}
+void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
+  uint b = (row16 >> 1) + (k8 >> 5) * 34, r = k8 & 31, ib = r >> 2;
+  float dl = iq4_xs_scale(b, ib);
+  uint q = b + 2 + 4 * ib + (r & 1) * 2, s = ((r >> 1) & 1) * 4;
+  lo = iq4_4(w32[q], s) * dl;
+  hi = iq4_4(w32[q + 1], s) * dl;
+}
+
+#elif defined(WTYPE_IQ3_S)
+const uint QK = 256, QB = 110;  // d, qs[64], qh[8], signs[32], scales[4]: 55 16-bit words
+// 8-value group g (sub-block s = g/4, l = g%4): magnitudes = the bytes of grid[qs[2g] | bit 2l of
+// qh[s] << 8] then grid[qs[2g+1] | bit 2l+1 of qh[s] << 8]; value i negative where bit i of
+// signs[g] is set; scale d·(1 + 2·nibble s%2 of scales[s/2]) (docs/formats.md §2.4).
+vec4 signs4(uint w, uint s) { return 1.0 - 2.0 * vec4((uvec4(w) >> (uvec4(0, 1, 2, 3) + s)) & 1); }
+void iq3s_group(uint qs2, uint qh, uint l, uint sign, float db, out vec4 lo, out vec4 hi) {
+  uint i0 = (qs2 & 255) | (((qh >> (2 * l)) & 1) << 8), i1 = ((qs2 >> 8) & 255) | (((qh >> (2 * l + 1)) & 1) << 8);
+  lo = bits4(iq3s_grid[i0], 0, 255) * signs4(sign, 0) * db;
+  hi = bits4(iq3s_grid[i1], 0, 255) * signs4(sign, 4) * db;
+}
+void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
+  uint b = row16 + (k8 >> 5) * 55, g = k8 & 31, s = g >> 2;
+  uint qh = u16_at(b + 33 + (s >> 1)) >> (8 * (s & 1));
+  uint sign = u16_at(b + 37 + (g >> 1)) >> (8 * (g & 1));
+  uint sc = (u16_at(b + 53 + (s >> 2)) >> (8 * ((s >> 1) & 1) + 4 * (s & 1))) & 15;
+  iq3s_group(u16_at(b + 1 + g), qh, g & 3, sign, f16_at(b) * float(1 + 2 * sc), lo, hi);
 }
 
 // --- plain floats: any row length; runs that start 16-byte aligned load as vectors.

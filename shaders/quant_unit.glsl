@@ -9,11 +9,15 @@
 #ifndef VKLLM_QUANT_UNIT_GLSL
 #define VKLLM_QUANT_UNIT_GLSL
 
-#if defined(WTYPE_Q4_0) || defined(WTYPE_Q4_1) || defined(WTYPE_Q5_0) || defined(WTYPE_Q8_0) || defined(W_FLOAT)
-const uint UNIT = 32;  // one block (legacy types), 32 values (floats)
+#if defined(WTYPE_Q4_0) || defined(WTYPE_Q4_1) || defined(WTYPE_Q5_0) || defined(WTYPE_Q5_1) || \
+    defined(WTYPE_Q8_0) || defined(WTYPE_IQ4_NL) || defined(W_FLOAT)
+const uint UNIT = 32;  // one block (32-value types), 32 values (floats)
 uint unit_k(uint u, uint j) { return 32 * u + 4 * j; }
 #else
 const uint UNIT = 64;
+#endif
+#if defined(WTYPE_Q2_K) || defined(WTYPE_Q3_K) || defined(WTYPE_IQ4_XS) || defined(WTYPE_IQ3_S)
+uint unit_k(uint u, uint j) { return 64 * u + 4 * j; }  // unit u = values 64u .. 64u+63 in order
 #endif
 
 #if defined(WTYPE_Q4_0)
@@ -50,6 +54,29 @@ void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
     uint q = s[1 + i];
     v[i] = (bits4(q, 0, 15) + vec4((uvec4(h) >> (uvec4(0, 1, 2, 3) + 4 * i)) & 1) * 16.0 - 16.0) * d;
     v[4 + i] = (bits4(q, 4, 15) + vec4((uvec4(h) >> (uvec4(16, 17, 18, 19) + 4 * i)) & 1) * 16.0 - 16.0) * d;
+  }
+}
+
+#elif defined(WTYPE_Q5_1)
+void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
+  uint b = (row16 >> 1) + u * 6;
+  vec2 dm = unpackHalf2x16(w32[b]);
+  uint h = w32[b + 1];
+  for (uint i = 0; i < 4; ++i) {
+    uint q = w32[b + 2 + i];
+    v[i] = (bits4(q, 0, 15) + high_bits(h, 4 * i) * 16.0) * dm.x + dm.y;
+    v[4 + i] = (bits4(q, 4, 15) + high_bits(h, 16 + 4 * i) * 16.0) * dm.x + dm.y;
+  }
+}
+
+#elif defined(WTYPE_IQ4_NL)
+void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
+  uint b = row16 + u * 9, qs[8];
+  float d = f16_at(b);
+  span(b + 1, 4, qs);
+  for (uint i = 0; i < 4; ++i) {
+    v[i] = iq4_4(qs[i], 0) * d;
+    v[4 + i] = iq4_4(qs[i], 4) * d;
   }
 }
 
@@ -111,6 +138,68 @@ void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
   for (uint i = 0; i < 8; ++i) {
     v[i] = (bits4(L[i], 0, 15) + bits4(Q[i], 2 * g0, 3) * 16.0 - 32.0) * sc[i < 4 ? 0 : 1];
     v[8 + i] = (bits4(L[i], 4, 15) + bits4(Q[i], 2 * g0 + 4, 3) * 16.0 - 32.0) * sc[i < 4 ? 2 : 3];
+  }
+}
+
+#elif defined(WTYPE_Q2_K)
+// Unit u = values 64c .. 64c+63 (c = u % 4) of super-block u / 4: the 2-bit fields at shifts 4(c%2)
+// and 4(c%2)+2 of qs[32(c/2) ..], with the scale bytes 4c .. 4c+3 (one word).
+void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
+  uint b = (row16 >> 1) + (u >> 2) * 21, c = u & 3, s0 = 4 * (c & 1);
+  vec2 dm = unpackHalf2x16(w32[b + 20]);
+  uvec4 sc = (uvec4(w32[b + c]) >> uvec4(0, 8, 16, 24)) & 255;
+  vec4 dl = dm.x * vec4(sc & 15), ml = dm.y * vec4(sc >> 4);
+  for (uint i = 0; i < 8; ++i) {
+    uint w = w32[b + 4 + 8 * (c >> 1) + i];
+    v[i] = bits4(w, s0, 3) * dl[i >> 2] - ml[i >> 2];
+    v[8 + i] = bits4(w, s0 + 2, 3) * dl[2 + (i >> 2)] - ml[2 + (i >> 2)];
+  }
+}
+
+#elif defined(WTYPE_Q3_K)
+// As Q2_K (2-bit fields at shifts 4(c%2), +2 of qs[32(c/2) ..]), plus hmask bits 2c and 2c+1;
+// scales 4c .. 4c+3: low nibbles c/2 of scales[4(c%2) ..], high bits 2c of scales[8 ..].
+void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
+  uint b = row16 + (u >> 2) * 55, c = u & 3, s0 = 4 * (c & 1), Q[8], H[8];
+  uvec4 lo4 = (uvec4(u32_at16(b + 48 + 2 * (c & 1))) >> (uvec4(0, 8, 16, 24) + 4 * (c >> 1))) & 15;
+  uvec4 hi2 = (uvec4(u32_at16(b + 52)) >> (uvec4(0, 8, 16, 24) + 2 * c)) & 3;
+  vec4 dl = f16_at(b + 54) * (vec4(lo4 | (hi2 << 4)) - 32.0);
+  span(b + 16 + 16 * (c >> 1), 8, Q);
+  span(b, 8, H);
+  for (uint i = 0; i < 8; ++i) {
+    v[i] = (bits4(Q[i], s0, 3) + bits4(H[i], 2 * c, 1) * 4.0 - 4.0) * dl[i >> 2];
+    v[8 + i] = (bits4(Q[i], s0 + 2, 3) + bits4(H[i], 2 * c + 1, 1) * 4.0 - 4.0) * dl[2 + (i >> 2)];
+  }
+}
+
+#elif defined(WTYPE_IQ4_XS)
+// Unit u = sub-blocks 2c and 2c+1 (c = u % 4) of super-block u / 4: qs words 8c .. 8c+7.
+void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
+  uint b = (row16 >> 1) + (u >> 2) * 34, c = u & 3;
+  float dl0 = iq4_xs_scale(b, 2 * c), dl1 = iq4_xs_scale(b, 2 * c + 1);
+  for (uint i = 0; i < 4; ++i) {
+    uint q0 = w32[b + 2 + 8 * c + i], q1 = w32[b + 6 + 8 * c + i];
+    v[i] = iq4_4(q0, 0) * dl0;
+    v[4 + i] = iq4_4(q0, 4) * dl0;
+    v[8 + i] = iq4_4(q1, 0) * dl1;
+    v[12 + i] = iq4_4(q1, 4) * dl1;
+  }
+}
+
+#elif defined(WTYPE_IQ3_S)
+// Unit u = sub-blocks 2c and 2c+1 (c = u % 4) of super-block u / 4: groups g = 8c .. 8c+7, their
+// qs bytes 16c .., qh bytes 2c, 2c+1, sign bytes 8c .. and scale byte c.
+void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
+  uint b = row16 + (u >> 2) * 55, c = u & 3, Q[8], S[8];
+  float d = f16_at(b);
+  span(b + 1 + 8 * c, 4, Q);
+  span(b + 37 + 4 * c, 2, S);
+  uint qh = u16_at(b + 33 + c), sc = u16_at(b + 53 + (c >> 1)) >> (8 * (c & 1));
+  for (uint g = 0; g < 8; ++g) {
+    uint half_ = g >> 2;  // which sub-block of the two
+    float db = d * float(1 + 2 * ((sc >> (4 * half_)) & 15));
+    iq3s_group(Q[g >> 1] >> (16 * (g & 1)), qh >> (8 * half_), g & 3, S[g >> 2] >> (8 * (g & 3)), db, v[2 * g],
+               v[2 * g + 1]);
   }
 }
 

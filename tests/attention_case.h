@@ -1,9 +1,9 @@
 // One attention test case on the GPU and the CPU reference: random Q/K/V in the KV-cache layout
-// (K/V rounded to f16 first when stored as f16, so only arithmetic differs), the step buffer,
-// and ops::attention or ops::attention_naive recorded into a stream that can be replayed.
+// (K/V rounded to what the cache stores first: f16, or quantised blocks read back, so only
+// arithmetic differs), the step buffer, and ops::attention or ops::attention_naive recorded into
+// a stream that can be replayed.
 #pragma once
 #include <fmt/format.h>
-#include <glm/gtc/packing.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,12 +19,15 @@ struct AttentionCase {
   uint32_t n_q = 1, n_kv = 1, heads = 1, kv_heads = 1, dk = 64, dv = 64;
   bool f16 = true, causal = true;
   uint32_t window = 0;
-  float softcap = 0;      // > 0: scores soft-capped (gemma2)
-  uint32_t splits = 0;    // force this split count (0: planned)
-  uint32_t max_kv = 0;    // cache capacity (0: n_kv)
-  int pos0 = -1;          // position of the first query (-1: n_kv - n_q, or 0 when negative)
-  bool mla_view = false;  // V is the first dv elements of each K row: one buffer, row stride dk
-  bool naive = false;     // run the naive baseline instead
+  float softcap = 0;         // > 0: scores soft-capped (gemma2)
+  uint32_t splits = 0;       // force this split count (0: planned)
+  uint32_t max_kv = 0;       // cache capacity (0: n_kv)
+  int pos0 = -1;             // position of the first query (-1: n_kv - n_q, or 0 when negative)
+  bool mla_view = false;     // V is the first dv elements of each K row: one buffer, row stride dk
+  bool naive = false;        // run the naive baseline instead
+  DType quant = DType::F32;  // Q8_0 / Q4_0: K/V stored quantised (then f16 is ignored)
+
+  DType kv_type() const { return quant != DType::F32 ? quant : f16 ? DType::F16 : DType::F32; }
 
   uint32_t capacity() const { return max_kv ? max_kv : std::max(n_kv, 1u); }
   uint32_t first_pos() const { return pos0 >= 0 ? uint32_t(pos0) : (n_kv >= n_q ? n_kv - n_q : 0); }
@@ -34,7 +37,7 @@ struct AttentionCase {
                            .n_kv_heads = kv_heads,
                            .dk = dk,
                            .dv = dv,
-                           .kv_f16 = f16,
+                           .kv_type = kv_type(),
                            .causal = causal,
                            .window = window,
                            .softcap = softcap,
@@ -45,23 +48,12 @@ struct AttentionCase {
   }
   std::string describe() const {
     return fmt::format("q={} kv={} heads={}/{} d={}/{} {}{}{}{}{}{}{}", n_q, n_kv, heads, kv_heads, dk, dv,
-                       f16 ? "f16" : "f32", causal ? " causal" : "", window ? fmt::format(" window={}", window) : "",
+                       info(kv_type()).name, causal ? " causal" : "", window ? fmt::format(" window={}", window) : "",
                        softcap ? fmt::format(" softcap={}", softcap) : "",
                        splits ? fmt::format(" splits={}", splits) : "", mla_view ? " mla-view" : "",
                        naive ? " naive" : "");
   }
 };
-
-inline std::vector<uint16_t> to_half(const std::vector<float>& x) {
-  std::vector<uint16_t> h(x.size());
-  for (size_t i = 0; i < x.size(); ++i) h[i] = glm::packHalf1x16(x[i]);
-  return h;
-}
-
-inline std::vector<float> round_half(std::vector<float> x) {
-  for (float& f : x) f = glm::unpackHalf1x16(glm::packHalf1x16(f));
-  return x;
-}
 
 class AttentionRun {
  public:
@@ -70,12 +62,14 @@ class AttentionRun {
     q_ = random_floats(size_t(c.n_q) * c.heads * c.dk, seed, -2, 2);
     k_ = random_floats(size_t(c.kv_heads) * cap * c.dk, seed + 1, -1, 1);
     if (!c.mla_view) v_ = random_floats(size_t(c.kv_heads) * cap * c.dv, seed + 2, -1, 1);
-    if (c.f16) k_ = round_half(k_), v_ = round_half(v_);
+    // The reference sees the values the cache stores: f16-rounded, or quantised and read back.
+    ref::round_trip(c.kv_type(), k_.data(), k_.size());
+    ref::round_trip(c.kv_type(), v_.data(), v_.size());
     shape_ = c.shape();
     Context& ctx = gpu();
     gq_.emplace(to_gpu(q_, "q"));
-    gk_.emplace(upload_kv(k_, "k"));
-    if (!c.mla_view) gv_.emplace(upload_kv(v_, "v"));
+    gk_.emplace(upload_kv(k_, "k", c.dk));
+    if (!c.mla_view) gv_.emplace(upload_kv(v_, "v", c.dv));
     go_.emplace(ctx, size_t(c.n_q) * c.heads * c.dv * 4, Memory::Device, "o");
     step_.emplace(ctx, sizeof(push::StepParams), Memory::Host, "step");
     uint64_t scratch = c.naive ? ops::attention_naive_scratch_bytes(shape_) : ops::attention_scratch_bytes(ctx, shape_);
@@ -128,11 +122,11 @@ class AttentionRun {
   }
 
  private:
-  Buffer upload_kv(const std::vector<float>& x, const char* name) const {
-    if (!c_.f16) return to_gpu(x, name);
-    std::vector<uint16_t> h = to_half(x);
-    Buffer b(gpu(), std::max<size_t>(h.size() * 2, 4), Memory::Device, name);
-    b.upload(std::span<const uint16_t>(h));
+  // Rows of `width` values (quantised types: whole blocks) in the case's KV type.
+  Buffer upload_kv(const std::vector<float>& x, const char* name, size_t width) const {
+    std::vector<uint8_t> bytes = ref::quantize(c_.kv_type(), x.data(), x.size() / width, width);
+    Buffer b(gpu(), std::max<size_t>(bytes.size(), 4), Memory::Device, name);
+    b.upload(bytes.data(), bytes.size());
     return b;
   }
 

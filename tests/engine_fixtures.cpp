@@ -64,4 +64,23 @@ std::vector<EngineFixture> family_fixtures(DType type) {
           {"gemma2 " + t, gemma2}, {"gemma3 " + t, gemma3},     {"phi3 " + t, phi3}};
 }
 
+FixtureSpec mix_fixture(const std::string& mix) {
+  return {.dim = 256, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .hidden_dim = 512, .vocab_size = 320, .mix = mix};
+}
+
+const std::vector<MixCase>& mix_cases() {
+  // By docs/formats.md §2.3's rules for 2 layers and 2 query heads per KV head: output Q6_K;
+  // attn_v, attn_output, ffn_down per mix.
+  static const std::vector<MixCase> cases = {
+      {"Q2_K", {DType::Q2_K, DType::Q3_K, DType::Q6_K}},
+      {"Q3_K_M", {DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}},
+      {"Q3_K_L", {DType::Q3_K, DType::Q5_K, DType::Q6_K}},
+      {"IQ4_XS", {DType::Q6_K, DType::IQ4_XS}},
+      {"IQ4_NL", {DType::Q6_K, DType::IQ4_NL}},
+      {"IQ3_M", {DType::Q4_K, DType::Q6_K, DType::IQ3_S}},
+      {"Q5_1", {DType::Q5_1, DType::Q6_K}},
+  };
+  return cases;
+}
+
 }  // namespace vkllm::test

@@ -22,4 +22,15 @@ std::vector<EngineFixture> engine_fixtures(DType type);
 // enough to matter, soft-caps), phi3 (fused projections).
 std::vector<EngineFixture> family_fixtures(DType type);
 
+// A GQA llama whose matrices have rows of 256 and 512 (so K-quants and IQ types apply), its
+// tensors typed as llama.cpp's quantizer types a file of `mix` ("Q3_K_M", "IQ3_M", ...).
+FixtureSpec mix_fixture(const std::string& mix);
+
+// The mixes of the types issue 17 added, each with the types its fixture file holds.
+struct MixCase {
+  const char* mix;
+  std::vector<DType> types;  // the matrix types of mix_fixture(mix), sorted by ggml id
+};
+const std::vector<MixCase>& mix_cases();
+
 }  // namespace vkllm::test

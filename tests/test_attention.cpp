@@ -18,7 +18,7 @@ constexpr double kBoundF32 = 1e-10;
 // f16 K/V: the reference sees the same f16-rounded values, so only arithmetic differs.
 constexpr double kBoundF16 = 1e-10;
 
-double bound(const AttentionCase& c) { return c.f16 ? kBoundF16 : kBoundF32; }
+double bound(const AttentionCase& c) { return c.kv_type() == DType::F16 ? kBoundF16 : kBoundF32; }
 
 }  // namespace
 
@@ -188,6 +188,28 @@ TEST_CASE("flash attention under every profile", "[attention]") {
   });
 }
 
+TEST_CASE("flash attention reads q8_0 and q4_0 K/V tiles", "[attention][kv_quant]") {
+  // The reference attends over the same dequantised values, so the bound stays that of f32.
+  const AttentionCase cases[] = {
+      {.n_q = 37, .n_kv = 100, .heads = 8, .kv_heads = 2, .dk = 64, .dv = 64},                   // GQA prefill
+      {.n_q = 5, .n_kv = 70, .heads = 4, .kv_heads = 4, .dk = 128, .dv = 128, .causal = false},  // MHA
+      {.n_q = 1, .n_kv = 600, .heads = 8, .kv_heads = 1, .dk = 128, .dv = 128, .splits = 3},     // MQA split-K
+      {.n_q = 1, .n_kv = 300, .heads = 4, .kv_heads = 1, .dk = 96, .dv = 64, .splits = 2, .mla_view = true},
+      {.n_q = 3, .n_kv = 200, .heads = 4, .kv_heads = 1, .dk = 576, .dv = 512, .mla_view = true},  // MLA latent
+  };
+  int i = 0;
+  for (AttentionCase c : cases)
+    for (DType t : {DType::Q8_0, DType::Q4_0}) {
+      c.quant = t;
+      if (i++ % 2) c.max_kv = c.n_kv + 32;  // a cache longer than the keys in use
+      test::check_attention(c, kBoundF32);
+    }
+  test::for_each_profile([&](const Profile& profile) {
+    AttentionCase c{.n_q = 9, .n_kv = 90, .heads = 6, .kv_heads = 3, .dk = 64, .dv = 64, .quant = DType::Q4_0};
+    test::check_attention(c, kBoundF32, " profile=" + profile.name);
+  });
+}
+
 TEST_CASE("naive attention matches the reference", "[attention]") {
   const AttentionCase cases[] = {
       {.n_q = 7, .n_kv = 333, .heads = 8, .kv_heads = 2, .dk = 64, .dv = 64, .naive = true},
@@ -216,6 +238,9 @@ TEST_CASE("attention rejects bad shapes with a clear error", "[attention]") {
   CHECK_THROWS_AS(ops::attention(s, too_big_k, small, small, small, small, small, {}), Error);
   ops::AttentionShape odd_dim{.n_heads = 1, .n_kv_heads = 1, .dk = 7, .dv = 8, .max_kv = 4};
   CHECK_THROWS_AS(ops::attention(s, odd_dim, small, small, small, small, small, {}), Error);
+  ops::AttentionShape q8_48{.n_heads = 1, .n_kv_heads = 1, .dk = 48, .dv = 48, .kv_type = DType::Q8_0, .max_kv = 4};
+  CHECK_THROWS_WITH(ops::attention(s, q8_48, small, small, small, small, small, {}),
+                    Catch::Contains("q8_0 K/V need head dims and K/V strides that are multiples of 32"));
   // The naive score matrix for 8 heads x 8192 x 8192 is 2 GiB: more than one binding can hold.
   ops::AttentionShape huge{.n_q = 8192, .n_heads = 8, .n_kv_heads = 8, .dk = 128, .dv = 128, .max_kv = 8192};
   if (ops::attention_naive_scratch_bytes(huge) > ctx.caps().max_storage_buffer_range)

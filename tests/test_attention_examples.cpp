@@ -64,7 +64,7 @@ Result run(const std::vector<Matrix>& q, const std::vector<Matrix>& k, const std
                          .n_kv_heads = heads,
                          .dk = d,
                          .dv = d,
-                         .kv_f16 = false,
+                         .kv_type = DType::F32,
                          .causal = causal,
                          .max_kv = tokens};
   Buffer gq = test::to_gpu(token_major(q)), gk = test::to_gpu(head_major(k)), gv = test::to_gpu(head_major(v));

@@ -4,6 +4,7 @@
 
 #include "catch.h"
 #include "quant_blocks.h"
+#include "reference/iq3s_grid.h"
 #include "weight_cases.h"
 
 using namespace vkllm;
@@ -51,4 +52,24 @@ TEST_CASE("get_rows matches the reference for every type", "[get_rows]") {
       }
     }
   });
+}
+
+TEST_CASE("get_rows decodes every entry of the IQ3_S grid", "[get_rows]") {
+  // Two rows of four blocks, d = 1 and scale codes 0 (step 1), no signs: group q of block i
+  // selects grid entry 64i + q, so the 512 entries come out in order, four values each.
+  std::vector<uint8_t> table(8 * 110, 0);
+  for (int i = 0; i < 8; ++i) {
+    uint8_t* b = table.data() + 110 * i;
+    b[0] = 0x00, b[1] = 0x3C;  // d = 1.0
+    for (int q = 0; q < 64; ++q) {
+      int index = 64 * i + q;
+      b[2 + q] = uint8_t(index);
+      b[66 + q / 8] |= uint8_t((index >> 8) << (q % 8));  // qh[s] bit 2(g%4) + h = q % 8, s = q / 8
+    }
+  }
+  std::vector<float> y = gather(DType::IQ3_S, table, {0, 1}, 1024);
+  int wrong = 0;
+  for (int e = 0; e < 2048; ++e)
+    if (y[e] != float(ref::kIq3sGrid[e / 4] >> (8 * (e % 4)) & 255)) ++wrong;
+  CHECK(wrong == 0);
 }

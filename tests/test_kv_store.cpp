@@ -1,8 +1,8 @@
-// ops::kv_store vs ref::kv_store: f16 and f32 caches, GQA head counts, arbitrary and out-of-range
-// positions, strided sources, and the MLA latent row [c_kv; k_pe] written by two calls.
+// ops::kv_store vs ref::kv_store: f16, f32, q8_0 and q4_0 caches (quantised as rows are written),
+// GQA head counts, arbitrary and out-of-range positions, strided sources, and the MLA latent row
+// [c_kv; k_pe] written by two calls.
 #include <fmt/format.h>
 #include <algorithm>
-#include <glm/gtc/packing.hpp>
 #include <numeric>
 #include <random>
 
@@ -15,25 +15,28 @@ using namespace vkllm;
 
 namespace {
 
-// The cache starts as `fill` (every element), so the test also sees what must stay untouched.
-Buffer cache_buffer(size_t elems, bool f16, float fill) {
-  Buffer b(test::gpu(), elems * (f16 ? 2 : 4), Memory::Device, "cache");
-  if (f16) {
-    std::vector<uint16_t> h(elems, glm::packHalf1x16(fill));
-    b.upload(std::span<const uint16_t>(h));
-  } else {
-    std::vector<float> v(elems, fill);
-    b.upload(std::span<const float>(v));
-  }
+// The cache starts as `fill` (every element, stored as `type`), so the test also sees what must
+// stay untouched.
+Buffer cache_buffer(size_t elems, DType type, float fill) {
+  std::vector<float> v(elems, fill);
+  std::vector<uint8_t> bytes = ref::quantize(type, v.data(), 1, elems);
+  Buffer b(test::gpu(), bytes.size(), Memory::Device, "cache");
+  b.upload(bytes.data(), bytes.size());
   return b;
 }
 
-std::vector<float> cache_values(const Buffer& b, size_t elems, bool f16) {
-  if (!f16) return b.download<float>(elems);
-  std::vector<float> out;
-  for (uint16_t h : b.download<uint16_t>(elems)) out.push_back(glm::unpackHalf1x16(h));
-  return out;
+// The cache's values as the attention kernels read them.
+std::vector<float> cache_values(const Buffer& b, size_t elems, DType type) {
+  std::vector<uint8_t> bytes = b.download<uint8_t>(row_bytes(type, elems));
+  return ref::dequantize(type, bytes.data(), 1, elems);
 }
+
+std::string type_name(DType t) { return std::string(info(t).name); }
+
+// f16: the device's f32 -> f16 conversion may round differently in the last bit. Quantised: the
+// GPU computes 1/d and x/d in f32 as ggml does, but a value within rounding of a code boundary may
+// land on the next code; rare enough that the NMSE stays far below one step.
+double bound(DType t) { return t == DType::F32 ? 0.0 : t == DType::F16 ? 1e-6 : 1e-5; }
 
 }  // namespace
 
@@ -44,30 +47,35 @@ TEST_CASE("kv_store matches the reference", "[kv_store]") {
   const Case cases[] = {{1, 1, 64, 1}, {7, 2, 128, 40}, {3, 8, 80, 17}, {5, 1, 6, 9}, {1, 4, 256, 300}};
   test::for_each_profile([&](const Profile& profile) {
     for (Case c : cases)
-      for (bool f16 : {true, false}) {
+      for (DType t : {DType::F16, DType::F32, DType::Q8_0, DType::Q4_0}) {
+        if (c.head_dim % info(t).block_values) continue;
+        bool f16 = t == DType::F16;
         // Distinct positions (two tokens never share one), in any order; -1 and n_ctx are skipped.
         std::vector<int32_t> pos(c.n_ctx + 2);
         std::iota(pos.begin(), pos.end(), -1);
         std::shuffle(pos.begin(), pos.end(), std::mt19937(90));
         pos.resize(c.n_tokens);
         size_t cache_elems = size_t(c.n_kv_heads) * c.n_ctx * c.head_dim;
-        auto src = test::random_floats(size_t(c.n_tokens) * c.n_kv_heads * c.head_dim, 91, -70000, 70000);
+        float range = f16 || t == DType::F32 ? 70000 : 3;
+        auto src = test::random_floats(size_t(c.n_tokens) * c.n_kv_heads * c.head_dim, 91, -range, range);
         for (size_t i = 0; i < src.size(); i += 5) src[i] *= 1e-6f;  // small and subnormal f16 values
-        std::vector<float> want(cache_elems, 0.5f);
+        if (!f16 && t != DType::F32)
+          for (size_t i = 0; i < std::min<size_t>(src.size(), 64); ++i) src[i] = 0;  // a block of zeros: d = 0
+        std::vector<float> want = cache_values(cache_buffer(cache_elems, t, 0.5f), cache_elems, t);
         ref::kv_store(want.data(), src.data(), pos.data(), c.n_tokens, c.n_kv_heads, c.head_dim, c.n_ctx,
-                      size_t(c.n_kv_heads) * c.head_dim, c.head_dim, 0, f16);
-        Buffer gs = test::to_gpu(src), gp = test::to_gpu(pos), gc = cache_buffer(cache_elems, f16, 0.5f);
+                      size_t(c.n_kv_heads) * c.head_dim, c.head_dim, 0, t);
+        Buffer gs = test::to_gpu(src), gp = test::to_gpu(pos), gc = cache_buffer(cache_elems, t, 0.5f);
         Stream s(test::gpu());
         ops::kv_store(s, gs, gp, gc,
                       {.n_tokens = c.n_tokens,
                        .n_kv_heads = c.n_kv_heads,
                        .head_dim = c.head_dim,
                        .n_ctx = c.n_ctx,
-                       .cache_f16 = f16});
+                       .cache_type = t});
         s.submit_wait();
-        test::check_nmse(cache_values(gc, cache_elems, f16), want, f16 ? 1e-6 : 0.0,
-                         fmt::format("kv_store {} tokens={} kv_heads={} head_dim={} n_ctx={} profile={}",
-                                     f16 ? "f16" : "f32", c.n_tokens, c.n_kv_heads, c.head_dim, c.n_ctx, profile.name));
+        test::check_nmse(cache_values(gc, cache_elems, t), want, bound(t),
+                         fmt::format("kv_store {} tokens={} kv_heads={} head_dim={} n_ctx={} profile={}", type_name(t),
+                                     c.n_tokens, c.n_kv_heads, c.head_dim, c.n_ctx, profile.name));
       }
   });
 }
@@ -77,32 +85,31 @@ TEST_CASE("kv_store writes the MLA latent row in two parts", "[kv_store]") {
   const uint32_t n_tokens = 4, lora = 512, rope = 64, row = lora + rope, n_ctx = 10;
   std::vector<int32_t> pos = {6, 7, 8, 9};
   auto c_kv = test::random_floats(n_tokens * lora, 92), kv = test::random_floats(n_tokens * row, 93);
-  for (bool f16 : {true, false}) {
+  for (DType t : {DType::F16, DType::F32, DType::Q8_0, DType::Q4_0}) {
     std::vector<float> want(n_ctx * row, 0.0f);
-    ref::kv_store(want.data(), c_kv.data(), pos.data(), n_tokens, 1, lora, n_ctx, lora, row, 0, f16);
-    ref::kv_store(want.data(), kv.data() + lora, pos.data(), n_tokens, 1, rope, n_ctx, row, row, lora, f16);
+    ref::kv_store(want.data(), c_kv.data(), pos.data(), n_tokens, 1, lora, n_ctx, lora, row, 0, t);
+    ref::kv_store(want.data(), kv.data() + lora, pos.data(), n_tokens, 1, rope, n_ctx, row, row, lora, t);
     Buffer gc = test::to_gpu(c_kv), gkv = test::to_gpu(kv), gp = test::to_gpu(pos);
-    Buffer cache = cache_buffer(n_ctx * row, f16, 0.0f);
+    Buffer cache = cache_buffer(n_ctx * row, t, 0.0f);
     Stream s(test::gpu());
     ops::kv_store(s, gc, gp, cache,
                   {.n_tokens = n_tokens,
                    .n_kv_heads = 1,
                    .head_dim = lora,
                    .n_ctx = n_ctx,
-                   .cache_f16 = f16,
+                   .cache_type = t,
                    .cache_head_dim = row});
     ops::kv_store(s, gkv.view(lora * 4, (n_tokens * row - lora) * 4), gp, cache,
                   {.n_tokens = n_tokens,
                    .n_kv_heads = 1,
                    .head_dim = rope,
                    .n_ctx = n_ctx,
-                   .cache_f16 = f16,
+                   .cache_type = t,
                    .src_token_stride = row,
                    .cache_head_dim = row,
                    .cache_col = lora});
     s.submit_wait();
-    test::check_nmse(cache_values(cache, n_ctx * row, f16), want, f16 ? 1e-6 : 0.0,
-                     fmt::format("kv_store mla {}", f16 ? "f16" : "f32"));
+    test::check_nmse(cache_values(cache, n_ctx * row, t), want, bound(t), "kv_store mla " + type_name(t));
   }
 }
 
@@ -114,4 +121,13 @@ TEST_CASE("kv_store rejects columns outside the cache row", "[kv_store]") {
           s, b, b, b,
           {.n_tokens = 1, .n_kv_heads = 1, .head_dim = 64, .n_ctx = 4, .cache_head_dim = 576, .cache_col = 513}),
       "kv_store: columns 513..577 outside cache rows of 576");
+}
+
+TEST_CASE("kv_store rejects quantised rows that are not whole blocks", "[kv_store]") {
+  Buffer b(test::gpu(), 1 << 16, Memory::Device, "b");
+  Stream s(test::gpu());
+  CHECK_THROWS_WITH(
+      ops::kv_store(s, b, b, b,
+                    {.n_tokens = 1, .n_kv_heads = 1, .head_dim = 48, .n_ctx = 4, .cache_type = DType::Q8_0}),
+      Catch::Contains("a q8_0 cache stores whole blocks of 32 values"));
 }

@@ -80,7 +80,7 @@ TEST_CASE("matvec rejects bad arguments", "[matvec]") {
   Stream s(ctx);
   CHECK_THROWS_WITH(ops::matvec(s, DType::Q4_K, w, x, y, 4, 1, 100),
                     Catch::Contains("K = 100 is not a multiple of q4_k's block of 256"));
-  CHECK_THROWS_WITH(ops::matvec(s, DType::Q2_K, w, x, y, 4, 1, 256), Catch::Contains("type q2_k"));
+  CHECK_THROWS_WITH(ops::matvec(s, DType::IQ2_XXS, w, x, y, 4, 1, 256), Catch::Contains("type iq2_xxs"));
   CHECK_THROWS_WITH(ops::matvec(s, DType::F32, w, x, y, 1024, 1, 32), Catch::Contains("weight view"));
   CHECK_THROWS_WITH(ops::matvec(s, DType::F32, w, x, x, 4, 1, 32), Catch::Contains("overlaps"));
 }

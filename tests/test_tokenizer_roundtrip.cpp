@@ -70,6 +70,7 @@ void check_round_trip(const Tokenizer& t, const std::string& what) {
     INFO(what << ": \"" << s << "\"");
     CHECK(t.decode(t.encode(s, true, true)) == s);
     CHECK(t.decode(t.encode(s, false, false)) == s);
+    CHECK(t.decode(t.encode(s, false, true), false) == s);  // special texts typed in s, BOS included
     // Streaming decode gives the same bytes (without the prefix space rule).
     Detokenizer d(t);
     std::string streamed;

@@ -47,6 +47,54 @@ TEST_CASE("GPU logits match the reference model at every position", "[transforme
     }
 }
 
+TEST_CASE("GPU logits match the reference on every quantisation mix", "[transformer][mix]") {
+  for (const test::MixCase& m : test::mix_cases()) {
+    FixtureSpec spec = test::mix_fixture(m.mix);
+    Loaded l = load(spec, {.kv_type = DType::F32});
+    std::vector<DType> types;
+    for (const GgufTensor& t : l.file.tensors())
+      if (t.n_dims > 1 && std::find(types.begin(), types.end(), t.type) == types.end()) types.push_back(t.type);
+    std::sort(types.begin(), types.end());
+    CHECK(types == m.types);
+    auto tokens = some_tokens(21, spec.vocab_size, 9);
+    std::vector<float> got = l.engine->eval_all(tokens);
+    std::vector<float> want = ref::Model(l.file, l.engine->config()).forward(tokens);
+    test::check_nmse(got, want, 1e-6, std::string("logits f32 KV, mix ") + m.mix);
+  }
+}
+
+TEST_CASE("GPU logits match the reference with a q8_0 and q4_0 KV cache", "[transformer][kv_quant]") {
+  // The reference stores each K/V (MLA: latent) row the same way (ref::round_trip), so only
+  // arithmetic differs; every attention kind, the decode path included.
+  int i = 0;
+  for (const test::EngineFixture& f : test::engine_fixtures(DType::Q8_0))
+    for (DType kv : {DType::Q8_0, DType::Q4_0}) {
+      if (i++ % 2 && f.name.starts_with("mla-fused")) continue;
+      Loaded l = load(f.spec, {.kv_type = kv});
+      auto tokens = some_tokens(23, f.spec.vocab_size, 10);
+      std::vector<float> got = l.engine->eval_all(std::span(tokens).first(20));
+      for (size_t t = 20; t < tokens.size(); ++t) {  // three decode steps (split-K on some profiles)
+        auto step = l.engine->eval(std::span(tokens).subspan(t, 1));
+        got.insert(got.end(), step.begin(), step.end());
+      }
+      std::vector<float> want = ref::Model(l.file, l.engine->config(), kv).forward(tokens);
+      test::check_nmse(got, want, 1e-6, fmt::format("logits {} KV, {}", info(kv).name, f.name));
+    }
+}
+
+TEST_CASE("KV cache types against the f32 cache on a GQA and an MLA fixture", "[transformer][kv_quant]") {
+  // What storing the cache costs in accuracy (printed; docs/decisions.md quotes it), bounded loosely.
+  for (const test::EngineFixture& f : test::engine_fixtures(DType::Q8_0)) {
+    if (!f.name.starts_with("gqa") && !f.name.starts_with("mla ")) continue;
+    auto tokens = some_tokens(48, f.spec.vocab_size, 11);
+    std::vector<float> exact = load(f.spec, {.kv_type = DType::F32}).engine->eval_all(tokens);
+    for (auto [kv, bound] : {std::pair{DType::F16, 1e-5}, {DType::Q8_0, 1e-3}, {DType::Q4_0, 3e-2}}) {
+      std::vector<float> got = load(f.spec, {.kv_type = kv}).engine->eval_all(tokens);
+      test::check_nmse(got, exact, bound, fmt::format("{} KV vs f32 KV, {}", info(kv).name, f.name));
+    }
+  }
+}
+
 TEST_CASE("32 greedy tokens are the same on the GPU and the reference", "[transformer]") {
   for (const test::EngineFixture& f : test::engine_fixtures(DType::Q8_0)) {
     Loaded l = load(f.spec, {.kv_type = DType::F32});

@@ -1,14 +1,15 @@
 // vkllm-bench attention: flash attention (or the naive baseline) over a KV cache, timed by GPU
 // timestamps (median of several replays after a warm-up), with the device memory it allocated.
 #include <fmt/format.h>
-#include <glm/gtc/packing.hpp>
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include "bench.h"
 #include "error.h"
 #include "ops.h"
+#include "output.h"
 #include "push.h"
+#include "reference/quant.h"
 
 namespace vkllm::bench {
 
@@ -18,24 +19,21 @@ struct AttnOptions {
   CommonOptions common;
   uint32_t q_len = 1, kv_len = 512, heads = 8, kv_heads = 8, head_dim = 128, v_dim = 0;
   bool naive = false, causal = false, f32_kv = false;
+  std::string kv_type = "f16";
   uint32_t splits = 0;
   int warmup = 2, runs = 10;
 };
 
-// Device buffers filled with uniform random values in [-1, 1] (K/V as f16 or f32).
-Buffer random_buffer(const Context& ctx, size_t n, bool f16, uint32_t seed, const char* name) {
+// Device buffers filled with uniform random values in [-1, 1], stored as `type` (K/V: f16, f32,
+// or quantised rows of `row` values by the reference quantiser).
+Buffer random_buffer(const Context& ctx, size_t n, DType type, uint32_t seed, const char* name, size_t row = 0) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Buffer b(ctx, std::max<size_t>(n * (f16 ? 2 : 4), 4), Memory::Device, name);
-  if (f16) {
-    std::vector<uint16_t> h(n);
-    for (uint16_t& x : h) x = glm::packHalf1x16(dist(rng));
-    b.upload(std::span<const uint16_t>(h));
-  } else {
-    std::vector<float> f(n);
-    for (float& x : f) x = dist(rng);
-    b.upload(std::span<const float>(f));
-  }
+  std::vector<float> f(n);
+  for (float& x : f) x = dist(rng);
+  std::vector<uint8_t> bytes = ref::quantize(type, f.data(), row ? n / row : 1, row ? row : n);
+  Buffer b(ctx, std::max<size_t>(bytes.size(), 4), Memory::Device, name);
+  b.upload(bytes.data(), bytes.size());
   return b;
 }
 
@@ -49,14 +47,21 @@ double visible_pairs(const AttnOptions& o, uint32_t pos0) {
 }
 
 void run(const AttnOptions& o) {
+  ENSURE(
+      o.heads % o.kv_heads == 0,
+      fmt::format("--kv-heads {} does not divide --heads {} (query heads are shared in groups)", o.kv_heads, o.heads));
   Context ctx(o.common.context());
   uint32_t dv = o.v_dim ? o.v_dim : o.head_dim;
+  std::optional<DType> kv = dtype_named(o.f32_kv ? "f32" : o.kv_type);
+  ENSURE(kv && (*kv == DType::F16 || *kv == DType::F32 || *kv == DType::Q8_0 || *kv == DType::Q4_0),
+         fmt::format("--kv-type {}: f16, f32, q8_0 or q4_0", o.kv_type));
+  std::string kv_name(info(*kv).name);
   ops::AttentionShape sh{.n_q = o.q_len,
                          .n_heads = o.heads,
                          .n_kv_heads = o.kv_heads,
                          .dk = o.head_dim,
                          .dv = dv,
-                         .kv_f16 = !o.f32_kv,
+                         .kv_type = *kv,
                          .causal = o.causal,
                          .max_kv = o.kv_len,
                          .force_splits = o.splits};
@@ -66,9 +71,9 @@ void run(const AttnOptions& o) {
     ENSURE(scratch_bytes <= ctx.caps().max_storage_buffer_range,
            fmt::format("naive attention does not fit: its score matrix needs {} MiB, one binding holds at most {} MiB",
                        scratch_bytes >> 20, ctx.caps().max_storage_buffer_range >> 20));
-  Buffer q = random_buffer(ctx, size_t(o.q_len) * o.heads * o.head_dim, false, 1, "q");
-  Buffer k = random_buffer(ctx, size_t(o.kv_heads) * o.kv_len * o.head_dim, !o.f32_kv, 2, "k");
-  Buffer v = random_buffer(ctx, size_t(o.kv_heads) * o.kv_len * dv, !o.f32_kv, 3, "v");
+  Buffer q = random_buffer(ctx, size_t(o.q_len) * o.heads * o.head_dim, DType::F32, 1, "q");
+  Buffer k = random_buffer(ctx, size_t(o.kv_heads) * o.kv_len * o.head_dim, *kv, 2, "k", o.head_dim);
+  Buffer v = random_buffer(ctx, size_t(o.kv_heads) * o.kv_len * dv, *kv, 3, "v", dv);
   Buffer out(ctx, size_t(o.q_len) * o.heads * dv * 4, Memory::Device, "o");
   Buffer step(ctx, sizeof(push::StepParams), Memory::Device, "step");
   std::optional<Buffer> scratch;
@@ -97,7 +102,7 @@ void run(const AttnOptions& o) {
                         {"q_len", o.q_len},          {"kv_len", o.kv_len},
                         {"heads", o.heads},          {"kv_heads", o.kv_heads},
                         {"head_dim", o.head_dim},    {"v_dim", dv},
-                        {"causal", o.causal},        {"kv_type", o.f32_kv ? "f32" : "f16"},
+                        {"causal", o.causal},        {"kv_type", kv_name},
                         {"device", ctx.caps().name}, {"profile", ctx.profile().name},
                         {"ms_median", tm.ms_median}, {"ms_min", tm.ms_min},
                         {"runs", tm.runs},           {"tflops", tflops},
@@ -107,11 +112,11 @@ void run(const AttnOptions& o) {
     return;
   }
   fmt::print("attention ({}) q_len={} kv_len={} heads={}/{} dims={}/{} {}{} on {} (profile {})\n", kernel, o.q_len,
-             o.kv_len, o.heads, o.kv_heads, o.head_dim, dv, o.f32_kv ? "f32" : "f16", o.causal ? " causal" : "",
-             ctx.caps().name, ctx.profile().name);
+             o.kv_len, o.heads, o.kv_heads, o.head_dim, dv, kv_name, o.causal ? " causal" : "", ctx.caps().name,
+             ctx.profile().name);
   if (!o.naive) fmt::print("  tiles br={} bc={} wg={} splits={}\n", plan.br, plan.bc, plan.wg, plan.splits);
-  fmt::print("  median {:.3f} ms (min {:.3f}, {} runs): {:.3f} GFLOP/s, {:.1f} MiB of device memory\n", tm.ms_median,
-             tm.ms_min, tm.runs, tflops * 1e3, peak / 1048576.0);
+  fmt::print("  median {:.3f} ms (min {:.3f}, {}): {:.3f} GFLOP/s, {:.1f} MiB of device memory\n", tm.ms_median,
+             tm.ms_min, cli::count(tm.runs, "run"), tflops * 1e3, peak / 1048576.0);
 }
 
 }  // namespace
@@ -119,22 +124,22 @@ void run(const AttnOptions& o) {
 void add_attention_bench(CLI::App& app) {
   static AttnOptions o;
   CLI::App* cmd = app.add_subcommand("attention", "Flash attention over a KV cache (TFLOP/s, device memory)");
-  cmd->add_option("--q-len", o.q_len, "Query tokens")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--kv-len", o.kv_len, "Keys in the cache")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", o.heads, "Query heads")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--kv-heads", o.kv_heads, "KV heads (divides --heads)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--head-dim", o.head_dim, "Q/K head dim")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--v-dim", o.v_dim, "V head dim (default: --head-dim)");
+  cmd->add_option("--q-len", o.q_len, "Query tokens")->type_name("N")->check(int_range(1, 1 << 16));
+  cmd->add_option("--kv-len", o.kv_len, "Keys in the cache")->type_name("N")->check(int_range(1, 1 << 22));
+  cmd->add_option("--heads", o.heads, "Query heads")->type_name("N")->check(int_range(1, 1024));
+  cmd->add_option("--kv-heads", o.kv_heads, "KV heads (divides --heads)")->type_name("N")->check(int_range(1, 1024));
+  cmd->add_option("--head-dim", o.head_dim, "Q/K head dim")->type_name("N")->check(int_range(1, 1024));
+  cmd->add_option("--v-dim", o.v_dim, "V head dim; 0: --head-dim")->type_name("N")->check(int_range(0, 1024));
   cmd->add_flag("--naive", o.naive, "The naive baseline (score matrix in device memory)");
   cmd->add_flag("--causal", o.causal, "Causal mask (queries are the last q-len positions)");
-  cmd->add_flag("--f32-kv", o.f32_kv, "K/V stored as f32 (default f16, as in the KV cache)");
-  cmd->add_option("--splits", o.splits, "Force this many key splits (default: planned)");
-  cmd->add_option("--warmup", o.warmup, "Untimed replays first")->capture_default_str();
-  cmd->add_option("--runs", o.runs, "Timed replays (the median is reported)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--kv-type", o.kv_type, "K/V storage (q8_0, q4_0: flash only)")
+      ->type_name("TYPE")
+      ->check(one_of({"f16", "f32", "q8_0", "q4_0"}));
+  cmd->add_flag("--f32-kv", o.f32_kv, "The same as --kv-type f32");
+  cmd->add_option("--splits", o.splits, "Force this many key splits; 0: planned")
+      ->type_name("N")
+      ->check(int_range(0, 1024));
+  add_repeat_options(cmd, o.warmup, o.runs);
   add_common_options(cmd, o.common);
   cmd->callback([] { run(o); });
 }

@@ -7,6 +7,7 @@
 #include "error.h"
 #include "fixture/fixture.h"
 #include "gguf/writer.h"
+#include "output.h"
 
 namespace vkllm::bench {
 
@@ -159,22 +160,23 @@ const std::map<std::string, FixtureSpec>& presets() {
 }
 
 struct FixtureOptions {
-  std::string preset, type = "q8_0", out;
-  uint32_t layers = 0;
+  std::string preset, type = "q8_0", mix, out;
+  std::optional<uint32_t> layers;
 };
 
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (auto& [name, spec] : presets()) names.push_back(name);
+  return names;
+}
+
 void write_fixture(const FixtureOptions& o) {
-  auto it = presets().find(o.preset);
-  std::string names;
-  for (auto& [name, spec] : presets()) names += (names.empty() ? "" : ", ") + name;
-  ENSURE(it != presets().end(), fmt::format("unknown preset '{}' (known: {})", o.preset, names));
-  auto type = dtype_named(o.type);
-  ENSURE(type, fmt::format("unknown weight type '{}'", o.type));
-  FixtureSpec spec = it->second;
-  spec.weight_type = *type;
-  if (o.layers) spec.n_layers = o.layers;
+  FixtureSpec spec = presets().at(o.preset);  // the validators admitted only known names
+  spec.weight_type = *dtype_named(o.type);
+  spec.mix = o.mix;
+  if (o.layers) spec.n_layers = *o.layers;
   fixture_writer(spec).save(o.out);
-  fmt::print("wrote {} ({} layers, {} weights)\n", o.out, spec.n_layers, o.type);
+  fmt::print("wrote {} ({}, {} weights)\n", o.out, cli::count(spec.n_layers, "layer"), o.mix.empty() ? o.type : o.mix);
 }
 
 }  // namespace
@@ -182,12 +184,21 @@ void write_fixture(const FixtureOptions& o) {
 void add_fixture_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("fixture", "Write a random-weight GGUF model of a real model's shape");
   auto o = std::make_shared<FixtureOptions>();
-  std::string names;
-  for (auto& [name, spec] : presets()) names += (names.empty() ? "" : ", ") + name;
-  cmd->add_option("--preset", o->preset, names)->required();
-  cmd->add_option("--type", o->type, "Weight type of the matrices (f16, q8_0, q4_0, q4_k, ...)");
-  cmd->add_option("--layers", o->layers, "Fewer layers than the real model");
-  cmd->add_option("-o,--out", o->out, "Output GGUF file")->required();
+  cmd->add_option("--preset", o->preset, "The real model's shape")
+      ->type_name("NAME")
+      ->required()
+      ->check(one_of(preset_names()));
+  cmd->add_option("--type", o->type, "Weight type of the matrices")
+      ->type_name("TYPE")
+      ->check(one_of(weight_type_names()));
+  cmd->add_option("--mix", o->mix,
+                  "A llama.cpp file type (Q2_K, Q3_K_M, Q3_K_L, Q4_K_M, IQ4_XS, IQ4_NL, IQ3_M, Q5_1, ...): each "
+                  "matrix gets the type llama.cpp's quantizer gives it; overrides --type")
+      ->type_name("MIX");
+  cmd->add_option("--layers", o->layers, "Fewer layers than the real model (default: all)")
+      ->type_name("N")
+      ->check(int_range(1, 1024));
+  cmd->add_option("-o,--out", o->out, "Output GGUF file")->type_name("FILE")->required()->check(cli::non_empty);
   cmd->callback([o] { write_fixture(*o); });
 }
 

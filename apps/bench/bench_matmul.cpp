@@ -7,6 +7,7 @@
 #include "bench.h"
 #include "error.h"
 #include "ops.h"
+#include "output.h"
 #include "reference/reference.h"
 
 namespace vkllm::bench {
@@ -20,13 +21,14 @@ struct MatOptions {
   int warmup = 3, runs = 10;
 };
 
-DType parse_type(const std::string& name) {
-  std::optional<DType> t = dtype_named(name);
-  ENSURE(t && ops::matmul_supports(*t),
-         fmt::format("--type {}: not a weight type the kernels read (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, "
-                     "q4_k, q5_k, q6_k)",
-                     name));
-  return *t;
+// The type (already one of ops::weight_types() by its validator) and K's fit to its block, before
+// any device is touched.
+DType checked_type(const MatOptions& o, const char* k_flag) {
+  DType t = *dtype_named(o.type);
+  const DTypeInfo& ti = info(t);
+  ENSURE(o.k % ti.block_values == 0,
+         fmt::format("{} {}: not a multiple of the {} block of {} values", k_flag, o.k, ti.name, ti.block_values));
+  return t;
 }
 
 std::vector<float> random_values(size_t n, uint32_t seed) {
@@ -51,8 +53,8 @@ Buffer make_weights(const Context& ctx, DType t, uint32_t M, uint32_t K) {
 }
 
 void run(const MatOptions& o, bool matvec) {
+  DType t = checked_type(o, matvec ? "--cols" : "--k");
   Context ctx(o.common.context());
-  DType t = parse_type(o.type);
   uint32_t M = o.m, N = o.n, K = o.k;
   Buffer w = make_weights(ctx, t, M, K);
   std::vector<float> xs = random_values(size_t(N) * K, 2);
@@ -92,18 +94,14 @@ void run(const MatOptions& o, bool matvec) {
   }
   fmt::print("{} {} M={} N={} K={} ({} kernel) on {} (profile {})\n", matvec ? "matvec" : "matmul", o.type, M, N, K,
              kernel, ctx.caps().name, ctx.profile().name);
-  fmt::print("  median {:.3f} ms (min {:.3f}, {} runs): {:.2f} GB/s of weights, {:.2f} GFLOP/s\n", tm.ms_median,
-             tm.ms_min, tm.runs, bytes / seconds / 1e9, flops / seconds / 1e9);
+  fmt::print("  median {:.3f} ms (min {:.3f}, {}): {:.2f} GB/s of weights, {:.2f} GFLOP/s\n", tm.ms_median, tm.ms_min,
+             cli::count(tm.runs, "run"), bytes / seconds / 1e9, flops / seconds / 1e9);
   if (cpu) fmt::print("  CPU memory read bandwidth (same run): {:.2f} GB/s\n", cpu_gbps);
 }
 
 void add_run_options(CLI::App* cmd, MatOptions& o) {
-  cmd->add_option("--type", o.type, "Weight type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q4_k q5_k q6_k")
-      ->capture_default_str();
-  cmd->add_option("--warmup", o.warmup, "Untimed replays first")->capture_default_str();
-  cmd->add_option("--runs", o.runs, "Timed replays (the median is reported)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--type", o.type, "Weight type")->type_name("TYPE")->check(one_of(weight_type_names()));
+  add_repeat_options(cmd, o.warmup, o.runs);
   add_common_options(cmd, o.common);
 }
 
@@ -112,9 +110,11 @@ void add_run_options(CLI::App* cmd, MatOptions& o) {
 void add_matvec_bench(CLI::App& app) {
   static MatOptions o;
   CLI::App* cmd = app.add_subcommand("matvec", "Decode matrix-vector product y = W x (GB/s of weights read)");
-  cmd->add_option("--rows", o.m, "M: weight rows (outputs)")->capture_default_str();
-  cmd->add_option("--cols", o.k, "K: weight columns (inputs)")->capture_default_str();
-  cmd->add_option("--tokens", o.n, "N: tokens, 1 to 8")->capture_default_str();
+  cmd->add_option("--rows", o.m, "M: weight rows (outputs)")->type_name("M")->check(int_range(1, 1 << 24));
+  cmd->add_option("--cols", o.k, "K: weight columns (inputs), a multiple of the type's block")
+      ->type_name("K")
+      ->check(int_range(1, 1 << 20));
+  cmd->add_option("--tokens", o.n, "N: tokens (decode batches)")->type_name("N")->check(int_range(1, 8));
   add_run_options(cmd, o);
   cmd->callback([] { run(o, true); });
 }
@@ -123,9 +123,11 @@ void add_matmul_bench(CLI::App& app) {
   static MatOptions o;
   o.n = 512;
   CLI::App* cmd = app.add_subcommand("matmul", "Matrix product through ops::matmul (GFLOP/s)");
-  cmd->add_option("--m", o.m, "M: weight rows (outputs)")->capture_default_str();
-  cmd->add_option("--n", o.n, "N: tokens")->capture_default_str();
-  cmd->add_option("--k", o.k, "K: weight columns (inputs)")->capture_default_str();
+  cmd->add_option("--m", o.m, "M: weight rows (outputs)")->type_name("M")->check(int_range(1, 1 << 24));
+  cmd->add_option("--n", o.n, "N: tokens")->type_name("N")->check(int_range(1, 1 << 16));
+  cmd->add_option("--k", o.k, "K: weight columns (inputs), a multiple of the type's block")
+      ->type_name("K")
+      ->check(int_range(1, 1 << 20));
   add_run_options(cmd, o);
   cmd->callback([] { run(o, false); });
 }

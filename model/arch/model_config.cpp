@@ -162,7 +162,7 @@ void ModelConfig::validate() const {
 namespace {
 
 constexpr std::string_view kArchitecture = "general.architecture";
-constexpr std::string_view kName = "general.name";
+constexpr std::string_view kName = GgufFile::kNameKey;
 constexpr std::string_view kQuantVersion = "general.quantization_version";
 constexpr std::string_view kTokenCount = "tokenizer.ggml.tokens";  // vocab_size when the model omits it
 

@@ -75,6 +75,7 @@ struct GgufTensor {
 class GgufFile {
  public:
   static constexpr std::string_view kAlignmentKey = "general.alignment";  // the container's own key
+  static constexpr std::string_view kNameKey = "general.name";            // read by the model config and the vocabulary
   static constexpr uint64_t kDefaultAlignment = 32;
   static constexpr uint32_t kMaxNameBytes = 63;  // llama.cpp's GGML_MAX_NAME - 1
   static constexpr int kMaxArrayDepth = 8;       // nested arrays deeper than this are rejected

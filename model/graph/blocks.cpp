@@ -8,6 +8,7 @@
 #include "context.h"
 #include "graph/transformer.h"
 #include "ops.h"
+#include "push.h"
 
 namespace vkllm {
 
@@ -22,6 +23,23 @@ void Transformer::tap(Stream& s, int layer, const char* name, BufferView v, uint
            .host = std::make_unique<Buffer>(ctx_, bytes, Memory::Host, std::string("tap ") + name)};
   s.copy({v.buffer, v.offset, bytes}, t.host->view());
   tapping_->push_back(std::move(t));
+}
+
+// Attention of the n tokens of the step being recorded (seqs_ sequences, each over its own slot of
+// the cache). The row tile is planned for the most tokens one sequence can have: n - seqs + 1.
+ops::AttentionShape Transformer::attention_shape(uint32_t n, uint32_t kv_heads, uint32_t dk, uint32_t dv) const {
+  return {.n_q = n,
+          .seqs = seqs_,
+          .seq_q = n - seqs_ + 1,
+          .kv_slots = cache_.slots(),
+          .n_heads = c_.n_heads,
+          .n_kv_heads = kv_heads,
+          .dk = dk,
+          .dv = dv,
+          .kv_type = cache_.type(),
+          .scale = float(c_.attention_scale()),
+          .causal = true,
+          .max_kv = cache_.n_ctx()};
 }
 
 // Rotates the first rope.dim values of each head of x (n, heads, head_dim; tokens token_stride
@@ -61,24 +79,17 @@ void Transformer::record_attention(Stream& s, const AttentionWeights& w, uint32_
   if (w.k_norm) ops::rmsnorm(s, k, w.k_norm->view, k, n * G, hd, c_.norm_eps);
   rope(s, q, n, H, hd, H * hd, l);
   rope(s, k, n, G, hd, G * hd, l);
-  bool f16 = cache_.type() == DType::F16;
-  BufferView pos = positions_.view(0, n * 4ull);
-  ops::kv_store(s, k, pos, cache_.k(l),
-                {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.n_ctx(), .cache_f16 = f16});
-  ops::kv_store(s, v, pos, cache_.v(l),
-                {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.n_ctx(), .cache_f16 = f16});
-  ops::AttentionShape shape{.n_q = n,
-                            .n_heads = H,
-                            .n_kv_heads = G,
-                            .dk = hd,
-                            .dv = vd,
-                            .kv_f16 = f16,
-                            .scale = float(c_.attention_scale()),
-                            .causal = true,
-                            .window = c_.window(l),
-                            .softcap = c_.attn_softcap,
-                            .max_kv = cache_.n_ctx()};
-  ops::attention(s, shape, q, cache_.k(l), cache_.v(l), step_.view(), o, scratch_ ? scratch_->view() : BufferView{});
+  // Each token's K/V go to its row of the cache (slot * n_ctx + position).
+  DType kv_type = cache_.type();
+  BufferView rows = kv_rows_.view(0, n * 4ull);
+  ops::kv_store(s, k, rows, cache_.k(l),
+                {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.rows(), .cache_type = kv_type});
+  ops::kv_store(s, v, rows, cache_.v(l),
+                {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.rows(), .cache_type = kv_type});
+  ops::AttentionShape shape = attention_shape(n, G, hd, vd);
+  shape.window = c_.window(l), shape.softcap = c_.attn_softcap;
+  ops::attention(s, shape, q, cache_.k(l), cache_.v(l), step_.view(0, seqs_ * sizeof(push::StepParams)), o,
+                 scratch_ ? scratch_->view() : BufferView{});
   BufferView proj = act(a.proj, n * 4ull * c_.dim), x = act(a.x, n * 4ull * c_.dim);
   project(s, *w.out, o, proj, n);
   if (w.post_norm) ops::rmsnorm(s, proj, w.post_norm->view, proj, n, c_.dim, c_.norm_eps);
@@ -99,7 +110,7 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
   BufferView x = act(a.x, f * c_.dim), h = act(a.h, f * c_.dim), q = act(a.q, f * H * hd);
   BufferView kv = act(a.kv, f * row), c = act(a.c, f * lat), kpe = act(a.kpe, f * rot);
   BufferView qpe = act(a.qpe, f * H * rot), qcat = act(a.qcat, f * H * row), olat = act(a.olat, f * H * lat);
-  BufferView o = act(a.attn, f * H * vd), proj = act(a.proj, f * c_.dim), pos = positions_.view(0, n * 4ull);
+  BufferView o = act(a.attn, f * H * vd), proj = act(a.proj, f * c_.dim), rows = kv_rows_.view(0, n * 4ull);
 
   ops::rmsnorm(s, x, w.norm->view, h, n, c_.dim, c_.norm_eps);
   tap(s, int(l), "attn_norm", h, n, c_.dim);
@@ -118,20 +129,20 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
       s, kv, kpe, {.rows = n, .cols = 1, .len = rot, .src_row_stride = row, .src_offset = lat, .dst_row_stride = rot});
   ops::rmsnorm(s, c, w.kv_a_norm->view, c, n, lat, c_.norm_eps);
   rope(s, kpe, n, 1, rot, rot, l);
-  bool f16 = cache_.type() == DType::F16;
-  ops::kv_store(s, c, pos, cache_.k(l),
+  DType kv_type = cache_.type();
+  ops::kv_store(s, c, rows, cache_.k(l),
                 {.n_tokens = n,
                  .n_kv_heads = 1,
                  .head_dim = lat,
-                 .n_ctx = cache_.n_ctx(),
-                 .cache_f16 = f16,
+                 .n_ctx = cache_.rows(),
+                 .cache_type = kv_type,
                  .cache_head_dim = row});
-  ops::kv_store(s, kpe, pos, cache_.k(l),
+  ops::kv_store(s, kpe, rows, cache_.k(l),
                 {.n_tokens = n,
                  .n_kv_heads = 1,
                  .head_dim = rot,
-                 .n_ctx = cache_.n_ctx(),
-                 .cache_f16 = f16,
+                 .n_ctx = cache_.rows(),
+                 .cache_type = kv_type,
                  .cache_head_dim = row,
                  .cache_col = lat});
 
@@ -159,20 +170,11 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
                      .dst_col_stride = row,
                      .dst_offset = lat});
 
-  ops::AttentionShape shape{.n_q = n,
-                            .n_heads = H,
-                            .n_kv_heads = 1,
-                            .dk = row,
-                            .dv = lat,
-                            .k_head_stride = cache_.n_ctx() * row,
-                            .k_row_stride = row,
-                            .v_head_stride = cache_.n_ctx() * row,
-                            .v_row_stride = row,
-                            .kv_f16 = f16,
-                            .scale = float(c_.attention_scale()),
-                            .causal = true,
-                            .max_kv = cache_.n_ctx()};
-  ops::attention(s, shape, qcat, cache_.k(l), cache_.v(l), step_.view(), olat,
+  // MQA over the latent rows: V is the first lat values of each K row (same buffer and strides).
+  ops::AttentionShape shape = attention_shape(n, 1, row, lat);
+  shape.k_head_stride = shape.v_head_stride = cache_.rows() * row;
+  shape.k_row_stride = shape.v_row_stride = row;
+  ops::attention(s, shape, qcat, cache_.k(l), cache_.v(l), step_.view(0, seqs_ * sizeof(push::StepParams)), olat,
                  scratch_ ? scratch_->view() : BufferView{});
   ops::matmul(
       s, w.v_b->type, w.v_b->view, olat, o, vd, n, lat,

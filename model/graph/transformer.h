@@ -1,13 +1,17 @@
-// Transformer: the multi-layer pre-norm decoder as GPU dispatches. One graph (a recorded
-// Stream) per batch size, replayed for every later call of that size: per-step values (tokens,
-// positions, KV length) live in small host-visible buffers the graph reads. The blocks a layer
-// is built from (its recipe's attention form, the FFN) are recorded in blocks.cpp.
+// Transformer: the multi-layer pre-norm decoder as GPU dispatches. A forward step takes the
+// tokens of one or several sequences (decode tokens of running ones, prefill chunks of new ones):
+// every matmul sees all tokens of the step, attention runs per sequence over its own KV-cache
+// slot. One graph (a recorded Stream) per (tokens, sequences, logits mode), replayed for every
+// later step of that shape: per-step values (tokens, positions, cache rows, each sequence's
+// StepParams) live in small host-visible buffers the graph reads. The blocks a layer is built
+// from (its recipe's attention form, the FFN) are recorded in blocks.cpp.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "arch/model_config.h"
@@ -15,10 +19,12 @@
 #include "graph/kv_cache.h"
 #include "graph/planner.h"
 #include "graph/weights.h"
+#include "ops_attention.h"
 #include "stream.h"
 
 namespace vkllm {
 
+// Last: the logits of each sequence's last token of the step; All: of every token.
 enum class LogitsMode { Last, All };
 
 // An activation of a forward pass copied to the host for checking against the reference model
@@ -31,6 +37,14 @@ struct Tap {
   std::vector<float> values;
 };
 
+// One sequence's share of a forward step: tokens at consecutive positions from pos0, stored in
+// and attending over KV-cache slot `slot`. The sequences of a step have distinct slots.
+struct SeqChunk {
+  uint32_t slot = 0;
+  uint32_t pos0 = 0;
+  std::span<const int32_t> tokens;
+};
+
 class Transformer {
  public:
   // max_batch: most tokens per forward (prefill chunk); lowered if an activation would not fit
@@ -39,8 +53,10 @@ class Transformer {
               bool profiling = false);
   ~Transformer();
 
-  // Stores the K/V of `tokens` (at positions pos0 ..) in the cache and returns logits: the last
-  // token's (vocab), or every token's (n, vocab), valid until the next call.
+  // Stores the K/V of every chunk's tokens in its slot and returns logits, valid until the next
+  // call: Last: (chunks, vocab), each chunk's last token in batch order; All: (tokens, vocab).
+  std::span<const float> forward(std::span<const SeqChunk> batch, LogitsMode mode);
+  // One sequence in slot 0: Last gives the last token's logits (vocab).
   std::span<const float> forward(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode);
   // The same forward, recorded for this call only, that also copies the activations the blocks
   // tap (attention and FFN inputs and outputs, routing) into `taps`, in graph order.
@@ -65,7 +81,7 @@ class Transformer {
     std::vector<TracedCommand> commands;
     VkBuffer arena;  // the buffer the activation views name
   };
-  Trace trace(uint32_t n, LogitsMode mode, bool unshared = false);
+  Trace trace(uint32_t n, LogitsMode mode, bool unshared = false, uint32_t seqs = 1);
 
  private:
   // Planner ids of the activation tensors, each sized for max_batch tokens.
@@ -85,11 +101,14 @@ class Transformer {
   void declare_activations();
   void plan_arena();
   BufferView act(int id, uint64_t bytes) const;
-  void fit_logits(uint32_t n, LogitsMode mode);                       // grows the logits buffer for n tokens
-  void write_inputs(std::span<const int32_t> tokens, uint32_t pos0);  // checked, into the step buffers
-  Stream& graph(uint32_t n, LogitsMode mode);
-  void record(Stream& s, uint32_t n, LogitsMode mode);
+  uint64_t attention_scratch_need() const;           // for any step shape
+  void fit_logits(uint32_t rows);                    // grows the logits buffer to `rows` rows
+  void write_step(std::span<const SeqChunk> batch);  // the step's host-visible inputs
+  Stream& graph(uint32_t n, uint32_t seqs, LogitsMode mode);
+  void record(Stream& s, uint32_t n, uint32_t seqs, LogitsMode mode);
   void record_logits(Stream& s, uint32_t n, LogitsMode mode);
+  // Attention over the cache for the step being recorded (n tokens of seqs_ sequences).
+  ops::AttentionShape attention_shape(uint32_t n, uint32_t kv_heads, uint32_t dk, uint32_t dv) const;
   // The shared blocks (blocks.cpp).
   void record_attention(Stream& s, const AttentionWeights& w, uint32_t layer, uint32_t n);
   void record_latent_attention(Stream& s, const LatentAttentionWeights& w, uint32_t layer, uint32_t n);
@@ -118,13 +137,16 @@ class Transformer {
   };
   std::vector<Tapped>* tapping_ = nullptr;  // while recording a tapped forward
   std::unique_ptr<Buffer> arena_, scratch_;
-  Buffer tokens_, positions_, step_;  // (max_batch) int32, (max_batch) int32, StepParams
-  std::unique_ptr<Buffer> logits_;    // (rows, vocab) f32, host-visible; grown for LogitsMode::All
+  // Step inputs, host-visible: per token its id, position and KV-cache row (slot * n_ctx +
+  // position); per sequence its StepParams and the batch index of its last token.
+  Buffer tokens_, positions_, kv_rows_, step_, last_rows_;
+  std::unique_ptr<Buffer> logits_;  // (rows, vocab) f32, host-visible; grown for LogitsMode::All
+  uint32_t seqs_ = 1;               // sequences of the step being recorded
   struct Graph {
     std::unique_ptr<Stream> stream;
     uint64_t used;  // for least-recently-used eviction
   };
-  std::map<std::pair<uint32_t, int>, Graph> graphs_;  // by (tokens, logits mode)
+  std::map<std::tuple<uint32_t, uint32_t, int>, Graph> graphs_;  // by (tokens, sequences, logits mode)
   uint64_t uses_ = 0;
   Stream* last_ = nullptr;
   size_t recorded_ = 0;

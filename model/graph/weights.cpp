@@ -11,6 +11,7 @@
 #include "context.h"
 #include "error.h"
 #include "gguf/reader.h"
+#include "ops_matmul.h"
 #include "reference/quant.h"
 
 namespace vkllm {
@@ -46,6 +47,22 @@ static void split_kv_b(const GgufTensor& t, const ModelConfig& c, std::vector<st
     std::memcpy(v_b.data() + size_t(h) * vd * row, head + size_t(nope) * row, size_t(vd) * row);
   }
   k_b = as_bytes(kt);
+}
+
+// Matrices are read by the kernels in their stored type; 1-D tensors and the fused attn_kv_b are
+// converted on the host by the reference dequantiser, which reads the same types.
+std::vector<const GgufTensor*> unsupported_weights(const GgufFile& file) {
+  std::vector<const GgufTensor*> out;
+  for (const GgufTensor& t : file.tensors())
+    if (!ops::matmul_supports(t.type)) out.push_back(&t);
+  return out;
+}
+
+void check_weight_types(const GgufFile& file) {
+  for (const GgufTensor& t : file.tensors())  // before any work: one line naming the first such tensor
+    if (!ops::matmul_supports(t.type))
+      file.fail(fmt::format("tensor {} has type {}, which vkllm cannot read (it reads {})", printable(t.name),
+                            info(t.type).name, ops::weight_type_names()));
 }
 
 namespace {
@@ -96,6 +113,7 @@ bool Weights::add_fused_parts(std::vector<Source>& out, const Source& s, const M
 
 std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelConfig& config,
                                               uint64_t max_buffer_bytes, uint64_t max_binding) const {
+  check_weight_types(file);
   TensorCatalogue catalogue = tensor_catalogue(config);
   std::vector<Source> out;
   for (const GgufTensor& t : file.tensors()) {
@@ -161,7 +179,7 @@ void Weights::upload(const Context& ctx, std::vector<Source>& sources,
   }
   for (size_t i = 0; i < sizes.size(); ++i)
     buffers_.emplace_back(ctx, sizes[i], Memory::Device, fmt::format("weights {}", i));
-  Uploader up(ctx);
+  Uploader up(ctx, std::min<uint64_t>(p.bytes_total, 64ull << 20));
   for (size_t i = 0; i < sources.size(); ++i) {
     const Source& src = sources[i];
     Tensor t = src.tensor;
@@ -176,6 +194,7 @@ void Weights::upload(const Context& ctx, std::vector<Source>& sources,
   }
   up.flush();
   device_bytes_ = p.bytes_total;
+  staging_bytes_ = up.staging_bytes();
 }
 
 namespace {

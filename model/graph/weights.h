@@ -18,6 +18,7 @@
 namespace vkllm {
 
 class GgufFile;
+struct GgufTensor;
 
 // One tensor in device memory: rows of `cols` values stored as `type` (ggml layout: ne[0] = cols
 // contiguous, rows = ne[1]·ne[2]·ne[3]). Routed experts (ne = {cols, rows, n_experts}) have
@@ -89,6 +90,8 @@ class Weights {
   const LayerWeights& layer(uint32_t i) const { return layers_.at(i); }
   uint64_t device_bytes() const { return device_bytes_; }
   size_t buffer_count() const { return buffers_.size(); }
+  // Host-visible staging memory the upload held while loading (0 on unified memory), freed since.
+  uint64_t staging_bytes() const { return staging_bytes_; }
 
  private:
   struct Source {  // a tensor as it will be uploaded: bytes from the file or converted at load
@@ -112,7 +115,13 @@ class Weights {
   std::map<std::pair<int, TensorRole>, Tensor> tensors_;  // by (layer, role)
   const Tensor *token_embd_ = nullptr, *output_norm_ = nullptr, *output_ = nullptr, *rope_freqs_ = nullptr;
   std::vector<LayerWeights> layers_;
-  uint64_t device_bytes_ = 0;
+  uint64_t device_bytes_ = 0, staging_bytes_ = 0;
 };
+
+// Throws an Error naming the first tensor whose type the kernels cannot read (with the list
+// they can, from ops::weight_types()); called before anything is uploaded.
+void check_weight_types(const GgufFile& file);
+// Every such tensor, for `vkllm info`.
+std::vector<const GgufTensor*> unsupported_weights(const GgufFile& file);
 
 }  // namespace vkllm

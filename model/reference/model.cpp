@@ -24,8 +24,8 @@ void add_into(std::vector<float>& x, const std::vector<float>& d) { add(x.data()
 
 }  // namespace
 
-Model::Model(const GgufFile& file, const ModelConfig& config)
-    : file_(file), c_(config), catalogue_(tensor_catalogue(config)) {
+Model::Model(const GgufFile& file, const ModelConfig& config, DType kv_type)
+    : file_(file), c_(config), catalogue_(tensor_catalogue(config)), kv_type_(kv_type) {
   if (catalogue_.find(TensorRole::RopeFreqs)) freq_factors_ = weight(TensorRole::RopeFreqs);
 }
 
@@ -58,12 +58,12 @@ const float* Model::optional(TensorRole role, int layer, std::vector<float>& sto
   return storage.data();
 }
 
-// Rotates dims [offset, offset + rot) of each head in place, positions 0..n-1, as the layer
-// rotates (sliding-window layers may have their own base).
-void Model::rope(float* x, size_t n, size_t heads, size_t head_dim, size_t offset, size_t token_stride,
+// Rotates dims [offset, offset + rot) of each head in place, at each token's position, as the
+// layer rotates (sliding-window layers may have their own base).
+void Model::rope(float* x, const Step& step, size_t heads, size_t head_dim, size_t offset, size_t token_stride,
                  uint32_t layer) const {
   const RopeConfig& r = c_.rope_of(layer);
-  RopeSpec s{.n_tokens = n,
+  RopeSpec s{.n_tokens = step.n,
              .n_heads = heads,
              .head_dim = head_dim - offset,
              .rot_dim = r.dim,
@@ -74,35 +74,41 @@ void Model::rope(float* x, size_t n, size_t heads, size_t head_dim, size_t offse
              .head_stride = head_dim};
   if (r.scaling == RopeScaling::Yarn)
     s.ext_factor = 1, s.n_ctx_orig = r.original_ctx, s.attn_factor = r.yarn_attn_factor();
-  std::vector<int32_t> pos(n);
-  for (size_t i = 0; i < n; ++i) pos[i] = int32_t(i);
-  ref::rope(x + offset, x + offset, pos.data(), freq_factors_.empty() ? nullptr : freq_factors_.data(), s);
+  ref::rope(x + offset, x + offset, step.pos.data(), freq_factors_.empty() ? nullptr : freq_factors_.data(), s);
 }
 
-// Causal attention of n tokens over themselves (q: (n, H, hd), k: (n, G, hd), v: (n, G, vd),
-// token-major), then the output projection added to the residual x.
+// Per sequence: its new keys and values (k: (n, G, hd), v: (n, G, vd), token-major, rows of the
+// whole batch) join its cache, and its queries attend causally over everything cached; then the
+// output projection of all tokens is added to the residual x.
 void Model::attend(std::vector<float>& x, uint32_t l, const std::vector<float>& q, const std::vector<float>& k,
-                   const std::vector<float>& v, size_t n, size_t G) const {
-  size_t H = c_.n_heads, hd = q.size() / (n * H), vd = v.size() / (n * G);
+                   const std::vector<float>& v, const Step& step, size_t G) const {
+  size_t n = step.n, H = c_.n_heads, hd = q.size() / (n * H), vd = v.size() / (n * G);
   std::vector<float> o(n * H * vd);
-  AttentionParams a{.n_q = n,
-                    .n_heads = H,
-                    .n_kv_heads = G,
-                    .dk = hd,
-                    .dv = vd,
-                    .q_row_stride = H * hd,
-                    .o_row_stride = H * vd,
-                    .k_head_stride = hd,
-                    .k_row_stride = G * hd,
-                    .v_head_stride = vd,
-                    .v_row_stride = G * vd,
-                    .scale = c_.attention_scale(),
-                    .softcap = c_.attn_softcap,
-                    .causal = true,
-                    .window = c_.window(l),
-                    .pos0 = 0,
-                    .n_kv = n};
-  attention(o.data(), q.data(), k.data(), v.data(), a);
+  for (size_t c = 0; c < step.chunks.size(); ++c) {
+    KvState& st = *step.chunks[c].state;
+    size_t first = step.first[c], m = step.chunks[c].tokens.size(), pos0 = st.n_;
+    std::vector<float>&kc = st.k_[l], &vc = st.v_[l];
+    kc.insert(kc.end(), k.begin() + first * G * hd, k.begin() + (first + m) * G * hd);
+    vc.insert(vc.end(), v.begin() + first * G * vd, v.begin() + (first + m) * G * vd);
+    AttentionParams a{.n_q = m,
+                      .n_heads = H,
+                      .n_kv_heads = G,
+                      .dk = hd,
+                      .dv = vd,
+                      .q_row_stride = H * hd,
+                      .o_row_stride = H * vd,
+                      .k_head_stride = hd,
+                      .k_row_stride = G * hd,
+                      .v_head_stride = vd,
+                      .v_row_stride = G * vd,
+                      .scale = c_.attention_scale(),
+                      .softcap = c_.attn_softcap,
+                      .causal = true,
+                      .window = c_.window(l),
+                      .pos0 = pos0,
+                      .n_kv = pos0 + m};
+    attention(&o[first * H * vd], &q[first * H * hd], kc.data(), vc.data(), a);
+  }
   std::vector<float> out = project(weight(TensorRole::AttnOut, l), o.data(), n, H * vd);
   if (has(TensorRole::AttnPostNorm, int(l)))
     rmsnorm(out.data(), out.data(), weight(TensorRole::AttnPostNorm, l).data(), n, c_.dim, c_.norm_eps);
@@ -134,8 +140,8 @@ void Model::qkv(const std::vector<float>& h, uint32_t l, size_t n, std::vector<f
   v = project(weight(TensorRole::AttnV, l), h.data(), n, dim, 0, optional(TensorRole::AttnVBias, l, bv));
 }
 
-void Model::attention_block(std::vector<float>& x, uint32_t l, size_t n) const {
-  size_t dim = c_.dim, H = c_.n_heads, G = c_.n_kv_heads, hd = c_.head_dim;
+void Model::attention_block(std::vector<float>& x, uint32_t l, const Step& step) const {
+  size_t n = step.n, dim = c_.dim, H = c_.n_heads, G = c_.n_kv_heads, hd = c_.head_dim;
   std::vector<float> h(x.size()), q, k, v;
   rmsnorm(h.data(), x.data(), weight(TensorRole::AttnNorm, l).data(), n, dim, c_.norm_eps);
   emit(int(l), "attn_norm", h, dim);
@@ -144,15 +150,17 @@ void Model::attention_block(std::vector<float>& x, uint32_t l, size_t n) const {
     rmsnorm(q.data(), q.data(), weight(TensorRole::AttnQNorm, l).data(), n * H, hd, c_.norm_eps);
     rmsnorm(k.data(), k.data(), weight(TensorRole::AttnKNorm, l).data(), n * G, hd, c_.norm_eps);
   }
-  rope(q.data(), n, H, hd, 0, H * hd, l);
-  rope(k.data(), n, G, hd, 0, G * hd, l);
-  attend(x, l, q, k, v, n, G);
+  rope(q.data(), step, H, hd, 0, H * hd, l);
+  rope(k.data(), step, G, hd, 0, G * hd, l);
+  round_trip(kv_type_, k.data(), k.size());  // the cache's rows, as stored (whole blocks: hd % 32 == 0)
+  round_trip(kv_type_, v.data(), v.size());
+  attend(x, l, q, k, v, step, G);
 }
 
 // MLA, naive form (docs/formats.md §5.2): decompress every cached latent into per-head keys and values.
-void Model::mla_block(std::vector<float>& x, uint32_t l, size_t n) const {
+void Model::mla_block(std::vector<float>& x, uint32_t l, const Step& step) const {
   const MlaConfig& m = c_.mla;
-  size_t dim = c_.dim, H = c_.n_heads, nope = m.qk_nope_head_dim, rot = m.qk_rope_head_dim;
+  size_t n = step.n, dim = c_.dim, H = c_.n_heads, nope = m.qk_nope_head_dim, rot = m.qk_rope_head_dim;
   size_t hd = nope + rot, lat = m.kv_lora_rank, vd = m.v_head_dim;
   std::vector<float> h(x.size());
   rmsnorm(h.data(), x.data(), weight(TensorRole::AttnNorm, l).data(), n, dim, c_.norm_eps);
@@ -169,8 +177,10 @@ void Model::mla_block(std::vector<float>& x, uint32_t l, size_t n) const {
   std::vector<float> c(n * lat);
   auto kv_norm = weight(TensorRole::AttnKvANorm, l);
   for (size_t t = 0; t < n; ++t) rmsnorm(&c[t * lat], &kv[t * (lat + rot)], kv_norm.data(), 1, lat, c_.norm_eps);
-  rope(q.data(), n, H, hd, nope, H * hd, l);
-  rope(kv.data(), n, 1, lat + rot, lat, lat + rot, l);  // the one k_pe all heads share
+  rope(q.data(), step, H, hd, nope, H * hd, l);
+  rope(kv.data(), step, 1, lat + rot, lat, lat + rot, l);  // the one k_pe all heads share
+  round_trip(kv_type_, c.data(), c.size());                // the cached latent row [c ; k_pe], as stored
+  for (size_t t = 0; t < n; ++t) round_trip(kv_type_, &kv[t * (lat + rot) + lat], rot);
 
   // Per head: k_nope = Wuk·c, v = Wuv·c; keys are [k_nope ; k_pe].
   std::vector<float> k(n * H * hd), v(n * H * vd);
@@ -195,11 +205,27 @@ void Model::mla_block(std::vector<float>& x, uint32_t l, size_t n) const {
       std::copy_n(&vh[t * vd], vd, &v[(t * H + head) * vd]);
     }
   }
-  attend(x, l, q, k, v, n, H);
+  attend(x, l, q, k, v, step, H);
 }
 
 std::vector<float> Model::forward(std::span<const int32_t> tokens, const TapFn& tap) const {
-  size_t n = tokens.size(), dim = c_.dim;
+  KvState fresh;
+  Chunk one{&fresh, tokens};
+  return forward(std::span<const Chunk>(&one, 1), tap);
+}
+
+std::vector<float> Model::forward(std::span<const Chunk> batch, const TapFn& tap) const {
+  Step step{.chunks = batch};
+  std::vector<int32_t> tokens;
+  for (const Chunk& c : batch) {
+    ENSURE(c.state && !c.tokens.empty(), "each sequence of a batch needs a state and at least one token");
+    for (const Chunk& d : batch) ENSURE(&c == &d || c.state != d.state, "a sequence appears twice in a batch");
+    c.state->k_.resize(c_.n_layers), c.state->v_.resize(c_.n_layers);
+    step.first.push_back(tokens.size());
+    for (size_t i = 0; i < c.tokens.size(); ++i) step.pos.push_back(int32_t(c.state->n_ + i));
+    tokens.insert(tokens.end(), c.tokens.begin(), c.tokens.end());
+  }
+  size_t n = step.n = tokens.size(), dim = c_.dim;
   ENSURE(n > 0, "forward of no tokens");
   const GgufTensor& embd = file_.tensor(catalogue_.find(TensorRole::TokenEmbd)->name);
   for (int32_t t : tokens) ENSURE(t >= 0 && uint32_t(t) < c_.vocab_size, fmt::format("token {} is out of range", t));
@@ -210,9 +236,9 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens, const TapFn& 
   emit(-1, "inp_embd", x, dim);
   for (uint32_t l = 0; l < c_.n_layers; ++l) {
     if (c_.architecture().recipe.attention == AttentionForm::Latent)
-      mla_block(x, l, n);
+      mla_block(x, l, step);
     else
-      attention_block(x, l, n);
+      attention_block(x, l, step);
     if (c_.is_moe_layer(l))
       moe_block(x, l, n);
     else
@@ -220,6 +246,7 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens, const TapFn& 
     emit(int(l), "l_out", x, dim);
   }
   tap_ = nullptr;
+  for (const Chunk& c : batch) c.state->n_ += c.tokens.size();
   rmsnorm(x.data(), x.data(), weight(TensorRole::OutputNorm).data(), n, dim, c_.norm_eps);
   auto logits = project(weight(c_.tied_embeddings ? TensorRole::TokenEmbd : TensorRole::Output), x.data(), n, dim);
   if (c_.final_softcap > 0) softcap(logits.data(), logits.data(), logits.size(), c_.final_softcap);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "reference/quant.h"
+
 namespace vkllm::ref {
 
 namespace {
@@ -78,14 +80,14 @@ float round_to_f16(float v) {
 }
 
 void kv_store(float* cache, const float* src, const int32_t* pos, size_t n_tokens, size_t n_kv_heads, size_t head_dim,
-              size_t n_ctx, size_t src_token_stride, size_t cache_head_dim, size_t cache_col, bool f16) {
+              size_t n_ctx, size_t src_token_stride, size_t cache_head_dim, size_t cache_col, DType type) {
   for (size_t t = 0; t < n_tokens; ++t) {
     if (pos[t] < 0 || size_t(pos[t]) >= n_ctx) continue;
-    for (size_t h = 0; h < n_kv_heads; ++h)
-      for (size_t d = 0; d < head_dim; ++d) {
-        float v = src[t * src_token_stride + h * head_dim + d];
-        cache[(h * n_ctx + pos[t]) * cache_head_dim + cache_col + d] = f16 ? round_to_f16(v) : v;
-      }
+    for (size_t h = 0; h < n_kv_heads; ++h) {
+      float* row = &cache[(h * n_ctx + pos[t]) * cache_head_dim + cache_col];
+      std::copy_n(&src[t * src_token_stride + h * head_dim], head_dim, row);
+      round_trip(type, row, head_dim);
+    }
   }
 }
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "dtype.h"
+
 namespace vkllm::ref {
 
 struct RopeSpec {
@@ -33,9 +35,11 @@ std::vector<float> llama3_rope_freq_factors(size_t rot_dim, double base, double 
 float round_to_f16(float v);
 
 // cache(n_kv_heads, n_ctx, cache_head_dim): head h of token t, src[t * src_token_stride +
-// h * head_dim + d] for d < head_dim, goes to cache[h][pos[t]][cache_col + d], rounded to f16
-// when f16 is set. Positions outside [0, n_ctx) are skipped.
+// h * head_dim + d] for d < head_dim, goes to cache[h][pos[t]][cache_col + d] as the cache type
+// stores it (ref::round_trip: f16 rounding, or Q8_0/Q4_0 blocks of 32 along the row, which then
+// needs head_dim and cache_col to be multiples of 32); the cache holds the values read back.
+// Positions outside [0, n_ctx) are skipped.
 void kv_store(float* cache, const float* src, const int32_t* pos, size_t n_tokens, size_t n_kv_heads, size_t head_dim,
-              size_t n_ctx, size_t src_token_stride, size_t cache_head_dim, size_t cache_col, bool f16);
+              size_t n_ctx, size_t src_token_stride, size_t cache_head_dim, size_t cache_col, DType type);
 
 }  // namespace vkllm::ref

@@ -6,6 +6,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <bitset>
+#include <functional>
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
@@ -73,6 +75,8 @@ size_t utf8_length(unsigned char c) {
 
 struct PreTokenizer::Regex {
   pcre2_code* code = nullptr;
+  bool jit = false;
+  std::bitset<256> starts;  // bytes a match may start with
 
   explicit Regex(std::string_view pattern) {
     int err = 0;
@@ -85,16 +89,44 @@ struct PreTokenizer::Regex {
       throw Error(
           fmt::format("pre-tokenizer regex does not compile at offset {}: {}", at, reinterpret_cast<const char*>(msg)));
     }
+    // Compiled to machine code where PCRE2 can (else pcre2_match interprets): the interpreter checks
+    // the UTF-8 of the rest of the subject on every call, which made splitting quadratic.
+    jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
+    // The bytes a match can start with, where PCRE2 knows them: a piece without any of them is
+    // passed on whole without a call (most pieces, for the later patterns of a list).
+    const uint8_t* bitmap = nullptr;
+    uint32_t first_type = 0;
+    pcre2_pattern_info(code, PCRE2_INFO_FIRSTBITMAP, &bitmap);
+    pcre2_pattern_info(code, PCRE2_INFO_FIRSTCODETYPE, &first_type);
+    if (bitmap) {
+      for (int b = 0; b < 256; ++b) starts[size_t(b)] = (bitmap[b / 8] >> (b % 8)) & 1;
+    } else if (first_type == 1) {
+      uint32_t unit = 0;
+      pcre2_pattern_info(code, PCRE2_INFO_FIRSTCODEUNIT, &unit);
+      starts.set(unit & 0xFF);
+    } else {
+      starts.set();
+    }
   }
   ~Regex() { pcre2_code_free(code); }
   Regex(const Regex&) = delete;
   Regex& operator=(const Regex&) = delete;
 
-  // Appends the matches in `piece` and the text between them.
-  void split(std::string_view piece, pcre2_match_data* md, std::vector<std::string_view>& out) const {
+  // Calls out(p) with each match in `piece` and each run of text between matches, in order.
+  template <class Out>
+  void split(std::string_view piece, pcre2_match_data* md, const Out& out) const {
+    if (std::none_of(piece.begin(), piece.end(), [&](char c) { return starts[uint8_t(c)]; })) {
+      if (!piece.empty()) out(piece);
+      return;
+    }
     size_t start = 0, pos = 0;
     while (pos < piece.size()) {
-      int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(piece.data()), piece.size(), pos, 0, md, nullptr);
+      auto subject = reinterpret_cast<PCRE2_SPTR>(piece.data());
+      // pcre2_jit_match skips pcre2_match's checks, which cost as much as a short match.
+      int rc = jit ? pcre2_jit_match(code, subject, piece.size(), pos, 0, md, nullptr)
+                   : pcre2_match(code, subject, piece.size(), pos, 0, md, nullptr);
+      if (rc == PCRE2_ERROR_JIT_STACKLIMIT)  // a long backtrack: the interpreter keeps its stack on the heap
+        rc = pcre2_match(code, subject, piece.size(), pos, PCRE2_NO_JIT, md, nullptr);
       if (rc == PCRE2_ERROR_NOMATCH) break;
       if (rc < 0) {
         PCRE2_UCHAR msg[256];
@@ -107,11 +139,11 @@ struct PreTokenizer::Regex {
         pos = ms + utf8_length(static_cast<unsigned char>(piece[ms]));
         continue;
       }
-      if (ms > start) out.push_back(piece.substr(start, ms - start));
-      out.push_back(piece.substr(ms, me - ms));
+      if (ms > start) out(piece.substr(start, ms - start));
+      out(piece.substr(ms, me - ms));
       start = pos = me;
     }
-    if (start < piece.size()) out.push_back(piece.substr(start));
+    if (start < piece.size()) out(piece.substr(start));
   }
 };
 
@@ -135,17 +167,35 @@ std::vector<std::string_view> PreTokenizer::known_names() {
   return out;
 }
 
+std::vector<std::string_view> PreTokenizer::style_names() {
+  std::vector<std::string_view> out;
+  for (const PreSpec& s : specs()) out.push_back(s.names.front());
+  return out;
+}
+
+namespace {
+
+// One match data per thread, reused by every call (its ovector is read right after each match).
+pcre2_match_data* match_data() {
+  thread_local std::unique_ptr<pcre2_match_data, void (*)(pcre2_match_data*)> md(pcre2_match_data_create(1, nullptr),
+                                                                                 pcre2_match_data_free);
+  ENSURE(md, "out of memory for the pre-tokenizer");
+  return md.get();
+}
+
+}  // namespace
+
+void PreTokenizer::split_level(size_t k, std::string_view text,
+                               const std::function<void(std::string_view)>& piece) const {
+  regexes_.at(k)->split(text, match_data(), piece);
+}
+
 std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
   std::vector<std::string_view> pieces;
-  if (text.empty()) return pieces;
-  pieces.push_back(text);
-  std::unique_ptr<pcre2_match_data, void (*)(pcre2_match_data*)> md(pcre2_match_data_create(1, nullptr),
-                                                                    pcre2_match_data_free);
-  ENSURE(md, "out of memory for the pre-tokenizer");
-  for (const auto& r : regexes_) {
+  if (!text.empty()) pieces.push_back(text);
+  for (size_t k = 0; k < levels(); ++k) {
     std::vector<std::string_view> next;
-    next.reserve(pieces.size() * 2);
-    for (std::string_view p : pieces) r->split(p, md.get(), next);
+    for (std::string_view p : pieces) split_level(k, p, [&](std::string_view q) { next.push_back(q); });
     pieces = std::move(next);
   }
   return pieces;

@@ -1,10 +1,11 @@
-// Tokenizer: the vocabulary and its indices, special-token splitting, encode/decode around the
-// SPM and BPE encoders (tokenizer_merge.cpp), and the streaming Detokenizer.
+// Tokenizer: the vocabulary, its indices and decode; encode and the SPM and BPE encoders are in
+// tokenizer_encode.cpp, llama.cpp's special-token rules in tokenizer_specials.cpp. Also the Detokenizer.
 #include "text/tokenizer.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 #include <utility>
 
 #include "error.h"
@@ -16,10 +17,6 @@ namespace {
 
 constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's visible space
 
-// Texts llama.cpp also treats as end of generation when the vocabulary has them.
-constexpr std::string_view kEogTexts[] = {"<|eot_id|>",    "<|im_end|>", "<|end|>", "<end_of_turn>",
-                                          "<|endoftext|>", "<|eom_id|>", "<EOT>"};
-
 void replace_all(std::string& s, std::string_view from, std::string_view to) {
   std::string out;
   out.reserve(s.size());
@@ -30,6 +27,13 @@ void replace_all(std::string& s, std::string_view from, std::string_view to) {
   }
   out.append(s, pos);
   s = std::move(out);
+}
+
+// Whether U+2581 follows another character somewhere in t.
+bool space_after_character(const std::string& t) {
+  for (size_t at = t.find(kSpace, 1); at != std::string::npos; at = t.find(kSpace, at + 1))
+    if (at < kSpace.size() || t.compare(at - kSpace.size(), kSpace.size(), kSpace) != 0) return true;
+  return false;
 }
 
 // "<0x0A>" -> 10; -1 when the text is not a byte token.
@@ -46,12 +50,6 @@ int parse_byte_token(std::string_view s) {
   }
   return v;
 }
-
-// A run of text still to tokenize, or a special token already found.
-struct Fragment {
-  std::string_view text;
-  int32_t token = -1;
-};
 
 }  // namespace
 
@@ -73,10 +71,12 @@ Tokenizer::Tokenizer(VocabConfig v) {
   pre_name_ = v.pre;
   text_ = std::move(v.tokens);
   score_ = std::move(v.scores);
+  if (kind_ == Kind::Bpe) pre_ = std::make_shared<const PreTokenizer>(pre_name_);  // names one it lacks
   build_indices(v);
   check_ids(v);
+  fix_token_types(v);
+  build_specials(v);
   if (kind_ == Kind::Bpe) {
-    pre_ = std::make_shared<const PreTokenizer>(pre_name_);
     add_bos_ = v.add_bos.value_or(pre_->default_add_bos());
   } else {
     add_bos_ = v.add_bos.value_or(true);
@@ -96,36 +96,47 @@ void Tokenizer::build_indices(const VocabConfig& v) {
     // Files without token types still mark SentencePiece byte tokens by their text.
     if (v.types.empty() && kind_ == Kind::Spm && parse_byte_token(text_[i]) >= 0) t = TokenType::Byte;
     type_[i] = t;
-    to_id_.emplace(text_[i], int32_t(i));  // the first id wins for duplicated texts
   }
+  index_ = TokenIndex(text_);  // the first id wins for duplicated texts
   for (int b = 0; b < 256; ++b)
     byte_id_[b] = kind_ == Kind::Spm ? find(fmt::format("<0x{:02X}>", b)) : find(gpt2_byte_char(uint8_t(b)));
-  for (size_t i = 0; i < n; ++i)
-    if (is_special(int32_t(i)) && !text_[i].empty()) specials_.push_back(int32_t(i));
-  std::stable_sort(specials_.begin(), specials_.end(),
-                   [&](int32_t a, int32_t b) { return text_[a].size() > text_[b].size(); });
-  for (size_t r = 0; r < v.merges.size(); ++r) {
-    const std::string& m = v.merges[r];
+  if (kind_ == Kind::Bpe) build_merges(v.merges);
+  // SentencePiece merges never cross the start of a word (U+2581 after another character) when no
+  // token has U+2581 after another character; then each word merges on its own.
+  spm_words_ = kind_ == Kind::Spm && std::none_of(text_.begin(), text_.end(), space_after_character);
+}
+
+// Merges as pairs of symbols. A symbol is a token id, or an id past the vocabulary for a text that
+// a merge names but the vocabulary lacks (so that a malformed vocabulary still merges by text).
+void Tokenizer::build_merges(const std::vector<std::string>& merges) {
+  std::unordered_map<std::string, int32_t> extra;
+  auto symbol = [&](std::string_view text) {
+    if (int32_t id = find(text); id >= 0) return id;
+    auto [it, added] = extra.emplace(std::string(text), int32_t(text_.size() + extra.size()));
+    return it->second;
+  };
+  byte_symbol_.resize(256);
+  for (int b = 0; b < 256; ++b) byte_symbol_[b] = symbol(gpt2_byte_char(uint8_t(b)));
+  merges_ = PairIndex(merges.size());
+  for (size_t r = 0; r < merges.size(); ++r) {
+    std::string_view m = merges[r];
     size_t sp = m.find(' ', 1);  // from 1: llama.cpp's rule (a left part may itself be " ")
     ENSURE(sp != std::string::npos, fmt::format("BPE merge {} \"{}\" has no space", r, printable(m)));
-    merge_rank_.emplace(m, int32_t(r));
+    std::string joined = std::string(m.substr(0, sp)) + std::string(m.substr(sp + 1));
+    merges_.insert(symbol(m.substr(0, sp)), symbol(m.substr(sp + 1)), {int32_t(r), symbol(joined)});
   }
 }
 
 void Tokenizer::check_ids(const VocabConfig& v) {
   int32_t n = int32_t(text_.size());
-  auto in_range = [&](int32_t id) { return id >= 0 && id < n ? id : -1; };
   // SentencePiece defaults (llama.cpp): unk 0, bos 1, eos 2 when the file does not say.
   bool spm = kind_ == Kind::Spm;
   int32_t bos = v.bos >= 0 ? v.bos : spm ? 1 : -1, eos = v.eos >= 0 ? v.eos : spm ? 2 : -1;
   ENSURE(bos < n && eos < n, fmt::format("BOS/EOS token id {}/{} is outside the vocabulary of {} tokens", bos, eos, n));
   bos_ = bos;
   eos_ = eos;
-  unk_ = in_range(v.unk >= 0 ? v.unk : spm ? 0 : -1);
-  for (int32_t id : {eos_, in_range(v.eot), in_range(v.eom)})
-    if (id >= 0 && !is_end_of_generation(id)) eog_.push_back(id);
-  for (std::string_view t : kEogTexts)
-    if (int32_t id = find(t); id >= 0 && !is_end_of_generation(id)) eog_.push_back(id);
+  int32_t unk = v.unk >= 0 ? v.unk : spm ? 0 : -1;
+  unk_ = unk < n ? unk : -1;
 }
 
 Tokenizer Tokenizer::from_gguf(const GgufFile& f) {
@@ -135,79 +146,6 @@ Tokenizer Tokenizer::from_gguf(const GgufFile& f) {
   } catch (const Error& e) {
     f.fail(e.what());
   }
-}
-
-// --- lookups
-
-int32_t Tokenizer::find(std::string_view text) const {
-  auto it = to_id_.find(text);
-  return it == to_id_.end() ? -1 : it->second;
-}
-
-int32_t Tokenizer::merge_rank(std::string_view left, std::string_view right) const {
-  std::string key;
-  key.reserve(left.size() + 1 + right.size());
-  key.append(left).append(" ").append(right);
-  auto it = merge_rank_.find(key);
-  return it == merge_rank_.end() ? -1 : it->second;
-}
-
-bool Tokenizer::is_special(int32_t id) const {
-  TokenType t = type_[size_t(id)];
-  return t == TokenType::Control || t == TokenType::UserDefined || t == TokenType::Unknown;
-}
-
-bool Tokenizer::is_end_of_generation(int32_t id) const { return std::find(eog_.begin(), eog_.end(), id) != eog_.end(); }
-
-// --- encode
-
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
-  // Split out special tokens, longest first, as llama.cpp's tokenizer_st_partition.
-  std::vector<Fragment> frags;
-  if (!text.empty()) frags.push_back({text});
-  for (int32_t id : specials_) {
-    TokenType t = type_[size_t(id)];
-    if (!parse_special && t != TokenType::UserDefined) continue;
-    const std::string& s = text_[size_t(id)];
-    std::vector<Fragment> next;
-    for (const Fragment& f : frags) {
-      if (f.token >= 0) {
-        next.push_back(f);
-        continue;
-      }
-      size_t pos = 0;
-      for (size_t at; (at = f.text.find(s, pos)) != std::string_view::npos; pos = at + s.size()) {
-        if (at > pos) next.push_back({f.text.substr(pos, at - pos)});
-        next.push_back({{}, id});
-      }
-      if (pos < f.text.size()) next.push_back({f.text.substr(pos)});
-    }
-    frags = std::move(next);
-  }
-  std::vector<int32_t> out;
-  if (add_special && add_bos_) out.push_back(bos_);
-  bool after_special = true;  // the start counts as after a special token (SPM prefix space)
-  for (const Fragment& f : frags) {
-    if (f.token >= 0)
-      out.push_back(f.token);
-    else
-      encode_fragment(f.text, after_special, out);
-    after_special = f.token >= 0;
-  }
-  if (add_special && add_eos_) out.push_back(eos_);
-  return out;
-}
-
-void Tokenizer::encode_fragment(std::string_view text, bool after_special, std::vector<int32_t>& out) const {
-  if (kind_ == Kind::Bpe) {
-    bpe_encode(*this, *pre_, text, out);
-    return;
-  }
-  std::string s;
-  if (add_space_prefix_ && after_special) s = " ";
-  s += text;
-  replace_all(s, " ", kSpace);
-  spm_encode(*this, s, out);
 }
 
 // --- decode
@@ -244,12 +182,13 @@ std::string Tokenizer::piece(int32_t id) const {
   return out;
 }
 
-std::string Tokenizer::decode(std::span<const int32_t> ids) const {
+std::string Tokenizer::decode(std::span<const int32_t> ids, bool remove_special) const {
   size_t begin = 0, end = ids.size();
-  if (add_bos_ && end > 0 && ids[0] == bos_) begin = 1;
-  if (add_eos_ && end > begin && ids[end - 1] == eos_) --end;
+  if (remove_special && add_bos_ && end > 0 && ids[0] == bos_) begin = 1;
+  if (remove_special && add_eos_ && end > begin && ids[end - 1] == eos_) --end;
   if (kind_ == Kind::Bpe) {
     std::string out;
+    out.reserve((end - begin) * 4);
     for (size_t i = begin; i < end; ++i) out += piece(ids[i]);
     return out;
   }

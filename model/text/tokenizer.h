@@ -8,28 +8,23 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "text/pretokenizer.h"
+#include "text/special_tokens.h"
+#include "text/token_index.h"
 #include "text/vocab.h"
 
 namespace vkllm {
 
 class GgufFile;
 
-// A hash for maps keyed by std::string that accepts std::string_view lookups.
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-using StringMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
-
 class Tokenizer {
  public:
   enum class Kind { Spm, Bpe };
 
-  // Validates the vocabulary; throws vkllm::Error naming what is wrong.
+  // Validates the vocabulary; throws vkllm::Error naming what is wrong (a pre-tokenizer vkllm does
+  // not support is named). Token types are adjusted as llama.cpp adjusts them (docs/formats.md §4.7).
   explicit Tokenizer(VocabConfig v);
   static Tokenizer from_gguf(const GgufFile& f);  // errors: "<file>: <what>"
 
@@ -38,18 +33,22 @@ class Tokenizer {
   // tokens are always matched, as in llama.cpp.
   std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special = true) const;
 
-  // The inverse of encode: decode(encode(s, true)) == s for any bytes s (except that SentencePiece
-  // reads U+2581 as a space). Drops a leading BOS when the model adds one (and a trailing EOS when
-  // it adds one) and the prefix space SentencePiece adds at the start and after special tokens;
-  // other special tokens appear as their text. Throws for ids outside the vocabulary.
-  std::string decode(std::span<const int32_t> ids) const;
+  // The inverse of encode: decode(encode(s, add_special), add_special) == s for any bytes s (except
+  // that SentencePiece reads U+2581 as a space, and Phi-3 drops the whitespace after a special
+  // token). remove_special: the ids came from encode(..., add_special = true), so a leading BOS
+  // (and a trailing EOS) that the model adds is dropped; with false every id is kept, a BOS typed
+  // in the text included. The prefix space SentencePiece adds at the start and after special
+  // tokens is always dropped; special tokens appear as their text. Throws for ids outside the
+  // vocabulary.
+  std::string decode(std::span<const int32_t> ids, bool remove_special = true) const;
 
   // The bytes one token stands for, verbatim (a leading space is kept; may be part of a UTF-8
   // character). Stream these through a Detokenizer to print complete characters.
   std::string piece(int32_t id) const;
   const std::string& text(int32_t id) const { return text_.at(size_t(id)); }  // as stored
-  TokenType type(int32_t id) const { return type_.at(size_t(id)); }
+  TokenType type(int32_t id) const { return type_.at(size_t(id)); }           // after llama.cpp's fixes
   bool is_special(int32_t id) const;  // control, user-defined or unknown: matched as a whole
+  int32_t find(std::string_view text) const { return index_.find(text); }  // -1: not a token
 
   Kind kind() const { return kind_; }
   uint32_t vocab_size() const { return uint32_t(text_.size()); }
@@ -63,31 +62,38 @@ class Tokenizer {
   bool is_end_of_generation(int32_t id) const;
   const std::vector<int32_t>& end_of_generation() const { return eog_; }
 
-  // Internals the SPM and BPE encoders use (tokenizer_merge.cpp).
-  int32_t find(std::string_view text) const;                   // -1: not a token
-  int32_t byte_token(uint8_t b) const { return byte_id_[b]; }  // -1: none
-  float score(int32_t id) const { return score_.empty() ? 0.0f : score_[size_t(id)]; }
-  int32_t merge_rank(std::string_view left, std::string_view right) const;  // -1: no merge
-
  private:
+  struct Work;  // scratch buffers of one encode call (tokenizer_encode.cpp)
+
   void build_indices(const VocabConfig& v);
+  void build_merges(const std::vector<std::string>& merges);
   void check_ids(const VocabConfig& v);
+  void fix_token_types(const VocabConfig& v);
+  void build_specials(const VocabConfig& v);
   void check_id(int32_t id) const;  // throws for ids outside the vocabulary
-  void encode_fragment(std::string_view text, bool after_special, std::vector<int32_t>& out) const;
+  void encode_fragment(std::string_view text, bool after_special, Work& w, std::vector<int32_t>& out) const;
+  void encode_spm(std::string_view text, Work& w, std::vector<int32_t>& out) const;
+  void spm_word(std::string_view word, Work& w, std::vector<int32_t>& out) const;
+  void encode_bpe(std::string_view text, Work& w, std::vector<int32_t>& out) const;
+  void bpe_level(size_t k, std::string_view text, Work& w, std::vector<int32_t>& out) const;
+  void bpe_word(std::string_view word, Work& w, std::vector<int32_t>& out) const;
+  float score(int32_t id) const { return score_.empty() ? 0.0f : score_[size_t(id)]; }
 
   Kind kind_ = Kind::Spm;
   std::string pre_name_;
   std::vector<std::string> text_;            // (vocab) token text
   std::vector<float> score_;                 // (vocab) SPM scores, or empty
   std::vector<TokenType> type_;              // (vocab)
-  StringMap to_id_;                          // text -> id
-  StringMap merge_rank_;                     // "left right" -> rank (BPE)
+  TokenIndex index_;                         // text -> id
+  PairIndex merges_;                         // BPE: (left, right) symbol -> rank and result
+  std::vector<int32_t> byte_symbol_;         // BPE: (256) the symbol of each byte (a token, or >= vocab)
   std::array<int32_t, 256> byte_id_{};       // token of each byte value: <0xNN> (SPM) or its GPT-2 char (BPE)
-  std::vector<int32_t> specials_;            // special ids, longest text first (matched in that order)
+  SpecialTokens specials_;                   // matched before encoding, in llama.cpp's order
   std::vector<int32_t> eog_;                 // end-of-generation ids
   std::shared_ptr<const PreTokenizer> pre_;  // BPE only
   int32_t bos_ = -1, eos_ = -1, unk_ = -1;
   bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
+  bool spm_words_ = false;  // SPM: no token has U+2581 after another character, so words merge alone
 };
 
 // Streaming decode: push ids as they are generated; each call returns the text that is complete
@@ -116,10 +122,6 @@ uint32_t decode_utf8(std::string_view s);
 // bytes count as complete (they will never become valid).
 size_t complete_utf8_prefix(std::string_view s);
 
-// SentencePiece and byte-level BPE encoders of one text fragment (no special tokens inside);
-// tokenizer_merge.cpp.
-void spm_encode(const Tokenizer& t, std::string_view text, std::vector<int32_t>& out);
-void bpe_encode(const Tokenizer& t, const PreTokenizer& pre, std::string_view text, std::vector<int32_t>& out);
 // GPT-2's byte <-> character table (docs/formats.md §4.2): the UTF-8 of the character standing for b,
 // and the byte a code point stands for (-1 if none).
 std::string_view gpt2_byte_char(uint8_t b);

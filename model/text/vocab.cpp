@@ -46,6 +46,18 @@ VocabConfig read_vocab(const GgufFile& f) {
   v.pad = read_token_id(f, tok_key("padding_token_id"));
   v.eot = read_token_id(f, tok_key("eot_token_id"));
   v.eom = read_token_id(f, tok_key("eom_token_id"));
+  // The FIM keys, each with the older name llama.cpp still reads when the new one is missing.
+  auto fim = [&](std::string_view key, std::string_view old) {
+    int32_t id = read_token_id(f, tok_key(key));
+    return id >= 0 || old.empty() ? id : read_token_id(f, tok_key(old));
+  };
+  v.fim_pre = fim("fim_pre_token_id", "prefix_token_id");
+  v.fim_suf = fim("fim_suf_token_id", "suffix_token_id");
+  v.fim_mid = fim("fim_mid_token_id", "middle_token_id");
+  v.fim_pad = fim("fim_pad_token_id", "");
+  v.fim_rep = fim("fim_rep_token_id", "");
+  v.fim_sep = fim("fim_sep_token_id", "");
+  v.model_name = std::string(f.get_string(GgufFile::kNameKey, ""));
   v.add_bos = read_optional_bool(f, tok_key("add_bos_token"));
   v.add_eos = read_optional_bool(f, tok_key("add_eos_token"));
   v.add_space_prefix = read_optional_bool(f, tok_key("add_space_prefix"));
@@ -72,6 +84,12 @@ void write_vocab(GgufWriter& w, const VocabConfig& v) {
   id("padding_token_id", v.pad);
   id("eot_token_id", v.eot);
   id("eom_token_id", v.eom);
+  id("fim_pre_token_id", v.fim_pre);
+  id("fim_suf_token_id", v.fim_suf);
+  id("fim_mid_token_id", v.fim_mid);
+  id("fim_pad_token_id", v.fim_pad);
+  id("fim_rep_token_id", v.fim_rep);
+  id("fim_sep_token_id", v.fim_sep);
   if (v.add_bos) w.add(tok_key("add_bos_token"), *v.add_bos);
   if (v.add_eos) w.add(tok_key("add_eos_token"), *v.add_eos);
   if (v.add_space_prefix) w.add(tok_key("add_space_prefix"), *v.add_space_prefix);

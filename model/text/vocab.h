@@ -21,7 +21,13 @@ struct VocabConfig {
   std::vector<TokenType> types;     // (vocab) may be empty (all normal)
   std::vector<std::string> merges;  // BPE merges "left right", index = rank
   int32_t bos = -1, eos = -1, unk = -1, pad = -1, eot = -1, eom = -1;  // -1: none
-  std::optional<bool> add_bos, add_eos, add_space_prefix;              // nullopt: the kind's default
+  // Fill-in-the-middle: prefix, suffix, middle, pad, repository, file separator (-1: none; found by
+  // text when the file has no id, docs/formats.md §4.7).
+  int32_t fim_pre = -1, fim_suf = -1, fim_mid = -1, fim_pad = -1, fim_rep = -1, fim_sep = -1;
+  std::optional<bool> add_bos, add_eos, add_space_prefix;  // nullopt: the kind's default
+  // general.name, read (not written) because llama.cpp gives Phi-3's special tokens their
+  // whitespace rule by the model's name (docs/formats.md §4.7).
+  std::string model_name;
 };
 
 bool has_vocab(const GgufFile& f);
