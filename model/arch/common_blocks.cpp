@@ -108,8 +108,8 @@ void read_swa_pattern(const GgufFile& f, const KeyPrefix& k, ModelConfig& c, uin
 }
 
 void write_swa(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
-  if (c.swa_layers.empty()) return;
-  w.add(k("attention.sliding_window"), c.sliding_window);
+  if (c.sliding_window > 0) w.add(k("attention.sliding_window"), c.sliding_window);
+  if (c.swa_layers.empty()) return;  // the family's default pattern
   std::vector<bool> pattern(c.swa_layers.begin(), c.swa_layers.end());
   w.add_array(k("attention.sliding_window_pattern"), pattern);
 }

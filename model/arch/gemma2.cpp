@@ -30,7 +30,7 @@ void read_hparams(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
 void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
   write_standard_heads(w, k, c);
   write_swa(w, k, c);
-  if (c.rope_swa.theta != c.rope.theta) w.add(k("rope.freq_base_swa"), c.rope_swa.theta);
+  if (c.rope_swa.theta > 0 && c.rope_swa.theta != c.rope.theta) w.add(k("rope.freq_base_swa"), c.rope_swa.theta);
   if (c.attn_softcap > 0) w.add(k("attn_logit_softcapping"), c.attn_softcap);
   if (c.final_softcap > 0) w.add(k("final_logit_softcapping"), c.final_softcap);
 }

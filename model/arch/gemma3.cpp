@@ -34,7 +34,7 @@ void read_hparams(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
 void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
   write_standard_heads(w, k, c);
   write_swa(w, k, c);
-  if (!c.swa_layers.empty()) w.add(k("rope.freq_base_swa"), c.rope_swa.theta);
+  if (c.sliding_window > 0 && c.rope_swa.theta > 0) w.add(k("rope.freq_base_swa"), c.rope_swa.theta);
   if (c.final_softcap > 0) w.add(k("final_logit_softcapping"), c.final_softcap);
 }
 
