@@ -172,8 +172,11 @@ std::string routing_line(const MoeConfig& m) {
 std::string experts_line(const ModelConfig& c) {
   const MoeConfig& m = c.moe;
   std::string s = fmt::format("{} routed of width {}", m.n_experts, m.expert_hidden_dim);
-  if (m.shared_hidden_dim)
-    s += fmt::format(", shared expert of width {}{}", m.shared_hidden_dim, m.shared_gate ? " (sigmoid-gated)" : "");
+  if (m.shared_hidden_dim) {  // deepseek2: n shared experts run as one FFN of n times the width
+    uint32_t n = std::max(1u, m.n_shared_experts);
+    s += fmt::format(", {} shared (one FFN of width {}{})", n, m.shared_hidden_dim,
+                     m.shared_gate ? ", sigmoid-gated" : "");
+  }
   if (m.leading_dense_blocks) s += fmt::format(", blocks 0..{} dense", m.leading_dense_blocks - 1);
   return s + "; " + routing_line(m);
 }
@@ -321,7 +324,7 @@ nlohmann::json model_json(const Info& i) {
                     {"used", m.n_experts_used},
                     {"hidden_dim", m.expert_hidden_dim},
                     {"shared_hidden_dim", m.shared_hidden_dim},
-                    {"shared_count", m.n_shared_experts},
+                    {"shared_count", m.shared_hidden_dim ? std::max(1u, m.n_shared_experts) : 0u},
                     {"shared_gate", m.shared_gate},
                     {"leading_dense_blocks", m.leading_dense_blocks},
                     {"gating", to_string(m.gating)},
