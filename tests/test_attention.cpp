@@ -196,6 +196,7 @@ TEST_CASE("flash attention reads q8_0 and q4_0 K/V tiles", "[attention][kv_quant
       {.n_q = 1, .n_kv = 600, .heads = 8, .kv_heads = 1, .dk = 128, .dv = 128, .splits = 3},     // MQA split-K
       {.n_q = 1, .n_kv = 300, .heads = 4, .kv_heads = 1, .dk = 96, .dv = 64, .splits = 2, .mla_view = true},
       {.n_q = 3, .n_kv = 200, .heads = 4, .kv_heads = 1, .dk = 576, .dv = 512, .mla_view = true},  // MLA latent
+      {.n_q = 7, .n_kv = 90, .heads = 4, .kv_heads = 2, .dk = 64, .dv = 64, .window = 20, .softcap = 3.0f},  // gemma2
   };
   int i = 0;
   for (AttentionCase c : cases)
