@@ -138,7 +138,7 @@ void matmul_id(Stream& s, const ExpertPlan& plan, DType type, std::span<const Ex
   check_matmul_id(plan, type, w, x, plan_buf, y, M, K, x_div, x_row_stride);
   const Context& ctx = s.context();
   const Profile& p = ctx.profile();
-  ENSURE(plan.max_tiles <= ctx.caps().max_workgroup_count[plan.tiled ? 1 : 2],
+  ENSURE(plan.max_tiles <= ctx.caps().max_workgroup_count[0],
          fmt::format("matmul_id: {} tiles exceed the device's workgroup count", plan.max_tiles));
   for (const ExpertSlice& sl : w) {
     push::MatmulIdPush pc{.M = M,
@@ -154,11 +154,11 @@ void matmul_id(Stream& s, const ExpertPlan& plan, DType type, std::span<const Ex
     Bindings b{.reads = {sl.w, x, plan_buf}, .writes = {y}};
     if (plan.tiled) {
       s.dispatch(*k.matmul, {p.matmul_wg, p.matmul_bm, p.matmul_bn, p.matmul_bk, p.matmul_tm, p.matmul_tn}, b, pc,
-                 Groups{ceil_div(M, p.matmul_bm), plan.max_tiles, 1});
+                 Groups{plan.max_tiles, ceil_div(M, p.matmul_bm), 1});
     } else {
       bool aligned = K % 8 == 0 && x_row_stride % 4 == 0;
-      Groups g = grid(ceil_div(M, p.matvec_rows));
-      g.z = plan.max_tiles;
+      Groups rows = grid(ceil_div(M, p.matvec_rows));
+      Groups g{plan.max_tiles, rows.x, rows.y};
       s.dispatch(*k.matvec, {p.matvec_wg, p.subgroup_ops, p.matvec_rows, plan.tile, aligned, p.matvec_rows_per_thread},
                  b, pc, g);
     }

@@ -52,10 +52,10 @@ void main() {
   uint tid = gl_LocalInvocationIndex;
   quant_init(tid, WG);  // before any return: it has a barrier
   uint expert, first, count;
-  if (!read_tile(gl_WorkGroupID.y, BN, expert, first, count)) return;  // uniform
+  if (!read_tile(gl_WorkGroupID.x, BN, expert, first, count)) return;  // uniform
   for (uint i = tid; i < BN; i += WG) pair_s[i] = i < count ? uint(plan[first + i]) : 0;
   barrier();
-  uint m0 = gl_WorkGroupID.x * BM;
+  uint m0 = gl_WorkGroupID.y * BM;
   uint tm = tid % (BM / TM), tn = tid / (BM / TM);
   uint row_u16 = p.K / QK * (QB / 2);
   uint w0 = expert * p.M * row_u16;

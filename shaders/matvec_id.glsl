@@ -78,9 +78,9 @@ void main() {
   bool sg = USE_SUBGROUP && TK > 1 && TK % gl_SubgroupSize == 0;
   uint t = sg ? gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID : gl_LocalInvocationIndex;
   uint r = t / TK * RT, j = t % TK;
-  uint row0 = group_index() * ROWS;
+  uint row0 = (gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * ROWS;
   uint first;
-  if (row0 >= p.M || !read_tile(gl_WorkGroupID.z, NT, expert, first, n_valid)) return;  // uniform
+  if (row0 >= p.M || !read_tile(gl_WorkGroupID.x, NT, expert, first, n_valid)) return;  // uniform
   for (uint n = 0; n < NT; ++n) tile_pair[n] = uint(plan[first + min(n, n_valid - 1)]);
   uint row = row0 + r;
   if (TK == 1 && row >= p.M) return;  // no barriers follow when TK == 1
