@@ -3,9 +3,11 @@
 // Expert matrix products for prefill (mixture of experts), the body of the matmul_id_<type>
 // variants (CMakeLists.txt): y(n_pairs, M) row p = W[expert of p] (M, K) · x row p / x_div,
 // reading only the chosen experts' weights (push_moe.h MatmulIdPush; runtime/ops_moe.h).
-// matmul.glsl's tiling with the tokens gathered: workgroup (m tile, tile) computes BM weight rows
+// matmul.glsl's tiling with the tokens gathered: workgroup (tile, m tile) computes BM weight rows
 // of one expert for the up to BN pairs of that tile (moe_plan.comp sorts the pairs by expert), so
-// the weight tile dequantised into shared memory serves every token routed to the expert.
+// the weight tile dequantised into shared memory serves every token routed to the expert. The tile
+// is x, the fastest grid dimension: lavapipe gives each thread one contiguous run of workgroups,
+// and the used tiles (listed first) must spread over all of them.
 // Bindings: 0 w (stored type: the experts expert0 .. expert1 - 1), 1 x f32, 2 plan int32, 3 y f32.
 #include "push.h"
 #include "quant.glsl"

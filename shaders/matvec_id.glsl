@@ -3,10 +3,11 @@
 // Expert matrix-vector products (mixture of experts), the body of the matvec_id_<type> variants
 // (CMakeLists.txt): y(n_pairs, M) row p = W[expert of p] (M, K) · x row p / x_div, reading only
 // the chosen experts' weights (push_moe.h MatmulIdPush; runtime/ops_moe.h).
-// matvec.glsl's scheme (its comment explains RT, TK and the reductions), with workgroup (row
-// group, tile): a tile is up to NT pairs routed to one expert (moe_plan.comp lists them), so each
-// unit of that expert's weights is dequantised once for all of them. Decode (one token) has one
-// pair per chosen expert; prefill on CPU drivers fills the tiles.
+// matvec.glsl's scheme (its comment explains RT, TK and the reductions), with workgroup (tile,
+// row group in y and z): a tile is up to NT pairs routed to one expert (moe_plan.comp lists them),
+// so each unit of that expert's weights is dequantised once for all of them. Decode (one token)
+// has one pair per chosen expert; prefill on CPU drivers fills the tiles. The tile is x, the
+// fastest grid dimension, as in matmul_id.glsl (why: there).
 // Bindings: 0 w (stored type: the experts expert0 .. expert1 - 1), 1 x f32, 2 plan int32, 3 y f32.
 #include "grid.glsl"
 #include "push.h"
