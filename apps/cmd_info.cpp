@@ -1,17 +1,23 @@
 // `vkllm info [-m FILE] [--ctx N] [--kv-type T] [--device I] [--json]`: what a GGUF model is:
-// architecture, dimensions, attention kind, parameters, tensor types, the KV cache per token and
-// at the context `run` would use, the tokenizer, and whether weights + KV cache + activations fit
-// the device's memory. A file vkllm cannot run is still described (an unknown architecture by its
+// architecture, dimensions, attention kind, the experts and routing of a mixture-of-experts model,
+// the architecture's block options, parameters, tensor types, the KV cache per token and at the
+// context `run` would use, the tokenizer, and whether weights + KV cache + activations fit the
+// device's memory. A file vkllm cannot run is still described (an unknown architecture by its
 // metadata and tensor table), with a warning line saying why it cannot run.
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "arch/architecture.h"
 #include "arch/file_type.h"
 #include "arch/kv_comparison.h"
 #include "arch/model_config.h"
+#include "arch/tensors.h"
 #include "commands.h"
 #include "error.h"
 #include "gguf/reader.h"
@@ -154,6 +160,51 @@ std::string attention_line(const ModelConfig& c) {
   }
 }
 
+// The routing rule in words (docs/formats.md §8).
+std::string routing_line(const MoeConfig& m) {
+  std::string s = fmt::format("{} of {} per token by {}", m.n_experts_used, m.n_experts, to_string(m.gating));
+  if (m.probs_bias) s += " + selection bias";
+  if (m.n_groups > 1) s += fmt::format(", best {} of {} groups", m.n_groups_used, m.n_groups);
+  s += m.weights_norm ? ", weights renormalised" : ", weights as scored";
+  if (m.weights_scale != 1.0f && m.weights_scale != 0.0f) s += fmt::format(" x{}", m.weights_scale);
+  return s;
+}
+
+std::string experts_line(const ModelConfig& c) {
+  const MoeConfig& m = c.moe;
+  std::string s = fmt::format("{} routed of width {}", m.n_experts, m.expert_hidden_dim);
+  if (m.shared_hidden_dim) {  // deepseek2: n shared experts run as one FFN of n times the width
+    uint32_t n = std::max(1u, m.n_shared_experts);
+    s += fmt::format(", {} shared (one FFN of width {}{})", n, m.shared_hidden_dim,
+                     m.shared_gate ? ", sigmoid-gated" : "");
+  }
+  if (m.leading_dense_blocks) s += fmt::format(", blocks 0..{} dense", m.leading_dense_blocks - 1);
+  return s + "; " + routing_line(m);
+}
+
+// What the architecture's blocks do beyond the plain pre-norm decoder.
+std::vector<std::string> features(const ModelConfig& c) {
+  const BlockRecipe& r = c.architecture().recipe;
+  std::vector<std::string> f;
+  TensorCatalogue t;
+  c.architecture().layer_tensors(c, 0, t);
+  if (t.find(TensorRole::AttnQkv, 0)) f.push_back("fused qkv");
+  if (t.find(TensorRole::FfnGateUp, 0)) f.push_back("fused gate|up");
+  if (c.qkv_bias) f.push_back("qkv bias");
+  if (r.qk_norm) f.push_back("q/k head norms");
+  if (r.post_norms) f.push_back("post-attention and post-FFN norms");
+  if (r.ffn_activation == FfnActivation::Gelu) f.push_back("GELU-gated FFN");
+  if (r.scale_embeddings) f.push_back("embeddings x sqrt(dim)");
+  if (c.query_scale > 0) f.push_back(fmt::format("query scale {:.6g}", c.query_scale));
+  size_t swa = std::count(c.swa_layers.begin(), c.swa_layers.end(), 1);
+  if (swa)
+    f.push_back(fmt::format("sliding window {} on {} of {} layers (rope base {})", c.sliding_window, swa, c.n_layers,
+                            c.rope_swa.theta));
+  if (c.attn_softcap > 0) f.push_back(fmt::format("attention soft-cap {}", c.attn_softcap));
+  if (c.final_softcap > 0) f.push_back(fmt::format("logit soft-cap {}", c.final_softcap));
+  return f;
+}
+
 std::string hidden_str(const std::vector<uint32_t>& h) {
   bool uniform = std::all_of(h.begin(), h.end(), [&](uint32_t x) { return x == h[0]; });
   return uniform ? fmt::format("{}", h[0]) : fmt::format("[{}]", fmt::join(h, ", "));
@@ -185,6 +236,9 @@ std::string model_text(const Info& i) {
       "dims        dim {}, layers {}, heads {}, kv heads {}, head dim {}, value head dim {}, ffn {}, vocab {}\n", c.dim,
       c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.v_head_dim, hidden_str(c.hidden_dim), c.vocab_size);
   out += fmt::format("attention   {}\n", attention_line(c));
+  if (c.moe.n_experts) out += fmt::format("experts     {}\n", experts_line(c));
+  std::vector<std::string> feats = features(c);
+  if (!feats.empty()) out += fmt::format("blocks      {}\n", fmt::join(feats, ", "));
   out += fmt::format("rope        {}, dim {}, theta {}, scaling {}{}{}\n", to_string(c.rope.mode), c.rope.dim,
                      c.rope.theta, to_string(c.rope.scaling),
                      c.rope.scaling == RopeScaling::None ? "" : fmt::format(" x{}", c.rope.factor),
@@ -287,6 +341,26 @@ nlohmann::json model_json(const Info& i) {
       {"tied_embeddings", c.tied_embeddings},
   };
   add_kv_by_kind(j, c, i.kv_type);
+  j["features"] = features(c);
+  if (c.moe.n_experts) {
+    const MoeConfig& m = c.moe;
+    j["experts"] = {{"count", m.n_experts},
+                    {"used", m.n_experts_used},
+                    {"hidden_dim", m.expert_hidden_dim},
+                    {"shared_hidden_dim", m.shared_hidden_dim},
+                    {"shared_count", m.shared_hidden_dim ? std::max(1u, m.n_shared_experts) : 0u},
+                    {"shared_gate", m.shared_gate},
+                    {"leading_dense_blocks", m.leading_dense_blocks},
+                    {"gating", to_string(m.gating)},
+                    {"selection_bias", m.probs_bias},
+                    {"groups", m.n_groups},
+                    {"groups_used", m.n_groups_used},
+                    {"weights_norm", m.weights_norm},
+                    {"weights_scale", m.weights_scale},
+                    {"routing", routing_line(m)}};
+  } else {
+    j["experts"] = nullptr;
+  }
   const DeviceMemory& d = i.device;
   j["memory"] = {{"weights", i.memory.weights},
                  {"kv_cache", i.memory.kv_cache},

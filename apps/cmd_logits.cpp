@@ -1,10 +1,13 @@
-// `vkllm logits [-m MODEL] --tokens 1,2,3 [--all] [--cpu] [--out FILE]`: the logits of the last
-// (or every) position as text, one position per line; --cpu runs the CPU reference model.
+// `vkllm logits [-m MODEL] --tokens 1,2,3 [--all] [--cpu] [--check] [--out FILE]`: the logits of
+// the last (or every) position as text, one position per line; --cpu runs the CPU reference
+// model; --check runs it beside the GPU and names the first layer and activation that diverge
+// (a table of every activation's NMSE on stderr; an error when one passes the bound).
 #include <fmt/format.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "error.h"
@@ -22,6 +25,14 @@ struct LogitsOptions {
   bool all = false, cpu = false;
 };
 
+void print_report(const CheckReport& r) {
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    const CheckReport::Row& row = r.rows[i];
+    std::fprintf(stderr, "check %5s %-16s nmse %.3e%s\n", row.layer < 0 ? "-" : std::to_string(row.layer).c_str(),
+                 row.name.c_str(), row.nmse, int(i) == r.first_bad ? "  <- first divergence" : "");
+  }
+}
+
 // Both paths check the ids against the model's vocabulary and the context before any work.
 ModelPlan checked_plan(const LogitsOptions& o, const std::vector<int32_t>& ids) {
   ModelPlan plan = plan_model(o.model);
@@ -32,10 +43,21 @@ ModelPlan checked_plan(const LogitsOptions& o, const std::vector<int32_t>& ids) 
 }
 
 std::vector<float> gpu_logits(const LogitsOptions& o, const std::vector<int32_t>& ids) {
-  LoadedModel m = load_model(checked_plan(o, ids), o.model);
-  if (o.all) return m.engine->eval_all(ids);
-  auto last = m.engine->eval(ids);
-  return {last.begin(), last.end()};
+  std::optional<CheckReport> bad;
+  LoadedModel m = load_model(checked_plan(o, ids), o.model, false, 1, [&](const CheckReport& r) {
+    if (o.model.check) print_report(r);
+    std::fprintf(stderr, "%s\n", r.summary().c_str());
+    if (r.first_bad >= 0 && !bad) bad = r;
+  });
+  std::vector<float> out;
+  if (o.all) {
+    out = m.engine->eval_all(ids);
+  } else {
+    auto last = m.engine->eval(ids);
+    out.assign(last.begin(), last.end());
+  }
+  if (bad) throw Error(bad->summary());
+  return out;
 }
 
 std::vector<float> cpu_logits(const LogitsOptions& o, const std::vector<int32_t>& ids) {
@@ -76,6 +98,8 @@ void add_logits_command(CLI::App& app) {
   cmd->add_option("--tokens", o->tokens, "Token ids, separated by commas or spaces")->type_name("IDS")->required();
   cmd->add_flag("--all", o->all, "Every position, one per line (default: the last)");
   cmd->add_flag("--cpu", o->cpu, "Compute with the CPU reference model instead of the GPU");
+  cmd->add_flag("--check", o->model.check,
+                "Run the CPU reference beside the GPU and name the first layer and activation that diverge");
   cmd->add_option("--out", o->out, "Write to this file instead of stdout")->type_name("FILE")->check(non_empty);
   cmd->callback([o] {
     std::vector<int32_t> ids = parse_token_list(o->tokens);

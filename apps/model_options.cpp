@@ -37,7 +37,8 @@ ModelPlan plan_model(const ModelOptions& o) {
   return p;
 }
 
-LoadedModel load_model(ModelPlan plan, const ModelOptions& o, bool profiling, uint32_t slots) {
+LoadedModel load_model(ModelPlan plan, const ModelOptions& o, bool profiling, uint32_t slots,
+                       std::function<void(const CheckReport&)> on_check) {
   LoadedModel m;
   m.file = std::move(plan.file);
   m.ctx = std::make_unique<Context>(ContextOptions{.device = o.device});
@@ -54,14 +55,19 @@ LoadedModel load_model(ModelPlan plan, const ModelOptions& o, bool profiling, ui
                    .batch = o.batch,
                    .slots = slots,
                    .kv_type = kv_type_named(o.kv_type),
-                   .profiling = profiling};
+                   .profiling = profiling,
+                   .check = o.check || check_requested()};
+  if (eo.check)
+    eo.on_check = on_check ? std::move(on_check)
+                           : [](const CheckReport& r) { std::fprintf(stderr, "%s\n", r.summary().c_str()); };
   m.engine = std::make_unique<Engine>(*m.ctx, *m.file, eo, progress);
   for (const std::string& w : plan.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   return m;
 }
 
-LoadedModel load_model(const ModelOptions& o, bool profiling, uint32_t slots) {
-  return load_model(plan_model(o), o, profiling, slots);
+LoadedModel load_model(const ModelOptions& o, bool profiling, uint32_t slots,
+                       std::function<void(const CheckReport&)> on_check) {
+  return load_model(plan_model(o), o, profiling, slots, std::move(on_check));
 }
 
 void print_load_line(const LoadedModel& m) {

@@ -32,9 +32,12 @@ struct LoadedModel {
   std::unique_ptr<GgufFile> file;
   std::unique_ptr<Engine> engine;
 };
-// slots: KV-cache slots (sequences at once; vkllm serve --parallel).
-LoadedModel load_model(ModelPlan plan, const ModelOptions& o, bool profiling = false, uint32_t slots = 1);
-LoadedModel load_model(const ModelOptions& o, bool profiling = false, uint32_t slots = 1);
+// slots: KV-cache slots (sequences at once; vkllm serve --parallel). With the check on (--check
+// or $VKLLM_CHECK), each forward's report goes to on_check (default: its summary on stderr).
+LoadedModel load_model(ModelPlan plan, const ModelOptions& o, bool profiling = false, uint32_t slots = 1,
+                       std::function<void(const CheckReport&)> on_check = {});
+LoadedModel load_model(const ModelOptions& o, bool profiling = false, uint32_t slots = 1,
+                       std::function<void(const CheckReport&)> on_check = {});
 // "NAME on DEVICE (profile P): weights .., KV cache .. (N tokens, TYPE), activations .." on stderr,
 // in the units `vkllm info` uses.
 void print_load_line(const LoadedModel& m);

@@ -42,6 +42,7 @@ struct ModelOptions {
   uint32_t batch = 512;
   std::string kv_type = "f16";
   int gpu_layers = -1, threads = -1;  // accepted for llama.cpp habits; ignored
+  bool check = false;                 // --check (logits) or $VKLLM_CHECK: the reference model beside the GPU
 };
 
 // -m/--model, and with `engine` also -c/--ctx-size, -b/--batch, --kv-type, --device,

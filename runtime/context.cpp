@@ -54,6 +54,11 @@ bool validation_requested(const ContextOptions& options) {
   return v && *v != "0";
 }
 
+bool check_requested() {
+  auto v = env("VKLLM_CHECK");
+  return v && *v != "0";
+}
+
 std::optional<uint32_t> requested_device(const ContextOptions& options) {
   return options.device ? options.device : env_device_index();
 }

@@ -135,7 +135,10 @@ const spirv::Shader& flash_shader(DType kv) {
   }
 }
 
+// Scores stay in the base-2 domain: Q is pre-scaled by scale·log2(e), or with a soft-cap by
+// scale / cap, the kernel then taking cap·log2(e)·tanh of the dot product.
 push::AttentionPush make_push(const AttentionShape& sh, uint32_t splits, bool v_from_k) {
+  bool capped = sh.softcap > 0;
   return {.n_q = sh.n_q,
           .n_heads = sh.n_heads,
           .n_kv_heads = sh.n_kv_heads,
@@ -148,11 +151,12 @@ push::AttentionPush make_push(const AttentionShape& sh, uint32_t splits, bool v_
           .v_head_stride = sh.v_head_stride,
           .v_row_stride = sh.v_row_stride,
           .max_kv = sh.max_kv,
-          .scale_log2 = sh.scale * kLog2e,
+          .scale_log2 = capped ? sh.scale / sh.softcap : sh.scale * kLog2e,
           .causal = sh.causal ? 1u : 0u,
           .window = sh.window,
           .n_splits = splits,
           .v_from_k = v_from_k ? 1u : 0u,
+          .softcap_log2 = capped ? sh.softcap * kLog2e : 0.0f,
           .n_seqs = sh.seqs};
 }
 
@@ -247,6 +251,7 @@ void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, Buffe
          fmt::format("naive attention: the {}x{}x{} score matrix needs {} MiB, more than one storage buffer "
                      "binding of this device ({} MiB)",
                      shape.n_heads, shape.n_q, shape.max_kv, need >> 20, ctx.caps().max_storage_buffer_range >> 20));
+  ENSURE(shape.softcap == 0, "naive attention: no soft-cap (flash attention has it)");
   AttentionShape sh = check_bindings(shape, q, k, v, step, o);
   ENSURE(sh.seqs == 1, "naive attention: one sequence per call");
   ENSURE(sh.kv_type == DType::F16 || sh.kv_type == DType::F32, "naive attention reads f16 or f32 K/V only");
@@ -313,6 +318,7 @@ void attention_probs(Stream& s, const AttentionShape& shape, BufferView q, Buffe
   check_view(k, row_bytes(sh.kv_type, k_elems), "K");
   check_view(step, sizeof(push::StepParams), "step");
   check_view(out, need, "probabilities");
+  bool capped = sh.softcap > 0;
   // A longer row gets a wider workgroup where the device cuts long loops short (lavapipe).
   uint32_t wg = ctx.profile().wg_size;
   if (uint32_t limit = ctx.caps().loop_iteration_limit) {
@@ -329,10 +335,11 @@ void attention_probs(Stream& s, const AttentionShape& shape, BufferView q, Buffe
                                 .k_head_stride = sh.k_head_stride,
                                 .k_row_stride = sh.k_row_stride,
                                 .max_kv = sh.max_kv,
-                                .scale_log2 = sh.scale * kLog2e,
+                                .scale_log2 = capped ? sh.scale / sh.softcap : sh.scale * kLog2e,
                                 .causal = sh.causal ? 1u : 0u,
                                 .window = sh.window,
-                                .n_keys = n_keys};
+                                .n_keys = n_keys,
+                                .softcap_log2 = capped ? sh.softcap * kLog2e : 0.0f};
   s.dispatch(probs_shader(sh.kv_type), {wg, ctx.profile().subgroup_ops, sh.dk},
              {.reads = {q, k, step}, .writes = {BufferView{out.buffer, out.offset, need}}}, push,
              grid(uint64_t(sh.n_heads) * sh.n_q));

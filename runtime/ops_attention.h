@@ -39,8 +39,9 @@ struct AttentionShape {
   float scale = 0;                               // 0: 1 / sqrt(dk)
   bool causal = true;                            // key t visible to a query at position q only if t <= q
   uint32_t window = 0;                           // > 0: also only if q - t < window; 0: no sliding window
-  uint32_t max_kv = 0;                           // upper bound on n_kv (a slot's capacity): sizes K/V, plans splits
-  uint32_t force_splits = 0;                     // tests and benchmarks: this split count instead of the planned one
+  float softcap = 0;          // > 0: a score s = q.k * scale becomes softcap * tanh(s / softcap) (flash, probs)
+  uint32_t max_kv = 0;        // upper bound on n_kv (a slot's capacity): sizes K/V, plans splits
+  uint32_t force_splits = 0;  // tests and benchmarks: this split count instead of the planned one
 };
 
 // Tile sizes and split count one call runs with (specialization constants and grid).

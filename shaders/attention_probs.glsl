@@ -45,6 +45,7 @@ layout(std430, binding = 3) buffer Out { float o[]; };
 layout(push_constant) uniform PushBlock { AttentionProbsPush p; };
 
 #include "attention_common.glsl"
+#include "tanh.glsl"
 #define KV_READ_K_ONLY
 #include "kv_read.glsl"
 
@@ -76,7 +77,10 @@ void main() {
   float mx = NEG;
   for (uint t = tid; t < p.n_keys; t += WG) {
     float s = NEG;
-    if (t < n_kv && key_visible(int(t), pos)) s = score(kb + t * p.k_row_stride);
+    if (t < n_kv && key_visible(int(t), pos)) {
+      s = score(kb + t * p.k_row_stride);
+      if (p.softcap_log2 > 0.0) s = p.softcap_log2 * tanh_accurate(s);
+    }
     o[base + t] = s;
     mx = max(mx, s);
   }

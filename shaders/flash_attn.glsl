@@ -67,6 +67,7 @@ layout(std430, binding = 4) writeonly buffer Out { float o[]; };
 layout(push_constant) uniform PushBlock { AttentionPush p; };
 
 #include "attention_common.glsl"
+#include "tanh.glsl"
 #include "kv_read.glsl"
 
 // Shared tiles hold vec4s (head dims rounded up to whole vec4s, the padding zero). The K tile,
@@ -162,7 +163,8 @@ void load_tile(const bool from_v, int k0, int hi) {
 }
 
 // p_s = Q K^T for the tile (base 2), NEG where masked: key outside [lo, hi), row past the end,
-// or hidden from the row's position by the causal/window mask.
+// or hidden from the row's position by the causal/window mask. A soft-cap (push_attention.h)
+// bends the score before the mask.
 void scores(int k0, int lo, int hi, uint row0, uint n_rows, int pos0) {
   uint tr = gl_LocalInvocationIndex / TC, tc = gl_LocalInvocationIndex % TC;
   float s[SA * SB];
@@ -188,7 +190,9 @@ void scores(int k0, int lo, int hi, uint row0, uint n_rows, int pos0) {
       uint c = tc + b * TC;
       int t = k0 + int(c);
       bool ok = qrow < n_rows && t >= lo && t < hi && key_visible(t, pos);
-      p_s[r * PS + c] = ok ? s[a * SB + b] : NEG;
+      float sc = s[a * SB + b];
+      if (p.softcap_log2 > 0.0) sc = p.softcap_log2 * tanh_accurate(sc);
+      p_s[r * PS + c] = ok ? sc : NEG;
     }
   }
 }

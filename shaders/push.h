@@ -30,6 +30,7 @@ struct StepParams {
 #include "push_copy.h"
 #include "push_elementwise.h"
 #include "push_matmul.h"
+#include "push_moe.h"
 #include "push_position.h"
 
 #ifdef __cplusplus

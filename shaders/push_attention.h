@@ -20,14 +20,16 @@ struct AttentionPush {
   uint k_row_stride;
   uint v_head_stride;
   uint v_row_stride;
-  uint max_kv;       // keys one KV-cache slot holds; each sequence's n_kv is clamped to it
-  float scale_log2;  // softmax scale * log2(e): scores are kept in the base-2 domain
-  uint causal;       // 1: key t visible to the query at position q only if t <= q
-  uint window;       // > 0: key t visible only if q - t < window (sliding window)
-  uint n_splits;     // flash: 1 writes O; > 1 writes split-K partials for the merge pass
-  uint v_from_k;     // flash: 1 when V is the first dv elements of each K row (MLA), so
-                     // the K tile in shared memory serves as the V tile
-  uint n_seqs;       // StepParams entries (flash; the naive baseline reads the first only)
+  uint max_kv;         // keys one KV-cache slot holds; each sequence's n_kv is clamped to it
+  float scale_log2;    // softmax scale * log2(e): scores are kept in the base-2 domain
+  uint causal;         // 1: key t visible to the query at position q only if t <= q
+  uint window;         // > 0: key t visible only if q - t < window (sliding window)
+  uint n_splits;       // flash: 1 writes O; > 1 writes split-K partials for the merge pass
+  uint v_from_k;       // flash: 1 when V is the first dv elements of each K row (MLA), so
+                       // the K tile in shared memory serves as the V tile
+  float softcap_log2;  // flash: > 0: score = softcap_log2 * tanh(q.k * scale_log2), where then
+                       // scale_log2 = scale / cap and softcap_log2 = cap * log2(e) (gemma2)
+  uint n_seqs;         // StepParams entries (flash; the naive baseline reads the first only)
 };
 
 // Merge of split-K partials: for each (token, head) row, combine n_splits (m, l, O) triples.
@@ -52,8 +54,9 @@ struct AttentionProbsPush {
   uint k_head_stride;
   uint k_row_stride;
   uint max_kv;       // keys one KV-cache slot holds (K rows of slot z start at z * max_kv)
-  float scale_log2;  // softmax scale * log2(e)
+  float scale_log2;  // softmax scale * log2(e), or scale / cap with a soft-cap (as in AttentionPush)
   uint causal;
   uint window;
-  uint n_keys;  // output row length (keys reported per query; at least the step's n_kv)
+  uint n_keys;         // output row length (keys reported per query; at least the step's n_kv)
+  float softcap_log2;  // > 0: score = softcap_log2 * tanh(q.k * scale_log2) (gemma2), as in flash
 };

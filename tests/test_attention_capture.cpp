@@ -1,6 +1,7 @@
 // The attention capture of the whole model: Engine::attention_probabilities (GPU, the forward's
 // own Q and cached K) against ref::Model::attention_probabilities (the reference forward; MLA in
-// its decompressed form) on the MHA, GQA, MQA and MLA fixtures with an f16 KV cache: largest
+// its decompressed form) on the MHA, GQA, MQA and MLA fixtures and every family fixture (q/k
+// norms, windows, soft-caps, MoE layers below the captured one) with an f16 KV cache: largest
 // absolute error <= 1e-3 (docs/decisions.md "Issue 15"), rows that sum to 1, zeros after the
 // query; prefill chunks smaller than the sequence; quantised caches; and the normal forward
 // unchanged by a capture.
@@ -94,4 +95,12 @@ TEST_CASE("an attention capture leaves the forward unchanged and refuses bad req
                     Catch::Contains("65 tokens do not fit the context of 64 tokens"));
   CHECK_THROWS_WITH(engine.attention_probabilities(std::vector<int32_t>{1, 99999}, 0),
                     Catch::Contains("outside the vocabulary"));
+}
+
+// Issue 16's families: q/k head norms (qwen3), sliding windows shorter than the sequence and the
+// soft-cap (gemma2, gemma3), fused projections (phi3), and MoE blocks below the captured layer.
+TEST_CASE("attention probabilities of every family match the reference model", "[transformer][probs][family]") {
+  for (const test::EngineFixture& f : test::family_fixtures(DType::Q8_0))
+    for (uint32_t layer = 0; layer < f.spec.n_layers; ++layer)
+      CHECK(capture_error(f, layer, DType::F16, 21, 8) <= 1e-3);
 }

@@ -1,7 +1,7 @@
 // ops::attention_probs (the attention capture) vs ref::attention_probs: one token, rows not a
 // multiple of the workgroup, a long sequence, a chunk continuing a cached sequence, report rows
 // longer than the keys, every query-per-KV-head ratio of 8 heads (MHA, GQA, MQA), the MLA latent
-// row (576 wide), a sliding window, a second KV-cache slot, every KV-cache type and every
+// row (576 wide), a sliding window, a soft-cap (gemma2), a second KV-cache slot, every KV-cache type and every
 // profile. The reference sees the K the cache stores (f16-rounded or quantised and read back),
 // so only arithmetic differs. Each case prints its NMSE and largest absolute error.
 #include <fmt/format.h>
@@ -22,6 +22,7 @@ struct ProbsCase {
   uint32_t n_q = 1, n_kv = 1, heads = 1, kv_heads = 1, dk = 64;
   DType kv = DType::F16;
   uint32_t window = 0;
+  float softcap = 0;
   int pos0 = -1;          // position of the first query (-1: n_kv - n_q)
   uint32_t n_keys = 0;    // output row length (0: n_kv)
   uint32_t slot = 0;      // of two slots of `capacity` keys when 1
@@ -31,8 +32,9 @@ struct ProbsCase {
   uint32_t keys() const { return n_keys ? n_keys : n_kv; }
   uint32_t first_pos() const { return pos0 >= 0 ? uint32_t(pos0) : n_kv - n_q; }
   std::string describe() const {
-    return fmt::format("q={} kv={} keys={} heads={}/{} dk={} {}{}{}", n_q, n_kv, keys(), heads, kv_heads, dk,
+    return fmt::format("q={} kv={} keys={} heads={}/{} dk={} {}{}{}{}", n_q, n_kv, keys(), heads, kv_heads, dk,
                        info(kv).name, window ? fmt::format(" window={}", window) : "",
+                       softcap > 0 ? fmt::format(" softcap={}", softcap) : "",
                        slot ? fmt::format(" slot={}", slot) : "");
   }
 };
@@ -59,6 +61,7 @@ double check_probs(const ProbsCase& c, const std::string& tag = "") {
                             .dv = c.dk,
                             .kv_type = c.kv,
                             .window = c.window,
+                            .softcap = c.softcap,
                             .max_kv = cap};
   Buffer out(ctx, ops::attention_probs_bytes(shape, keys), Memory::Device, "probabilities");
   Stream s(ctx);
@@ -74,6 +77,7 @@ double check_probs(const ProbsCase& c, const std::string& tag = "") {
                          .k_head_stride = size_t(slots) * cap * c.dk,
                          .k_row_stride = c.dk,
                          .scale = 1.0 / std::sqrt(double(c.dk)),
+                         .softcap = c.softcap,
                          .causal = true,
                          .window = c.window,
                          .pos0 = c.first_pos(),
@@ -100,6 +104,7 @@ TEST_CASE("attention probabilities over awkward lengths, every grouping and MLA 
       {.n_q = 3, .n_kv = 1100, .heads = 8, .kv_heads = 1},                               // MQA, long
       {.n_q = 9, .n_kv = 40, .heads = 6, .kv_heads = 3, .n_keys = 70},                   // rows past n_kv
       {.n_q = 130, .n_kv = 130, .heads = 2, .kv_heads = 1, .dk = 128, .window = 16},     // sliding window
+      {.n_q = 7, .n_kv = 90, .heads = 4, .kv_heads = 2, .window = 20, .softcap = 3.0f},  // gemma2
       {.n_q = 5, .n_kv = 50, .heads = 4, .kv_heads = 2, .slot = 1, .capacity = 64},      // slot 1
       {.n_q = 11, .n_kv = 11, .heads = 4, .kv_heads = 1, .dk = 576},                     // MLA latent rows
       {.n_q = 30, .n_kv = 70, .heads = 8, .kv_heads = 2, .kv = DType::Q8_0},             // quantised caches

@@ -3,7 +3,8 @@
 // others' decode tokens and decodes them greedily. Every sequence's logits at every sampled
 // position must match the same sequence run alone (GPU, NMSE <= 1e-5) and the reference model's
 // batched forward (NMSE <= 1e-4, the whole-model bound), and the greedy tokens must be the same;
-// with f16 K/V on every fixture shape, and with q8_0 (GQA) and q4_0 (MLA) caches.
+// with f16 K/V on every fixture shape and issue 16's families, and with q8_0 (GQA, gemma2/3) and
+// q4_0 (MLA) caches.
 #include <fmt/format.h>
 
 #include "catch.h"
@@ -122,12 +123,20 @@ TEST_CASE("every sequence of a mixed batch gets the logits and greedy tokens it 
   for (const test::EngineFixture& f : test::engine_fixtures(DType::Q8_0)) check_batched_equals_alone(f, DType::F16);
 }
 
+// Issue 16's families: MoE routing is per token, so experts see the batch's tokens as any other;
+// sliding windows, soft-caps and local rope bases hold per sequence, over its own slot.
+TEST_CASE("a mixed batch of each issue-16 family matches each sequence alone", "[transformer][batch][families]") {
+  for (const test::EngineFixture& f : test::family_fixtures(DType::Q8_0)) check_batched_equals_alone(f, DType::F16);
+}
+
 TEST_CASE("a mixed batch over a quantised KV cache (q8_0, q4_0) matches each sequence alone", "[transformer][batch]") {
   std::vector<test::EngineFixture> fixtures = test::engine_fixtures(DType::Q8_0);
   for (const test::EngineFixture& f : fixtures)
     if (f.name.rfind("gqa ", 0) == 0) check_batched_equals_alone(f, DType::Q8_0);
   for (const test::EngineFixture& f : fixtures)
     if (f.name.rfind("mla ", 0) == 0) check_batched_equals_alone(f, DType::Q4_0);
+  for (const test::EngineFixture& f : test::family_fixtures(DType::Q8_0))  // window, soft-cap, local rope
+    if (f.name.rfind("gemma", 0) == 0) check_batched_equals_alone(f, DType::Q8_0);
 }
 
 TEST_CASE("the reference model's batched forward equals each sequence alone", "[transformer][batch]") {

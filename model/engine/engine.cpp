@@ -8,6 +8,7 @@
 #include "context.h"
 #include "error.h"
 #include "gguf/reader.h"
+#include "reference/model.h"
 
 namespace vkllm {
 
@@ -28,6 +29,24 @@ Engine::Engine(const Context& ctx, const GgufFile& file, const EngineOptions& op
   cache_ = std::make_unique<KvCache>(ctx, config_, n_ctx, options.kv_type, options.slots);
   uint32_t batch = std::clamp(options.batch, 1u, n_ctx);
   transformer_ = std::make_unique<Transformer>(ctx, config_, *weights_, *cache_, batch, options.profiling);
+  options_ = options;
+  file_ = &file;
+  if (options.check) reference_ = std::make_unique<ref::Model>(file, config_, options.kv_type);
+}
+
+Engine::~Engine() = default;
+
+// One chunk at n_past; with the check on, tapped and compared with the reference.
+std::span<const float> Engine::forward(std::span<const int32_t> chunk, LogitsMode mode) {
+  history_.resize(n_past_);
+  history_.insert(history_.end(), chunk.begin(), chunk.end());
+  if (!reference_) return transformer_->forward(chunk, n_past_, mode);
+  std::vector<Tap> taps;
+  std::span<const float> logits = transformer_->forward_tapped(chunk, n_past_, mode, taps);
+  CheckReport report =
+      compare_with_reference(*reference_, history_, n_past_, taps, logits.last(config_.vocab_size), config_.n_layers);
+  if (options_.on_check) options_.on_check(report);
+  return logits;
 }
 
 MemoryReport Engine::memory() const {
@@ -50,7 +69,7 @@ std::span<const float> Engine::eval(std::span<const int32_t> tokens) {
   std::span<const float> logits;
   for (size_t i = 0; i < tokens.size(); i += transformer_->max_batch()) {
     auto chunk = tokens.subspan(i, std::min<size_t>(transformer_->max_batch(), tokens.size() - i));
-    logits = transformer_->forward(chunk, n_past_, LogitsMode::Last);
+    logits = forward(chunk, LogitsMode::Last);
     n_past_ += uint32_t(chunk.size());
   }
   return logits;
@@ -64,7 +83,7 @@ std::vector<float> Engine::eval_all(std::span<const int32_t> tokens) {
   out.reserve(tokens.size() * config_.vocab_size);
   for (size_t i = 0; i < tokens.size(); i += transformer_->max_batch()) {
     auto chunk = tokens.subspan(i, std::min<size_t>(transformer_->max_batch(), tokens.size() - i));
-    auto logits = transformer_->forward(chunk, n_past_, LogitsMode::All);
+    auto logits = forward(chunk, LogitsMode::All);
     out.insert(out.end(), logits.begin(), logits.end());
     n_past_ += uint32_t(chunk.size());
   }

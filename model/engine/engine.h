@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "arch/model_config.h"
+#include "engine/check.h"
 #include "engine/sampler.h"
 #include "graph/kv_cache.h"
 #include "graph/transformer.h"
@@ -20,6 +21,9 @@
 namespace vkllm {
 
 class GgufFile;
+namespace ref {
+class Model;
+}
 
 struct EngineOptions {
   uint32_t n_ctx = 0;                       // tokens per slot; 0: the model's context length, at most 4096
@@ -28,6 +32,10 @@ struct EngineOptions {
   DType kv_type = DType::F16;               // F16, F32, Q8_0 or Q4_0 (graph/kv_cache.h)
   bool profiling = false;                   // GPU timestamps per dispatch (vkllm bench --profile)
   uint64_t max_weight_buffer = 1ull << 30;  // weights are packed in buffers of at most this
+  // Run the reference model beside every forward and report how far each activation is from it
+  // (VKLLM_CHECK=1, `vkllm logits --check`); slow. The GgufFile must then outlive the engine.
+  bool check = false;
+  std::function<void(const CheckReport&)> on_check;
 };
 
 struct MemoryReport {
@@ -43,6 +51,7 @@ class Engine {
  public:
   Engine(const Context& ctx, const GgufFile& file, const EngineOptions& options = {},
          const std::function<void(const LoadProgress&)>& progress = {});
+  ~Engine();
 
   const ModelConfig& config() const { return config_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
@@ -78,6 +87,7 @@ class Engine {
 
  private:
   void check_fits(size_t n) const;
+  std::span<const float> forward(std::span<const int32_t> chunk, LogitsMode mode);
 
   ModelConfig config_;
   std::unique_ptr<Tokenizer> tokenizer_;
@@ -85,6 +95,10 @@ class Engine {
   std::unique_ptr<KvCache> cache_;
   std::unique_ptr<Transformer> transformer_;
   uint32_t n_past_ = 0;
+  std::vector<int32_t> history_;  // the sequence so far (the check's reference runs over it)
+  EngineOptions options_;
+  const GgufFile* file_ = nullptr;
+  std::unique_ptr<ref::Model> reference_;  // with options.check
 };
 
 // Why generation stopped.

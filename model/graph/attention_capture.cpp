@@ -36,16 +36,8 @@ void Transformer::record_capture(Stream& s, uint32_t n, const Capture& capture) 
     const Capture*& c;
     ~Reset() { c = nullptr; }
   } reset{capture_};
-  const Tensor& embd = w_.token_embd();
-  ops::get_rows(s, embd.type, embd.view, tokens_.view(0, 4ull * n), act(acts_.x, 4ull * n * c_.dim), n, c_.dim);
-  for (uint32_t l = 0; l <= capture.layer; ++l) {
-    const LayerWeights& lw = w_.layer(l);
-    if (auto* attention = std::get_if<AttentionWeights>(&lw.attention))
-      record_attention(s, *attention, l, n);
-    else
-      record_latent_attention(s, std::get<LatentAttentionWeights>(lw.attention), l, n);
-    if (l < capture.layer) record_ffn(s, lw.ffn, l, n);
-  }
+  record_embeddings(s, n);
+  for (uint32_t l = 0; l <= capture.layer; ++l) record_layer(s, l, n, l < capture.layer);
 }
 
 std::vector<float> Transformer::attention_probabilities(std::span<const int32_t> tokens, uint32_t layer,

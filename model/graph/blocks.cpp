@@ -1,8 +1,10 @@
 // The shared blocks a layer is built from, as dispatches, top to bottom like the paper: norm →
-// qkv → rope → kv_store → attention → out-proj → residual; norm → gated FFN → residual. Which
-// attention block a layer uses is its architecture's recipe (model/arch/).
+// qkv (→ q/k head norms) → rope → kv_store → attention → out-proj (→ post norm) → residual;
+// norm → gated FFN (→ post norm) → residual. Which attention block a layer uses is its
+// architecture's recipe (model/arch/); the mixture-of-experts FFN is in blocks_moe.cpp.
 #include <cmath>
 
+#include "arch/architecture.h"
 #include "context.h"
 #include "graph/transformer.h"
 #include "ops.h"
@@ -12,6 +14,15 @@ namespace vkllm {
 
 void Transformer::project(Stream& s, const Tensor& w, BufferView x, BufferView y, uint32_t n, const Tensor* bias) {
   ops::matmul(s, w.type, w.view, x, y, w.rows, n, w.cols, {}, bias ? bias->view : BufferView{});
+}
+
+void Transformer::tap(Stream& s, int layer, const char* name, BufferView v, uint32_t rows, uint32_t width) {
+  if (!tapping_) return;
+  uint64_t bytes = 4ull * rows * width;
+  Tapped t{.tap = {.layer = layer, .name = name, .rows = rows, .width = width},
+           .host = std::make_unique<Buffer>(ctx_, bytes, Memory::Host, std::string("tap ") + name)};
+  s.copy({v.buffer, v.offset, bytes}, t.host->view());
+  tapping_->push_back(std::move(t));
 }
 
 // Attention of the n tokens of the step being recorded (seqs_ sequences, each over its own slot of
@@ -32,9 +43,11 @@ ops::AttentionShape Transformer::attention_shape(uint32_t n, uint32_t kv_heads, 
 }
 
 // Rotates the first rope.dim values of each head of x (n, heads, head_dim; tokens token_stride
-// floats apart) in place, at the positions of this step.
-void Transformer::rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride) {
-  const RopeConfig& r = c_.rope;
+// floats apart) in place, at the positions of this step, as the layer rotates (sliding-window
+// layers may have their own base).
+void Transformer::rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride,
+                       uint32_t layer) {
+  const RopeConfig& r = c_.rope_of(layer);
   ops::RopeParams p{.n_tokens = n,
                     .n_heads = heads,
                     .head_dim = head_dim,
@@ -58,11 +71,14 @@ void Transformer::record_attention(Stream& s, const AttentionWeights& w, uint32_
   BufferView h = act(a.h, n * 4ull * c_.dim), q = act(a.q, n * 4ull * H * hd);
   BufferView k = act(a.k, n * 4ull * G * hd), v = act(a.v, n * 4ull * G * vd), o = act(a.attn, n * 4ull * H * vd);
   ops::rmsnorm(s, act(a.x, n * 4ull * c_.dim), w.norm->view, h, n, c_.dim, c_.norm_eps);
+  tap(s, int(l), "attn_norm", h, n, c_.dim);
   project(s, *w.q, h, q, n, w.q_bias);
   project(s, *w.k, h, k, n, w.k_bias);
   project(s, *w.v, h, v, n, w.v_bias);
-  rope(s, q, n, H, hd, H * hd);
-  rope(s, k, n, G, hd, G * hd);
+  if (w.q_norm) ops::rmsnorm(s, q, w.q_norm->view, q, n * H, hd, c_.norm_eps);  // per head
+  if (w.k_norm) ops::rmsnorm(s, k, w.k_norm->view, k, n * G, hd, c_.norm_eps);
+  rope(s, q, n, H, hd, H * hd, l);
+  rope(s, k, n, G, hd, G * hd, l);
   // Each token's K/V go to its row of the cache (slot * n_ctx + position).
   DType kv_type = cache_.type();
   BufferView rows = kv_rows_.view(0, n * 4ull);
@@ -71,12 +87,16 @@ void Transformer::record_attention(Stream& s, const AttentionWeights& w, uint32_
   ops::kv_store(s, v, rows, cache_.v(l),
                 {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.rows(), .cache_type = kv_type});
   ops::AttentionShape shape = attention_shape(n, G, hd, vd);
+  shape.window = c_.window(l), shape.softcap = c_.attn_softcap;
   ops::attention(s, shape, q, cache_.k(l), cache_.v(l), step_.view(0, seqs_ * sizeof(push::StepParams)), o,
                  scratch_ ? scratch_->view() : BufferView{});
   capture_probs(s, shape, q, l);
   BufferView proj = act(a.proj, n * 4ull * c_.dim), x = act(a.x, n * 4ull * c_.dim);
   project(s, *w.out, o, proj, n);
+  if (w.post_norm) ops::rmsnorm(s, proj, w.post_norm->view, proj, n, c_.dim, c_.norm_eps);
+  tap(s, int(l), "attn_out", proj, n, c_.dim);
   ops::add(s, x, proj, x, n * c_.dim);
+  tap(s, int(l), "ffn_inp", x, n, c_.dim);
 }
 
 // MLA, absorbed (docs/formats.md §5.3): the cache holds [c ; k_pe] per token; queries move into the
@@ -94,6 +114,7 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
   BufferView o = act(a.attn, f * H * vd), proj = act(a.proj, f * c_.dim), rows = kv_rows_.view(0, n * 4ull);
 
   ops::rmsnorm(s, x, w.norm->view, h, n, c_.dim, c_.norm_eps);
+  tap(s, int(l), "attn_norm", h, n, c_.dim);
   if (m.q_lora_rank) {
     BufferView qa = act(a.qa, f * m.q_lora_rank);
     project(s, *w.q_a, h, qa, n);
@@ -108,7 +129,7 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
   ops::copy_strided(
       s, kv, kpe, {.rows = n, .cols = 1, .len = rot, .src_row_stride = row, .src_offset = lat, .dst_row_stride = rot});
   ops::rmsnorm(s, c, w.kv_a_norm->view, c, n, lat, c_.norm_eps);
-  rope(s, kpe, n, 1, rot, rot);
+  rope(s, kpe, n, 1, rot, rot, l);
   DType kv_type = cache_.type();
   ops::kv_store(s, c, rows, cache_.k(l),
                 {.n_tokens = n,
@@ -136,7 +157,7 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
                      .src_offset = nope,
                      .dst_row_stride = H * rot,
                      .dst_col_stride = rot});
-  rope(s, qpe, n, H, rot, H * rot);
+  rope(s, qpe, n, H, rot, H * rot, l);
   ops::matmul(
       s, w.k_b->type, w.k_b->view, q, qcat, lat, n, nope,
       {.count = H, .x_batch_stride = hd, .x_row_stride = H * hd, .y_batch_stride = row, .y_row_stride = H * row});
@@ -161,21 +182,34 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
       s, w.v_b->type, w.v_b->view, olat, o, vd, n, lat,
       {.count = H, .x_batch_stride = lat, .x_row_stride = H * lat, .y_batch_stride = vd, .y_row_stride = H * vd});
   project(s, *w.out, o, proj, n);
+  tap(s, int(l), "attn_out", proj, n, c_.dim);
   ops::add(s, x, proj, x, n * c_.dim);
+  tap(s, int(l), "ffn_inp", x, n, c_.dim);
 }
 
-// Gated feed-forward: down(silu(gate(h)) ⊙ up(h)) added to the residual.
+// out = down(act(gate(h)) ⊙ up(h)), act = SiLU or tanh-GELU as the recipe says.
+void Transformer::gated(Stream& s, const Tensor& gate_w, const Tensor& up_w, const Tensor& down_w, BufferView h,
+                        BufferView out, uint32_t n, uint32_t hidden) {
+  BufferView gate = act(acts_.gate, 4ull * n * hidden), up = act(acts_.up, 4ull * n * hidden);
+  project(s, gate_w, h, gate, n);
+  project(s, up_w, h, up, n);
+  if (c_.architecture().recipe.ffn_activation == FfnActivation::Gelu) {
+    ops::gelu(s, gate, gate, n * hidden);
+    ops::mul(s, gate, up, gate, n * hidden);
+  } else {
+    ops::swiglu(s, gate, up, gate, n * hidden);
+  }
+  project(s, down_w, gate, out, n);
+}
+
+// Gated feed-forward (→ post norm) added to the residual.
 void Transformer::record_ffn(Stream& s, const FfnWeights& w, uint32_t l, uint32_t n) {
-  const Acts& a = acts_;
-  uint32_t hidden = c_.hidden_dim[l];
   uint64_t f = 4ull * n;
-  BufferView x = act(a.x, f * c_.dim), h = act(a.h, f * c_.dim), proj = act(a.proj, f * c_.dim);
-  BufferView gate = act(a.gate, f * hidden), up = act(a.up, f * hidden);
+  BufferView x = act(acts_.x, f * c_.dim), h = act(acts_.h, f * c_.dim), proj = act(acts_.proj, f * c_.dim);
   ops::rmsnorm(s, x, w.norm->view, h, n, c_.dim, c_.norm_eps);
-  project(s, *w.gate, h, gate, n);
-  project(s, *w.up, h, up, n);
-  ops::swiglu(s, gate, up, gate, n * hidden);
-  project(s, *w.down, gate, proj, n);
+  gated(s, *w.gate, *w.up, *w.down, h, proj, n, c_.hidden_dim[l]);
+  if (w.post_norm) ops::rmsnorm(s, proj, w.post_norm->view, proj, n, c_.dim, c_.norm_eps);
+  tap(s, int(l), "ffn_out", proj, n, c_.dim);
   ops::add(s, x, proj, x, n * c_.dim);
 }
 

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <optional>
 
+#include "arch/architecture.h"
 #include "context.h"
 #include "error.h"
 #include "ops.h"
@@ -24,12 +25,24 @@ namespace {
 // slots also the decode steps of 1..slots sequences and some mixed steps.
 uint32_t max_graphs(uint32_t slots) { return std::max(8u, 4 * slots); }
 
-uint32_t hidden_max(const ModelConfig& c) { return *std::max_element(c.hidden_dim.begin(), c.hidden_dim.end()); }
+// The widest dense gated FFN: the FFN of dense layers, the shared expert of MoE layers.
+uint32_t hidden_max(const ModelConfig& c) {
+  uint32_t w = 1;
+  for (uint32_t l = 0; l < c.n_layers; ++l)
+    w = std::max(w, c.is_moe_layer(l) ? c.moe.shared_hidden_dim : c.hidden_dim[l]);
+  return w;
+}
+
+bool has_moe(const ModelConfig& c) { return c.moe.n_experts > 0 && c.moe.leading_dense_blocks < c.n_layers; }
 
 // Floats per token of the widest activation: it decides how many tokens fit one binding.
 uint64_t widest_row(const ModelConfig& c) {
   uint64_t w =
       std::max<uint64_t>({c.dim, hidden_max(c), uint64_t(c.n_heads) * c.head_dim, uint64_t(c.n_heads) * c.v_head_dim});
+  if (has_moe(c)) {
+    const MoeConfig& m = c.moe;
+    w = std::max<uint64_t>({w, m.n_experts, uint64_t(m.n_experts_used) * std::max(m.expert_hidden_dim, c.dim)});
+  }
   if (c.attention_kind() == AttentionKind::MLA)
     w = std::max<uint64_t>(w, uint64_t(c.n_heads) * (c.mla.kv_lora_rank + c.mla.qk_rope_head_dim));
   return w;
@@ -67,6 +80,22 @@ void Transformer::declare_activations() {
   a.proj = t("proj", c_.dim);
   a.gate = t("gate", hidden_max(c_));
   a.up = t("up", hidden_max(c_));
+  if (has_moe(c_)) {
+    const MoeConfig& m = c_.moe;
+    uint64_t k = m.n_experts_used;
+    a.logits = t("moe logits", m.n_experts);
+    a.ids = t("moe ids", k);
+    a.weights = t("moe weights", k);
+    a.plan = planner_.add("moe plan", ops::ExpertPlan{.n_tokens = max_batch_,
+                                                      .n_used = m.n_experts_used,
+                                                      .n_experts = m.n_experts,
+                                                      .max_tiles = m.n_experts + max_batch_ * m.n_experts_used}
+                                          .bytes());
+    a.exp_gate = t("moe gate", k * m.expert_hidden_dim);
+    a.exp_up = t("moe up", k * m.expert_hidden_dim);
+    a.exp_down = t("moe down", k * c_.dim);
+    if (m.shared_gate) a.shared_gate = t("moe shared gate", 1);
+  }
   if (c_.attention_kind() == AttentionKind::MLA) {
     const MlaConfig& m = c_.mla;
     uint32_t lat = m.kv_lora_rank, rot = m.qk_rope_head_dim;
@@ -162,7 +191,9 @@ void Transformer::record_logits(Stream& s, uint32_t n, LogitsMode mode) {
     BufferView hm = act(a.h, 4ull * m * dim);
     ops::get_rows(s, DType::F32, x, last_rows_.view(0, 4ull * m), hm, m, dim);
     ops::rmsnorm(s, hm, w_.output_norm().view, hm, m, dim, c_.norm_eps);
-    ops::matmul(s, out.type, out.view, hm, logits_->view(0, 4ull * m * vocab), vocab, m, dim);
+    BufferView logits = logits_->view(0, 4ull * m * vocab);
+    ops::matmul(s, out.type, out.view, hm, logits, vocab, m, dim);
+    if (c_.final_softcap > 0) ops::softcap(s, logits, logits, m * vocab, c_.final_softcap);
     return;
   }
   ops::rmsnorm(s, x, w_.output_norm().view, h, n, dim, c_.norm_eps);
@@ -176,23 +207,40 @@ void Transformer::record_logits(Stream& s, uint32_t n, LogitsMode mode) {
     uint32_t m = uint32_t(std::min<uint64_t>(rows, n - r0));
     BufferView rows_h = h;
     rows_h.offset += r0 * 4 * dim, rows_h.size = 4ull * m * dim;
-    ops::matmul(s, out.type, out.view, rows_h, logits_->view(r0 * 4 * vocab, 4ull * m * vocab), vocab, m, dim);
+    BufferView rows_out = logits_->view(r0 * 4 * vocab, 4ull * m * vocab);
+    ops::matmul(s, out.type, out.view, rows_h, rows_out, vocab, m, dim);
+    if (c_.final_softcap > 0) ops::softcap(s, rows_out, rows_out, m * vocab, c_.final_softcap);
   }
 }
 
 void Transformer::record(Stream& s, uint32_t n, uint32_t seqs, LogitsMode mode) {
   seqs_ = seqs;
-  const Tensor& embd = w_.token_embd();
-  ops::get_rows(s, embd.type, embd.view, tokens_.view(0, 4ull * n), act(acts_.x, 4ull * n * c_.dim), n, c_.dim);
-  for (uint32_t l = 0; l < c_.n_layers; ++l) {
-    const LayerWeights& lw = w_.layer(l);
-    if (auto* attention = std::get_if<AttentionWeights>(&lw.attention))
-      record_attention(s, *attention, l, n);
-    else
-      record_latent_attention(s, std::get<LatentAttentionWeights>(lw.attention), l, n);
-    record_ffn(s, lw.ffn, l, n);
-  }
+  record_embeddings(s, n);
+  for (uint32_t l = 0; l < c_.n_layers; ++l) record_layer(s, l, n, true);
   record_logits(s, n, mode);
+}
+
+void Transformer::record_embeddings(Stream& s, uint32_t n) {
+  const Tensor& embd = w_.token_embd();
+  BufferView x = act(acts_.x, 4ull * n * c_.dim);
+  ops::get_rows(s, embd.type, embd.view, tokens_.view(0, 4ull * n), x, n, c_.dim);
+  if (c_.architecture().recipe.scale_embeddings) ops::scale(s, x, x, n * c_.dim, std::sqrt(float(c_.dim)));
+  tap(s, -1, "inp_embd", x, n, c_.dim);
+}
+
+// Layer l's attention, then (with `ffn`; the attention capture stops before it) its FFN or MoE.
+void Transformer::record_layer(Stream& s, uint32_t l, uint32_t n, bool ffn) {
+  const LayerWeights& lw = w_.layer(l);
+  if (auto* attention = std::get_if<AttentionWeights>(&lw.attention))
+    record_attention(s, *attention, l, n);
+  else
+    record_latent_attention(s, std::get<LatentAttentionWeights>(lw.attention), l, n);
+  if (!ffn) return;
+  if (auto* dense = std::get_if<FfnWeights>(&lw.ffn))
+    record_ffn(s, *dense, l, n);
+  else
+    record_moe(s, std::get<MoeWeights>(lw.ffn), l, n);
+  tap(s, int(l), "l_out", act(acts_.x, 4ull * n * c_.dim), n, c_.dim);
 }
 
 void Transformer::fit_logits(uint32_t rows) {
@@ -265,6 +313,34 @@ std::span<const float> Transformer::forward(std::span<const SeqChunk> batch, Log
   s.submit_wait();
   last_ = &s;
   uint64_t rows = mode == LogitsMode::All ? n : seqs;
+  return {reinterpret_cast<const float*>(logits_->mapped()), rows * c_.vocab_size};
+}
+
+// Recorded for this call only, with the taps; the cached graphs stay as they are.
+std::span<const float> Transformer::forward_tapped(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode,
+                                                   std::vector<Tap>& taps) {
+  uint32_t n = uint32_t(tokens.size());
+  ENSURE(n >= 1 && n <= max_batch_, fmt::format("a forward takes 1 to {} tokens, not {}", max_batch_, n));
+  SeqChunk one{.slot = 0, .pos0 = pos0, .tokens = tokens};
+  write_step(std::span<const SeqChunk>(&one, 1));
+  fit_logits(mode == LogitsMode::All ? n : 1);
+  std::vector<Tapped> tapped;
+  Stream s(ctx_);
+  tapping_ = &tapped;
+  try {
+    record(s, n, 1, mode);
+  } catch (...) {
+    tapping_ = nullptr;
+    throw;
+  }
+  tapping_ = nullptr;
+  s.submit_wait();
+  last_ = nullptr;
+  for (Tapped& t : tapped) {
+    t.tap.values = t.host->download<float>(size_t(t.tap.rows) * t.tap.width);
+    taps.push_back(std::move(t.tap));
+  }
+  uint64_t rows = mode == LogitsMode::All ? n : 1;
   return {reinterpret_cast<const float*>(logits_->mapped()), rows * c_.vocab_size};
 }
 

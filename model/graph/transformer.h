@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -25,6 +26,16 @@ namespace vkllm {
 
 // Last: the logits of each sequence's last token of the step; All: of every token.
 enum class LogitsMode { Last, All };
+
+// An activation of a forward pass copied to the host for checking against the reference model
+// (VKLLM_CHECK, `vkllm logits --check`): (rows, width) floats, token-major. layer -1: before the
+// first layer. Names follow llama.cpp's graph callbacks (docs/decisions.md, issue 16).
+struct Tap {
+  int layer = -1;
+  std::string name;
+  uint32_t rows = 0, width = 0;
+  std::vector<float> values;
+};
 
 // One sequence's share of a forward step: tokens at consecutive positions from pos0, stored in
 // and attending over KV-cache slot `slot`. The sequences of a step have distinct slots.
@@ -47,6 +58,10 @@ class Transformer {
   std::span<const float> forward(std::span<const SeqChunk> batch, LogitsMode mode);
   // One sequence in slot 0: Last gives the last token's logits (vocab).
   std::span<const float> forward(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode);
+  // The same forward, recorded for this call only, that also copies the activations the blocks
+  // tap (attention and FFN inputs and outputs, routing) into `taps`, in graph order.
+  std::span<const float> forward_tapped(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode,
+                                        std::vector<Tap>& taps);
 
   // The softmax probabilities of every head of `layer` over a sequence that starts at position 0
   // in `slot` (attention_capture.cpp): (heads, n, n) f32, element (h, query, key) at
@@ -87,6 +102,9 @@ class Transformer {
     int gate = -1, up = -1;      // (B, hidden)
     // MLA: compressed query, latent row, its two parts, the absorbed query and latent output
     int qa = -1, kv = -1, c = -1, kpe = -1, qpe = -1, qcat = -1, olat = -1;
+    // MoE: router logits then scores (B, E), chosen ids and weights (B, k), the plan, the experts'
+    // gate/up (B·k, F) and down (B·k, dim) products, the shared expert's gate logit (B)
+    int logits = -1, ids = -1, weights = -1, plan = -1, exp_gate = -1, exp_up = -1, exp_down = -1, shared_gate = -1;
   };
   void declare_activations();
   void plan_arena();
@@ -97,6 +115,8 @@ class Transformer {
   Stream& graph(uint32_t n, uint32_t seqs, LogitsMode mode);
   void record(Stream& s, uint32_t n, uint32_t seqs, LogitsMode mode);
   void record_logits(Stream& s, uint32_t n, LogitsMode mode);
+  void record_embeddings(Stream& s, uint32_t n);
+  void record_layer(Stream& s, uint32_t layer, uint32_t n, bool ffn);
   // The attention capture: a graph of layers 0 .. capture.layer for n tokens of one sequence.
   struct Capture {
     uint32_t layer = 0;
@@ -112,8 +132,14 @@ class Transformer {
   void record_attention(Stream& s, const AttentionWeights& w, uint32_t layer, uint32_t n);
   void record_latent_attention(Stream& s, const LatentAttentionWeights& w, uint32_t layer, uint32_t n);
   void record_ffn(Stream& s, const FfnWeights& w, uint32_t layer, uint32_t n);
+  void record_moe(Stream& s, const MoeWeights& w, uint32_t layer, uint32_t n);  // blocks_moe.cpp
+  void gated(Stream& s, const Tensor& gate, const Tensor& up, const Tensor& down, BufferView h, BufferView out,
+             uint32_t n, uint32_t hidden);
   void project(Stream& s, const Tensor& w, BufferView x, BufferView y, uint32_t n, const Tensor* bias = nullptr);
-  void rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride);
+  void rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride,
+            uint32_t layer);
+  // Copies (rows, width) floats of `v` to the host when recording a tapped forward; else nothing.
+  void tap(Stream& s, int layer, const char* name, BufferView v, uint32_t rows, uint32_t width);
 
   const Context& ctx_;
   const ModelConfig& c_;
@@ -124,6 +150,11 @@ class Transformer {
   ArenaPlanner planner_;
   VkBuffer unshared_ = VK_NULL_HANDLE;  // while tracing unshared: act() gives views into this placeholder
   Acts acts_;
+  struct Tapped {
+    Tap tap;
+    std::unique_ptr<Buffer> host;
+  };
+  std::vector<Tapped>* tapping_ = nullptr;  // while recording a tapped forward
   std::unique_ptr<Buffer> arena_, scratch_;
   // Step inputs, host-visible: per token its id, position and KV-cache row (slot * n_ctx +
   // position); per sequence its StepParams and the batch index of its last token.

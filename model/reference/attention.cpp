@@ -29,6 +29,7 @@ double row_weights(std::vector<double>& w, const float* q, const float* k, size_
     double dot = 0;
     for (size_t i = 0; i < a.dk; ++i) dot += double(qr[i]) * kh[t * a.k_row_stride + i];
     w[t] = dot * a.scale;
+    if (a.softcap > 0) w[t] = a.softcap * std::tanh(w[t] / a.softcap);
     mx = std::max(mx, w[t]);
   }
   double sum = 0;

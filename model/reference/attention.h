@@ -12,12 +12,14 @@ namespace vkllm::ref {
 // g * k_head_stride + t * k_row_stride + i, of v likewise. Query head h reads KV head
 // h / (n_heads / n_kv_heads). Query r sits at absolute position pos0 + r; keys are positions
 // 0 .. n_kv - 1. Key t is visible to a query at position p unless causal and t > p, or
-// window > 0 and p - t >= window. A query with no visible key gets 0.
+// window > 0 and p - t >= window. A query with no visible key gets 0. With softcap > 0 a score s
+// (q·k·scale) becomes softcap·tanh(s / softcap) before the softmax (gemma2).
 struct AttentionParams {
   size_t n_q = 1, n_heads = 1, n_kv_heads = 1, dk = 0, dv = 0;
   size_t q_row_stride = 0, o_row_stride = 0;
   size_t k_head_stride = 0, k_row_stride = 0, v_head_stride = 0, v_row_stride = 0;
   double scale = 1;
+  double softcap = 0;
   bool causal = false;
   size_t window = 0;
   size_t pos0 = 0, n_kv = 0;
