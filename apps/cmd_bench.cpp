@@ -1,8 +1,10 @@
-// `vkllm bench [-m MODEL] [-p 128] [-n 64] [-d 0] [-r 3] [--json] [--profile]`: prompt processing
-// and generation speed, as llama-bench measures them (pp: one prompt of p tokens from an empty
-// cache; tg: n single-token steps after d tokens of context, filled once untimed and kept), median
-// of r runs after a warm-up run. Also the dispatches one decode step records and the weight bytes
-// it reads.
+// `vkllm bench [-m MODEL] [-p 128] [-n 64] [-d 0] [-r 3] [--parallel N] [--json] [--profile]`:
+// prompt processing and generation speed, as llama-bench measures them (pp: one prompt of p
+// tokens from an empty cache; tg: n single-token steps after d tokens of context, untimed, as
+// llama-bench's -d; filled once and kept), median of r runs after a warm-up run; -p 0 measures
+// generation only. --parallel N: tg steps decode N sequences at once (one token each, N KV-cache
+// slots, from empty slots), the steady state of vkllm serve with N clients; tokens/s counts all
+// of them. Also the dispatches one decode step records and the weight bytes it reads.
 #include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
@@ -20,7 +22,7 @@ namespace {
 
 struct BenchOptions {
   ModelOptions model;
-  uint32_t prompt = 128, gen = 64, depth = 0, reps = 3;
+  uint32_t prompt = 128, gen = 64, depth = 0, reps = 3, parallel = 1;
   bool json = false, profile = false;
 };
 
@@ -60,6 +62,27 @@ GenerationRun generation_run(Engine& e, uint32_t n, uint32_t depth) {
   return {n / total, 1e3 * (total - waited) / n};
 }
 
+// n steps that each decode one token of every slot's sequence (the slots start empty).
+GenerationRun parallel_generation_run(Engine& e, uint32_t n) {
+  uint32_t slots = e.slots(), vocab = e.config().vocab_size;
+  std::vector<int32_t> tokens(slots);
+  for (uint32_t s = 0; s < slots; ++s) tokens[s] = int32_t(s % vocab);
+  std::vector<SeqChunk> batch(slots);
+  double waited = 0;
+  auto t0 = Clock::now();
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t s = 0; s < slots; ++s) batch[s] = {.slot = s, .pos0 = i, .tokens = std::span(&tokens[s], 1)};
+    auto logits = e.step(batch);
+    waited += e.transformer().last_wait_seconds();
+    for (uint32_t s = 0; s < slots; ++s) {
+      auto row = logits.subspan(size_t(s) * vocab, vocab);
+      tokens[s] = int32_t(std::max_element(row.begin(), row.end()) - row.begin());
+    }
+  }
+  double total = seconds_since(t0);
+  return {double(n) * slots / total, 1e3 * (total - waited) / n};
+}
+
 // GPU time per kernel of the last forward, largest first.
 nlohmann::json kernel_table(const std::vector<KernelTime>& times) {
   std::map<std::string, std::pair<int, double>> by_kernel;
@@ -96,13 +119,22 @@ uint64_t weight_bytes_per_token(const Weights& w) {
 void bench(BenchOptions o) {
   // Like llama-bench, a run at depth gets the context it needs (unless --ctx says otherwise).
   if (o.depth && !o.model.ctx) o.model.ctx = std::max(o.prompt, o.depth + o.gen);
-  LoadedModel m = load_model(o.model, o.profile);
+  ModelPlan plan = plan_model(o.model);
+  ENSURE(o.prompt <= plan.n_ctx,
+         fmt::format("-p {}: more prompt tokens than the context of {} (use --ctx)", o.prompt, plan.n_ctx));
+  ENSURE(o.gen <= plan.n_ctx,
+         fmt::format("-n {}: more generated tokens than the context of {} (use --ctx)", o.gen, plan.n_ctx));
+  LoadedModel m = load_model(std::move(plan), o.model, o.profile, o.parallel);
   Engine& e = *m.engine;
-  ENSURE(o.prompt <= e.n_ctx() && o.depth + o.gen <= e.n_ctx(),
-         fmt::format("-p {} or -d {} + -n {} tokens do not fit the context of {} tokens (use --ctx)", o.prompt, o.depth,
-                     o.gen, e.n_ctx()));
   std::mt19937 rng(1);
   std::vector<int32_t> prompt = random_tokens(o.prompt, e.config().vocab_size, rng);
+  ENSURE(o.depth == 0 || o.parallel == 1, "-d with --parallel is not supported yet");
+  ENSURE(
+      o.depth + o.gen <= e.n_ctx(),
+      fmt::format("-d {} + -n {} tokens do not fit the context of {} tokens (use --ctx)", o.depth, o.gen, e.n_ctx()));
+  auto generate = [&](uint32_t n) {
+    return o.parallel > 1 ? parallel_generation_run(e, n) : generation_run(e, n, o.depth);
+  };
   if (o.prompt) prompt_run(e, prompt);  // warm-up: records graphs, builds pipelines
   std::vector<double> pp, tg, host_ms;
   for (uint32_t r = 0; r < o.reps && o.prompt; ++r) pp.push_back(prompt_run(e, prompt));
@@ -110,24 +142,24 @@ void bench(BenchOptions o) {
   if (o.profile && o.prompt) ops["prompt"] = kernel_table(e.transformer().last_timings());
   e.reset();
   if (o.depth) e.eval(random_tokens(o.depth, e.config().vocab_size, rng));  // the context every tg run starts from
-  generation_run(e, std::min(o.gen, 2u), o.depth);                          // warm-up
+  generate(std::min(o.gen, 2u));                                            // warm-up
   size_t dispatches = e.transformer().last_dispatch_count();
   for (uint32_t r = 0; r < o.reps; ++r) {
-    GenerationRun g = generation_run(e, o.gen, o.depth);
+    GenerationRun g = generate(o.gen);
     tg.push_back(g.tokens_per_second), host_ms.push_back(g.host_ms_per_token);
   }
   if (o.profile) ops["generation"] = kernel_table(e.transformer().last_timings());
-  double pp_tps = o.prompt ? median(pp) : 0;
   nlohmann::json j = {{"model", m.file->name()},
                       {"device", m.ctx->caps().name},
                       {"profile", m.ctx->profile().name},
                       {"n_prompt", o.prompt},
                       {"n_gen", o.gen},
+                      {"parallel", o.parallel},
                       {"n_depth", o.depth},
                       {"kv_type", info(e.kv_cache().type()).name},
                       {"kv_bytes_per_token", e.kv_cache().bytes_per_token()},
                       {"repetitions", o.reps},
-                      {"prompt_tokens_per_second", pp_tps},
+                      {"prompt_tokens_per_second", o.prompt ? median(pp) : 0.0},
                       {"generation_tokens_per_second", median(tg)},
                       {"prompt_runs", pp},
                       {"generation_runs", tg},
@@ -139,12 +171,12 @@ void bench(BenchOptions o) {
   if (o.json) return fmt::print("{}\n", j.dump(2));
   fmt::print("model {} on {} (profile {})\n", m.file->name(), m.ctx->caps().name, m.ctx->profile().name);
   fmt::print("KV cache {} ({} bytes per token)\n", info(e.kv_cache().type()).name, e.kv_cache().bytes_per_token());
-  std::string at = o.depth ? fmt::format(" @ d{}", o.depth) : "";
-  if (o.prompt) fmt::print("pp{}: {:.2f} tokens/s\n", o.prompt, pp_tps);
-  fmt::print("tg{}{}: {:.2f} tokens/s   (median of {}{})\n", o.gen, at, median(tg), o.reps,
+  if (o.prompt) fmt::print("pp{}: {:.2f} tokens/s\n", o.prompt, median(pp));
+  fmt::print("tg{}{}{}: {:.2f} tokens/s   (median of {}{})\n", o.gen, o.depth ? fmt::format(" @ d{}", o.depth) : "",
+             o.parallel > 1 ? fmt::format(" x {} sequences", o.parallel) : "", median(tg), o.reps,
              o.profile ? "; timestamps and barriers between all kernels slow these down" : "");
-  fmt::print("host work per generated token: {:.3f} ms (the rest is waiting for the GPU)\n", median(host_ms));
-  fmt::print("dispatches per generated token: {}\n", dispatches);
+  fmt::print("host work per generation step: {:.3f} ms (the rest is waiting for the GPU)\n", median(host_ms));
+  fmt::print("dispatches per generation step: {}\n", dispatches);
   if (!o.profile) return;
   if (o.prompt) print_table(fmt::format("GPU time per kernel, one pp{} forward:", o.prompt).c_str(), ops["prompt"]);
   print_table("GPU time per kernel, one tg forward (the last token):", ops["generation"]);
@@ -157,11 +189,18 @@ void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   add_model_options(cmd, o->model);
   cmd->add_option("-p,--n-prompt", o->prompt, "Prompt tokens (0: measure generation only)")
-      ->check(CLI::Range(0u, 1u << 20));
-  cmd->add_option("-n,--n-gen", o->gen, "Generated tokens")->check(CLI::Range(1u, 1u << 20));
+      ->type_name("N")
+      ->check(int_range(0, 1 << 20));
+  cmd->add_option("-n,--n-gen", o->gen, "Generated tokens")->type_name("N")->check(int_range(1, 1 << 20));
   cmd->add_option("-d,--depth", o->depth, "Tokens of context before the generation runs (untimed)")
-      ->check(CLI::Range(0u, 1u << 20));
-  cmd->add_option("-r,--repetitions", o->reps, "Runs per measurement (median)")->check(CLI::Range(1u, 1000u));
+      ->type_name("N")
+      ->check(int_range(0, 1 << 20));
+  cmd->add_option("-r,--repetitions", o->reps, "Runs per measurement (median)")
+      ->type_name("N")
+      ->check(int_range(1, 1000));
+  cmd->add_option("--parallel", o->parallel, "tg: sequences decoding together, one token each per step")
+      ->type_name("N")
+      ->check(int_range(1, 256));
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("--profile", o->profile, "GPU time per kernel (adds timestamps and barriers)");
   cmd->callback([o] { bench(*o); });

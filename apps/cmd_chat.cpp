@@ -1,22 +1,20 @@
 // `vkllm chat [-m MODEL] [--system TEXT | --system-file FILE] [-n N] [sampling flags as run]
-// [--ctx N]`: a conversation. Each line of stdin is a user turn (a terminal gets a line editor with
-// history); the reply streams to stdout. /reset clears the conversation, /exit or end of input
-// ends it. A failed turn prints one error line and the conversation goes on; the exit status is
-// then 1. The conversation logic is ChatSession (model/engine/chat_session.h).
+// [--ctx N]` (also `vkllm run -i` and `vkllm -i`, apps/argv.cpp): a conversation. Each line of stdin is a user turn (a
+// terminal gets a line editor with history); the reply streams to stdout. /reset clears the conversation, /exit or end
+// of input ends it. A failed turn prints one error line and the conversation goes on; the exit status is then 1. The
+// conversation logic is ChatSession (model/engine/chat_session.h).
 #include <editline/readline.h>
 #include <fmt/format.h>
 #include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <random>
-#include <sstream>
 
 #include "commands.h"
 #include "engine/chat_session.h"
 #include "error.h"
 #include "model_options.h"
+#include "output.h"
 
 namespace vkllm::cli {
 
@@ -24,10 +22,8 @@ namespace {
 
 struct ChatOptions {
   ModelOptions model;
-  std::string system, system_file;
-  uint32_t n = 512;
-  SamplerOptions sampling;
-  std::optional<uint64_t> seed;
+  std::optional<std::string> system, system_file;
+  GenerationOptions gen{.n_predict = 512};
 };
 
 // Lines from stdin: through libedit on a terminal, plain reads otherwise (piped turns).
@@ -53,29 +49,17 @@ class LineReader {
   bool tty_;
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  ENSURE(f.good(), path + ": cannot open");
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-void print(std::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
-}
+void print(std::string_view text) { write_stdout(text); }
 
 // Runs the conversation; returns how many turns failed.
 int chat(ChatOptions& o) {
-  ENSURE(o.system.empty() || o.system_file.empty(), "give --system or --system-file, not both");
-  std::string system = o.system_file.empty() ? o.system : read_file(o.system_file);
+  std::string system = o.system_file ? read_text_file(*o.system_file) : o.system.value_or("");
   LoadedModel m = load_model(o.model);
   ChatTemplate chat_template = ChatTemplate::from_gguf(*m.file);
   if (chat_template.is_fallback())
     std::fprintf(stderr, "%s has no chat template: using ChatML\n", m.file->name().c_str());
-  o.sampling.seed = o.seed ? *o.seed : std::random_device{}();
-  Sampler sampler(o.sampling);
+  Sampler sampler(sampler_options(o.gen));
+  uint32_t max_tokens = o.gen.n_predict < 0 ? UINT32_MAX : uint32_t(o.gen.n_predict);
   ChatSession session(*m.engine, sampler, std::move(chat_template), system);
   LineReader input;
   int failures = 0;
@@ -88,7 +72,7 @@ int chat(ChatOptions& o) {
     }
     if (line->empty()) continue;
     try {
-      session.reply(*line, o.n, print);
+      session.reply(*line, max_tokens, print);
       print("\n");
       const ChatTurnStats& s = session.last_turn();
       if (s.dropped_turns)
@@ -109,22 +93,16 @@ void add_chat_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("chat", "Hold a conversation with the model (one line of input per turn)");
   auto o = std::make_shared<ChatOptions>();
   add_model_options(cmd, o->model);
-  cmd->add_option("--system", o->system, "System message");
-  cmd->add_option("--system-file", o->system_file, "File holding the system message");
-  cmd->add_option("-n,--n-predict", o->n, "Most tokens per reply");
-  cmd->add_option("--temp", o->sampling.temperature, "Temperature (0: greedy)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--top-k", o->sampling.top_k, "Keep the k most likely tokens (0: all)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--top-p", o->sampling.top_p, "Keep the most likely tokens up to this total probability")
-      ->check(CLI::Range(0.0f, 1.0f));
-  cmd->add_option("--min-p", o->sampling.min_p, "Drop tokens below this fraction of the best's probability")
-      ->check(CLI::Range(0.0f, 1.0f));
-  cmd->add_option("--repeat-penalty", o->sampling.repeat_penalty, "Penalty for recent tokens (1: off)");
-  cmd->add_option("--repeat-last-n", o->sampling.repeat_last_n, "How many recent tokens the penalty sees");
-  cmd->add_option("--seed", o->seed, "Random seed (default: random)");
+  auto* system = cmd->add_option("--system", o->system, "System message")->type_name("TEXT");
+  cmd->add_option("--system-file", o->system_file, "System message from a file")
+      ->type_name("FILE")
+      ->check(non_empty)
+      ->check(CLI::Validator(
+          [](std::string& f) -> std::string { return f == "-" ? "standard input holds the turns" : ""; }, ""))
+      ->excludes(system);
+  add_generation_options(cmd, o->gen, false);  // -n is per reply; ChatSession stops at end of turn
   cmd->callback([o] {
-    int failures = chat(*o);  // the model is released before exiting
-    if (failures) std::exit(1);
+    if (chat(*o)) throw CLI::RuntimeError(1);  // a turn failed (its error line was printed)
   });
 }
 

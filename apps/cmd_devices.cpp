@@ -1,9 +1,13 @@
-// `vkllm devices [--json]`: every Vulkan device, what it can do, and the profile vkllm picks.
+// `vkllm devices [--json]`: every Vulkan device, what it can do, and the device and profile `run`
+// would use (honouring VKLLM_DEVICE and VKLLM_PROFILE as a Context does).
 #include <fmt/format.h>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "context.h"
+#include "error.h"
+#include "output.h"
 
 namespace vkllm::cli {
 
@@ -11,6 +15,31 @@ namespace {
 
 std::string version_string(uint32_t v) {
   return fmt::format("{}.{}.{}", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
+}
+
+// The choice a Context would make; unknown names are warnings here, not errors.
+struct Choice {
+  std::optional<uint32_t> device;
+  std::optional<Profile> profile;  // forced by VKLLM_PROFILE
+};
+
+Choice choose(std::vector<DeviceReport>& reports) {
+  Choice c;
+  std::optional<uint32_t> requested = requested_device({});
+  if (requested && *requested >= reports.size())
+    std::fprintf(stderr, "warning: VKLLM_DEVICE=%u is not a device index (%s found); none is chosen\n", *requested,
+                 count(reports.size(), "device").c_str());
+  c.device = requested ? (*requested < reports.size() ? requested : std::nullopt) : preferred_device(reports);
+  if (std::string name = requested_profile({}); !name.empty()) {
+    try {
+      c.profile = profile_named(name);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "warning: VKLLM_PROFILE: %s; each device shows its own\n", e.what());
+    }
+  }
+  if (c.profile)
+    for (DeviceReport& r : reports) r.profile = fit_profile(*c.profile, r.caps);
+  return c;
 }
 
 nlohmann::json to_json(const DeviceReport& r, bool chosen) {
@@ -66,12 +95,12 @@ std::string bytes(uint64_t b) {
   return fmt::format("{} KiB", b / 1024.0);
 }
 
-void print_text(const DeviceReport& r, bool chosen) {
+void print_text(const DeviceReport& r, bool chosen, bool forced) {
   const DeviceCaps& c = r.caps;
   fmt::print("{} {}: {} ({}, Vulkan {}){}\n", chosen ? '*' : ' ', r.index, c.name, c.type,
              version_string(c.api_version), chosen ? "  <- chosen" : "");
   fmt::print("    driver: {}\n", c.driver);
-  fmt::print("    profile: {}\n", r.profile.name);
+  fmt::print("    profile: {}{}\n", r.profile.name, forced ? " (VKLLM_PROFILE)" : "");
   if (!r.problems.empty()) fmt::print("    cannot run vkllm: {}\n", fmt::join(r.problems, "; "));
   fmt::print("    fp16 {}, int8 {}, 16-bit storage {}, 8-bit storage {}, integer dot {}\n", yes_no(c.fp16),
              yes_no(c.int8), yes_no(c.storage16), yes_no(c.storage8), yes_no(c.integer_dot_product));
@@ -96,15 +125,14 @@ void add_devices_command(CLI::App& app) {
   cmd->callback([json] {
     Instance instance(validation_requested({}));
     std::vector<DeviceReport> reports = survey_devices(instance);
-    std::optional<uint32_t> chosen = preferred_device(reports);
+    Choice c = choose(reports);
     if (*json) {
-      nlohmann::json out = {{"devices", nlohmann::json::array()}};
-      for (const DeviceReport& r : reports) out["devices"].push_back(to_json(r, chosen == r.index));
-      fmt::print("{}\n", out.dump(2));
-      return;
+      nlohmann::json out = {{"devices", nlohmann::json::array()}, {"profile_forced", c.profile.has_value()}};
+      for (const DeviceReport& r : reports) out["devices"].push_back(to_json(r, c.device == r.index));
+      return print_json(out);
     }
     if (reports.empty()) fmt::print("no Vulkan devices\n");
-    for (const DeviceReport& r : reports) print_text(r, chosen == r.index);
+    for (const DeviceReport& r : reports) print_text(r, c.device == r.index, c.profile.has_value());
   });
 }
 

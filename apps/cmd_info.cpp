@@ -1,28 +1,38 @@
-// `vkllm info [-m FILE] [--json]`: what a GGUF model is: architecture, dimensions, attention kind,
-// parameters, tensor types, KV-cache bytes per token, context length and tokenizer.
+// `vkllm info [-m FILE] [--ctx N] [--kv-type T] [--device I] [--json]`: what a GGUF model is:
+// architecture, dimensions, attention kind, the experts and routing of a mixture-of-experts model,
+// the architecture's block options, parameters, tensor types, the KV cache per token and at the
+// context `run` would use, the tokenizer, and whether weights + KV cache + activations fit the
+// device's memory. A file vkllm cannot run is still described (an unknown architecture by its
+// metadata and tensor table), with a warning line saying why it cannot run.
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "arch/architecture.h"
 #include "arch/file_type.h"
+#include "arch/kv_comparison.h"
 #include "arch/model_config.h"
+#include "arch/tensors.h"
 #include "commands.h"
+#include "error.h"
 #include "gguf/reader.h"
+#include "gguf_listing.h"
+#include "graph/memory_estimate.h"
+#include "graph/weights.h"
 #include "model_options.h"
+#include "ops_matmul.h"
+#include "output.h"
 #include "text/tokenizer.h"
+#include "text/vocab.h"
 
 namespace vkllm::cli {
 
 namespace {
-
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  for (; b >= 1024 && u < 4; ++u) b /= 1024;
-  return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", b, units[u]);
-}
 
 std::string human_count(double n) {
   if (n >= 1e9) return fmt::format("{:.2f} B", n / 1e9);
@@ -31,17 +41,54 @@ std::string human_count(double n) {
   return fmt::format("{}", n);
 }
 
+struct InfoOptions {
+  ModelOptions model;
+  bool json = false;
+  uint32_t parallel = 4;  // vkllm serve's KV-cache slots to report
+};
+
+// The memory vkllm may use on the device `run` would choose (its largest device-local heap, or
+// VKLLM_MEMORY_LIMIT when smaller); `problem` says why there is no answer.
+struct DeviceMemory {
+  std::string name, problem;
+  uint64_t bytes = 0;
+  bool limited = false;  // by VKLLM_MEMORY_LIMIT
+};
+
+DeviceMemory device_memory(const ModelOptions& o) {
+  try {
+    ContextOptions co{.device = o.device};
+    Instance instance(validation_requested(co));
+    std::vector<DeviceReport> reports = survey_devices(instance);
+    std::optional<uint32_t> index = requested_device(co);
+    if (!index) index = preferred_device(reports);
+    if (!index || *index >= reports.size()) return {.problem = "no Vulkan device that can run vkllm"};
+    DeviceMemory d{.name = reports[*index].caps.name};
+    for (const MemoryHeap& h : reports[*index].caps.heaps)
+      if (h.device_local) d.bytes = std::max(d.bytes, h.size);
+    uint64_t limit = requested_memory_limit(co);
+    if (limit && limit < d.bytes) d.bytes = limit, d.limited = true;
+    return d;
+  } catch (const std::exception& e) {
+    return {.problem = e.what()};
+  }
+}
+
 struct Info {
   const GgufFile& file;
-  ModelConfig config;
+  std::optional<ModelConfig> config;  // none when vkllm cannot read the architecture
   std::optional<Tokenizer> tokenizer;
+  std::vector<std::string> problems;  // why vkllm cannot run the file
   uint64_t parameters = 0;
   bool parameters_from_config = false;    // a file without tensors
   std::map<std::string, uint64_t> types;  // tensor type -> count
   uint64_t tensor_bytes = 0;
   std::optional<uint32_t> file_type;  // general.file_type (the mix, "Q4_K_M")
+  uint32_t n_ctx = 0;                 // the context `run` would use
   DType kv_type = DType::F16;         // --kv-type
-  uint64_t kv_bytes = 0;              // per token, as kv_type stores it
+  uint32_t parallel = 4;              // vkllm serve's KV-cache split: slots x n_ctx tokens each
+  MemoryEstimate memory;
+  DeviceMemory device;
   double bits_per_weight() const { return parameters ? 8.0 * double(tensor_bytes) / double(parameters) : 0; }
   std::string mix_name() const;  // "Q4_K_M", "file type 99" or "" (no key)
 };
@@ -52,21 +99,50 @@ std::string Info::mix_name() const {
   return t ? std::string(t->name) : fmt::format("file type {}", *file_type);
 }
 
-Info gather(const GgufFile& f, DType kv_type) {
-  Info i{f, ModelConfig::from_gguf(f), std::nullopt};
-  i.kv_type = kv_type;
-  if (has_vocab(f)) i.tokenizer = Tokenizer::from_gguf(f);
+// "3 tensors of type q3_k (blk.0.attn_q.weight, ...)" per unsupported type.
+void type_problems(const GgufFile& f, std::vector<std::string>& problems) {
+  std::map<std::string, std::vector<std::string>> by_type;
+  for (const GgufTensor* t : unsupported_weights(f))
+    by_type[std::string(vkllm::info(t->type).name)].push_back(printable(t->name));
+  for (auto& [type, names] : by_type)
+    problems.push_back(fmt::format("{} of type {} ({}{}); supported types: {}", count(names.size(), "tensor"), type,
+                                   names.front(), names.size() > 1 ? ", ..." : "", ops::weight_type_names()));
+}
+
+// Runs f; an Error becomes a problem (without the file name: the listing names the file).
+template <typename F>
+void try_part(const GgufFile& file, std::vector<std::string>& problems, const char* what, F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    std::string_view m = e.what(), prefix = file.name();
+    if (m.starts_with(prefix) && m.substr(prefix.size()).starts_with(": ")) m.remove_prefix(prefix.size() + 2);
+    problems.push_back(fmt::format("{}{}", what, m));
+  }
+}
+
+Info gather(const GgufFile& f, const InfoOptions& o) {
+  Info i{.file = f};
+  try_part(f, i.problems, "", [&] { i.config = ModelConfig::from_gguf(f); });
+  if (has_vocab(f)) try_part(f, i.problems, "tokenizer: ", [&] { i.tokenizer = Tokenizer::from_gguf(f); });
+  type_problems(f, i.problems);
   for (const GgufTensor& t : f.tensors()) {
     i.parameters += t.n_elements();
     i.tensor_bytes += t.data.size();
     ++i.types[std::string(vkllm::info(t.type).name)];
   }
   i.file_type = read_file_type(f);
+  if (!i.config) return i;
+  const ModelConfig& c = *i.config;
   if (f.tensors().empty()) {
-    i.parameters = parameter_count(i.config);
+    i.parameters = parameter_count(c);
     i.parameters_from_config = true;
   }
-  i.kv_bytes = i.config.kv_bytes_per_token(kv_type);
+  i.n_ctx = o.model.ctx ? o.model.ctx : default_context(c);
+  i.kv_type = kv_type_named(o.model.kv_type);
+  i.parallel = o.parallel;
+  i.memory = estimate_memory(f, c, i.n_ctx, o.model.batch, i.kv_type);
+  i.device = device_memory(o.model);
   return i;
 }
 
@@ -84,56 +160,155 @@ std::string attention_line(const ModelConfig& c) {
   }
 }
 
+// The routing rule in words (docs/formats.md §8).
+std::string routing_line(const MoeConfig& m) {
+  std::string s = fmt::format("{} of {} per token by {}", m.n_experts_used, m.n_experts, to_string(m.gating));
+  if (m.probs_bias) s += " + selection bias";
+  if (m.n_groups > 1) s += fmt::format(", best {} of {} groups", m.n_groups_used, m.n_groups);
+  s += m.weights_norm ? ", weights renormalised" : ", weights as scored";
+  if (m.weights_scale != 1.0f && m.weights_scale != 0.0f) s += fmt::format(" x{}", m.weights_scale);
+  return s;
+}
+
+std::string experts_line(const ModelConfig& c) {
+  const MoeConfig& m = c.moe;
+  std::string s = fmt::format("{} routed of width {}", m.n_experts, m.expert_hidden_dim);
+  if (m.shared_hidden_dim) {  // deepseek2: n shared experts run as one FFN of n times the width
+    uint32_t n = std::max(1u, m.n_shared_experts);
+    s += fmt::format(", {} shared (one FFN of width {}{})", n, m.shared_hidden_dim,
+                     m.shared_gate ? ", sigmoid-gated" : "");
+  }
+  if (m.leading_dense_blocks) s += fmt::format(", blocks 0..{} dense", m.leading_dense_blocks - 1);
+  return s + "; " + routing_line(m);
+}
+
+// What the architecture's blocks do beyond the plain pre-norm decoder.
+std::vector<std::string> features(const ModelConfig& c) {
+  const BlockRecipe& r = c.architecture().recipe;
+  std::vector<std::string> f;
+  TensorCatalogue t;
+  c.architecture().layer_tensors(c, 0, t);
+  if (t.find(TensorRole::AttnQkv, 0)) f.push_back("fused qkv");
+  if (t.find(TensorRole::FfnGateUp, 0)) f.push_back("fused gate|up");
+  if (c.qkv_bias) f.push_back("qkv bias");
+  if (r.qk_norm) f.push_back("q/k head norms");
+  if (r.post_norms) f.push_back("post-attention and post-FFN norms");
+  if (r.ffn_activation == FfnActivation::Gelu) f.push_back("GELU-gated FFN");
+  if (r.scale_embeddings) f.push_back("embeddings x sqrt(dim)");
+  if (c.query_scale > 0) f.push_back(fmt::format("query scale {:.6g}", c.query_scale));
+  size_t swa = std::count(c.swa_layers.begin(), c.swa_layers.end(), 1);
+  if (swa)
+    f.push_back(fmt::format("sliding window {} on {} of {} layers (rope base {})", c.sliding_window, swa, c.n_layers,
+                            c.rope_swa.theta));
+  if (c.attn_softcap > 0) f.push_back(fmt::format("attention soft-cap {}", c.attn_softcap));
+  if (c.final_softcap > 0) f.push_back(fmt::format("logit soft-cap {}", c.final_softcap));
+  return f;
+}
+
 std::string hidden_str(const std::vector<uint32_t>& h) {
   bool uniform = std::all_of(h.begin(), h.end(), [&](uint32_t x) { return x == h[0]; });
   return uniform ? fmt::format("{}", h[0]) : fmt::format("[{}]", fmt::join(h, ", "));
 }
 
-void print_text(const Info& i) {
-  const ModelConfig& c = i.config;
-  const GgufFile& f = i.file;
-  fmt::print("file        {} (GGUF v{}, {} tensors, {} metadata keys, {})\n", f.name(), f.version(), f.tensors().size(),
-             f.metadata().size(), human_bytes(double(f.bytes().size())));
-  if (!c.name.empty()) fmt::print("name        {}\n", c.name);
-  fmt::print("arch        {}\n", c.arch_name);
-  fmt::print("dims        dim {}, layers {}, heads {}, kv heads {}, head dim {}, value head dim {}, ffn {}, vocab {}\n",
-             c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.v_head_dim, hidden_str(c.hidden_dim),
-             c.vocab_size);
-  fmt::print("attention   {}\n", attention_line(c));
-  fmt::print("rope        {}, dim {}, theta {}, scaling {}{}{}\n", to_string(c.rope.mode), c.rope.dim, c.rope.theta,
-             to_string(c.rope.scaling), c.rope.scaling == RopeScaling::None ? "" : fmt::format(" x{}", c.rope.factor),
-             c.rope.has_freq_factors ? ", frequency factors" : "");
-  fmt::print("context     {}\n", c.seq_len);
-  fmt::print("params      {} ({}){}\n", i.parameters, human_count(double(i.parameters)),
-             i.parameters_from_config ? " from the config: the file has no tensors" : "");
+std::string file_line(const GgufFile& f) {
+  return fmt::format("file        {} (GGUF v{}, {}, {}, {})\n", f.name(), f.version(),
+                     count(f.tensors().size(), "tensor"), count(f.metadata().size(), "metadata key"),
+                     human_bytes(double(f.bytes().size())));
+}
+
+std::string memory_text(const Info& i) {
+  const MemoryEstimate& m = i.memory;
+  std::string out = fmt::format("memory      about {}: weights {}, KV cache {}, activations at most {}\n",
+                                human_bytes(double(m.total())), human_bytes(double(m.weights)),
+                                human_bytes(double(m.kv_cache)), human_bytes(double(m.activations)));
+  const DeviceMemory& d = i.device;
+  if (!d.problem.empty()) return out + fmt::format("fits        unknown: {}\n", d.problem);
+  return out + fmt::format("fits        {}: {} has {}{}\n", m.total() <= d.bytes ? "yes" : "no", d.name,
+                           human_bytes(double(d.bytes)), d.limited ? " (VKLLM_MEMORY_LIMIT)" : " of device memory");
+}
+
+std::string model_text(const Info& i) {
+  const ModelConfig& c = *i.config;
+  std::string out;
+  if (!c.name.empty()) out += fmt::format("name        {}\n", c.name);
+  out += fmt::format("arch        {}\n", c.arch_name);
+  out += fmt::format(
+      "dims        dim {}, layers {}, heads {}, kv heads {}, head dim {}, value head dim {}, ffn {}, vocab {}\n", c.dim,
+      c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.v_head_dim, hidden_str(c.hidden_dim), c.vocab_size);
+  out += fmt::format("attention   {}\n", attention_line(c));
+  if (c.moe.n_experts) out += fmt::format("experts     {}\n", experts_line(c));
+  std::vector<std::string> feats = features(c);
+  if (!feats.empty()) out += fmt::format("blocks      {}\n", fmt::join(feats, ", "));
+  out += fmt::format("rope        {}, dim {}, theta {}, scaling {}{}{}\n", to_string(c.rope.mode), c.rope.dim,
+                     c.rope.theta, to_string(c.rope.scaling),
+                     c.rope.scaling == RopeScaling::None ? "" : fmt::format(" x{}", c.rope.factor),
+                     c.rope.has_freq_factors ? ", frequency factors" : "");
+  out += fmt::format("context     {} trained; run uses {} (--ctx; by default the model's, at most 4096)\n", c.seq_len,
+                     i.n_ctx);
+  out += fmt::format("params      {} ({}){}\n", i.parameters, human_count(double(i.parameters)),
+                     i.parameters_from_config ? " from the config: the file has no tensors" : "");
   std::vector<std::string> types;
   for (const auto& [name, n] : i.types) types.push_back(fmt::format("{} {}", name, n));
   std::string mix = i.mix_name();
   if (types.empty())
-    fmt::print("tensors     none\n");
+    out += "tensors     none\n";
   else
-    fmt::print("tensors     {}{}; {:.2f} bits per weight\n", mix.empty() ? "" : mix + ": ", fmt::join(types, ", "),
-               i.bits_per_weight());
-  fmt::print("kv cache    {} bytes per token in {} ({}); {} at {} tokens\n", i.kv_bytes, vkllm::info(i.kv_type).name,
-             human_bytes(double(i.kv_bytes)), human_bytes(double(i.kv_bytes) * c.seq_len), c.seq_len);
-  if (!i.tokenizer) {
-    fmt::print("tokenizer   none\n");
-    return;
-  }
-  const Tokenizer& t = *i.tokenizer;
-  bool spm = t.kind() == Tokenizer::Kind::Spm;
-  fmt::print("tokenizer   {}, vocab {}, bos {}, eos {}, add_bos {}\n",
-             spm ? "llama (SentencePiece)" : fmt::format("gpt2 (byte-level BPE, pre {})", t.pre()), t.vocab_size(),
-             t.bos(), t.eos(), t.add_bos());
+    out += fmt::format("tensors     {}{}; {:.2f} bits per weight\n", mix.empty() ? "" : mix + ": ",
+                       fmt::join(types, ", "), i.bits_per_weight());
+  uint64_t per_token = c.kv_bytes_per_token(i.kv_type);
+  out +=
+      fmt::format("kv cache    {} bytes per token in {} ({}); {} at run's {}; {} at the full {}\n", per_token,
+                  vkllm::info(i.kv_type).name, human_bytes(double(per_token)), human_bytes(double(per_token) * i.n_ctx),
+                  count(i.n_ctx, "token"), human_bytes(double(per_token) * c.seq_len), count(c.seq_len, "token"));
+  std::vector<std::string> kinds;
+  for (const KvKindCost& k : kv_costs_by_kind(c, i.kv_type))
+    kinds.push_back(fmt::format("{} {}{}", to_string(k.kind), human_bytes(double(k.bytes_per_token)),
+                                k.kind == AttentionKind::GQA   ? fmt::format(" ({} KV heads)", k.kv_heads)
+                                : k.kind == AttentionKind::MLA ? fmt::format(" (latent {} + rope {})", k.latent, k.rope)
+                                                               : ""));
+  out += fmt::format("kv by kind  per token at these dims: {}\n", fmt::join(kinds, ", "));
+  double slot = double(per_token) * i.n_ctx;
+  out += fmt::format("serve       --parallel {} slots x --ctx {} tokens: KV cache {} ({} per slot)\n", i.parallel,
+                     i.n_ctx, human_bytes(slot * i.parallel), human_bytes(slot));
+  return out + memory_text(i);
 }
 
-nlohmann::json to_json(const Info& i) {
-  const ModelConfig& c = i.config;
+std::string tokenizer_text(const Info& i) {
+  if (!i.tokenizer) return "tokenizer   none\n";
+  const Tokenizer& t = *i.tokenizer;
+  bool spm = t.kind() == Tokenizer::Kind::Spm;
+  return fmt::format("tokenizer   {}, vocab {}, bos {}, eos {}, add_bos {}\n",
+                     spm ? "llama (SentencePiece)" : fmt::format("gpt2 (byte-level BPE, pre {})", t.pre()),
+                     t.vocab_size(), t.bos(), t.eos(), t.add_bos());
+}
+
+void print_text(const Info& i) {
+  std::string out = file_line(i.file);
+  out += i.config ? model_text(i) : listing_text(i.file);
+  out += tokenizer_text(i);
+  for (const std::string& p : i.problems) out += fmt::format("warning: not supported by vkllm: {}\n", p);
+  write_stdout(out);
+}
+
+// "kv_bytes_per_token_by_kind": {"mha", "gqa", "mqa", "mla"} and "kv_by_kind_dims":
+// {"gqa_n_head_kv", "mla_kv_lora_rank", "mla_rope_dim"} (GET /v1/info reports the same).
+void add_kv_by_kind(nlohmann::json& j, const ModelConfig& c, DType kv) {
+  nlohmann::json bytes, dims;
+  for (const KvKindCost& k : kv_costs_by_kind(c, kv)) {
+    std::string name(to_string(k.kind));
+    std::transform(name.begin(), name.end(), name.begin(), [](char ch) { return char(std::tolower(ch)); });
+    bytes[name] = k.bytes_per_token;
+    if (k.kind == AttentionKind::GQA) dims["gqa_n_head_kv"] = k.kv_heads;
+    if (k.kind == AttentionKind::MLA) dims["mla_kv_lora_rank"] = k.latent, dims["mla_rope_dim"] = k.rope;
+  }
+  j["kv_bytes_per_token_by_kind"] = bytes;
+  j["kv_by_kind_dims"] = dims;
+}
+
+nlohmann::json model_json(const Info& i) {
+  const ModelConfig& c = *i.config;
   nlohmann::json j = {
-      {"file", i.file.name()},
-      {"gguf_version", i.file.version()},
       {"name", c.name},
-      {"architecture", c.arch_name},
       {"dim", c.dim},
       {"n_layers", c.n_layers},
       {"n_heads", c.n_heads},
@@ -143,6 +318,7 @@ nlohmann::json to_json(const Info& i) {
       {"hidden_dim", c.hidden_dim},
       {"vocab_size", c.vocab_size},
       {"context_length", c.seq_len},
+      {"n_ctx", i.n_ctx},
       {"attention", to_string(c.attention_kind())},
       {"rope",
        {{"mode", to_string(c.rope.mode)},
@@ -153,14 +329,46 @@ nlohmann::json to_json(const Info& i) {
         {"freq_factors", c.rope.has_freq_factors}}},
       {"parameters", i.parameters},
       {"parameters_from_config", i.parameters_from_config},
-      {"tensor_types", i.types},
-      {"file_type", i.file_type ? nlohmann::json(i.mix_name()) : nlohmann::json(nullptr)},
-      {"bits_per_weight", i.bits_per_weight()},
-      {"tensor_count", i.file.tensors().size()},
-      {"kv_bytes_per_token", i.kv_bytes},
+      {"kv_bytes_per_token", c.kv_bytes_per_token(i.kv_type)},
       {"kv_type", vkllm::info(i.kv_type).name},
+      {"kv_cache_bytes", i.memory.kv_cache},
+      {"kv_cache_bytes_full_context", c.kv_bytes_per_token(i.kv_type) * c.seq_len},
+      {"serve_kv_cache",
+       {{"parallel", i.parallel},
+        {"ctx", i.n_ctx},
+        {"bytes_per_slot", c.kv_bytes_per_token(i.kv_type) * i.n_ctx},
+        {"bytes", c.kv_bytes_per_token(i.kv_type) * i.n_ctx * i.parallel}}},
       {"tied_embeddings", c.tied_embeddings},
   };
+  add_kv_by_kind(j, c, i.kv_type);
+  j["features"] = features(c);
+  if (c.moe.n_experts) {
+    const MoeConfig& m = c.moe;
+    j["experts"] = {{"count", m.n_experts},
+                    {"used", m.n_experts_used},
+                    {"hidden_dim", m.expert_hidden_dim},
+                    {"shared_hidden_dim", m.shared_hidden_dim},
+                    {"shared_count", m.shared_hidden_dim ? std::max(1u, m.n_shared_experts) : 0u},
+                    {"shared_gate", m.shared_gate},
+                    {"leading_dense_blocks", m.leading_dense_blocks},
+                    {"gating", to_string(m.gating)},
+                    {"selection_bias", m.probs_bias},
+                    {"groups", m.n_groups},
+                    {"groups_used", m.n_groups_used},
+                    {"weights_norm", m.weights_norm},
+                    {"weights_scale", m.weights_scale},
+                    {"routing", routing_line(m)}};
+  } else {
+    j["experts"] = nullptr;
+  }
+  const DeviceMemory& d = i.device;
+  j["memory"] = {{"weights", i.memory.weights},
+                 {"kv_cache", i.memory.kv_cache},
+                 {"activations_at_most", i.memory.activations},
+                 {"total", i.memory.total()},
+                 {"device", d.problem.empty() ? nlohmann::json(d.name) : nlohmann::json(nullptr)},
+                 {"device_bytes", d.bytes},
+                 {"fits", d.problem.empty() ? nlohmann::json(i.memory.total() <= d.bytes) : nlohmann::json(nullptr)}};
   if (c.attention_kind() == AttentionKind::MLA)
     j["mla"] = {{"q_lora_rank", c.mla.q_lora_rank},
                 {"kv_lora_rank", c.mla.kv_lora_rank},
@@ -168,6 +376,31 @@ nlohmann::json to_json(const Info& i) {
                 {"qk_rope_head_dim", c.mla.qk_rope_head_dim},
                 {"v_head_dim", c.mla.v_head_dim},
                 {"layout", to_string(c.mla.layout)}};
+  return j;
+}
+
+std::string architecture_name(const GgufFile& f) {
+  const GgufValue* v = f.find("general.architecture");
+  auto s = v ? v->to_string() : std::nullopt;
+  return s ? printable(*s) : "";
+}
+
+nlohmann::json to_json(const Info& i) {
+  const GgufFile& f = i.file;
+  nlohmann::json j = {{"file", f.name()},
+                      {"gguf_version", f.version()},
+                      {"architecture", architecture_name(f)},
+                      {"supported", i.problems.empty()},
+                      {"problems", i.problems},
+                      {"tensor_types", i.types},
+                      {"file_type", i.file_type ? nlohmann::json(i.mix_name()) : nlohmann::json(nullptr)},
+                      {"bits_per_weight", i.bits_per_weight()},
+                      {"tensor_count", f.tensors().size()}};
+  if (i.config)
+    j.update(model_json(i));
+  else
+    j.update(listing_json(f));
+  j["tokenizer"] = nullptr;
   if (i.tokenizer) {
     const Tokenizer& t = *i.tokenizer;
     j["tokenizer"] = {{"kind", t.kind() == Tokenizer::Kind::Spm ? "llama" : "gpt2"},
@@ -176,8 +409,6 @@ nlohmann::json to_json(const Info& i) {
                       {"bos", t.bos()},
                       {"eos", t.eos()},
                       {"add_bos", t.add_bos()}};
-  } else {
-    j["tokenizer"] = nullptr;
   }
   return j;
 }
@@ -185,20 +416,20 @@ nlohmann::json to_json(const Info& i) {
 }  // namespace
 
 void add_info_command(CLI::App& app) {
-  auto* cmd =
-      app.add_subcommand("info", "Describe a GGUF model: architecture, dimensions, attention, KV cache, tokenizer");
-  auto model = std::make_shared<std::string>();
-  auto json = std::make_shared<bool>(false);
-  auto kv_type = std::make_shared<std::string>("f16");
-  cmd->add_option("-m,--model", *model, "GGUF model file (default: the embedded model)");
-  cmd->add_flag("--json", *json, "Print one JSON object");
-  cmd->add_option("--kv-type", *kv_type, "KV cache storage the bytes per token are for: f16, f32, q8_0 or q4_0")
-      ->check(CLI::IsMember({"f16", "f32", "q8_0", "q4_0"}));
-  cmd->callback([model, json, kv_type] {
-    GgufFile f = open_model(*model);
-    Info i = gather(f, kv_type_named(*kv_type));
-    if (*json)
-      fmt::print("{}\n", to_json(i).dump(2));
+  auto* cmd = app.add_subcommand(
+      "info", "Describe a GGUF model: architecture, dimensions, attention, KV cache, tokenizer, whether it fits");
+  auto o = std::make_shared<InfoOptions>();
+  add_model_options(cmd, o->model);
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_option("--parallel", o->parallel, "KV-cache slots to report (as vkllm serve --parallel)")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(int_range(1, 256));
+  cmd->callback([o] {
+    GgufFile f = open_model(o->model.path);
+    Info i = gather(f, *o);
+    if (o->json)
+      print_json(to_json(i));
     else
       print_text(i);
   });

@@ -1,4 +1,5 @@
 // `vkllm perplexity [-m MODEL] -f TEXTFILE [--ctx N]`: perplexity of a model over a text, scored
+// in chunks of ctx tokens (default: the model's training context, at most 4096),
 // as scripts/train_default_model scores it (docs/decisions.md "Default model"): the text is one
 // token stream ([BOS] + tokens); each full chunk of ctx tokens starts over from an empty cache
 // with BOS in its first place, and positions 0..ctx-2 predict the next token. llama.cpp scores
@@ -6,13 +7,12 @@
 #include <fmt/format.h>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "commands.h"
 #include "error.h"
 #include "model_options.h"
+#include "output.h"
 
 namespace vkllm::cli {
 
@@ -36,30 +36,27 @@ double nll(std::span<const float> logits, int32_t target) {
   return std::log(sum) + max - logits[size_t(target)];
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  ENSURE(in, fmt::format("{}: cannot read the file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void perplexity(PerplexityOptions o) {
-  std::string text = read_file(o.file);
-  if (!o.model.ctx) o.model.ctx = 512;
-  LoadedModel m = load_model(o.model);
-  Engine& e = *m.engine;
-  uint32_t ctx = std::min(o.model.ctx, e.n_ctx());
-  std::vector<int32_t> tokens = e.tokenizer().encode(text, true);
-  if (tokens.empty() || tokens[0] != e.tokenizer().bos()) tokens.insert(tokens.begin(), e.tokenizer().bos());
+  ENSURE(o.model.ctx == 0 || o.model.ctx >= 2,
+         fmt::format("--ctx {}: a chunk needs at least 2 tokens (one predicts the next)", o.model.ctx));
+  std::string text = read_text_file(o.file);
+  ModelPlan plan = plan_model(o.model);
+  uint32_t ctx = plan.n_ctx;
+  Tokenizer tokenizer = Tokenizer::from_gguf(*plan.file);
+  std::vector<int32_t> tokens = tokenizer.encode(text, true);
+  int32_t bos = tokenizer.bos();
+  ENSURE(bos >= 0, fmt::format("{}: the model has no BOS token to start each chunk with", plan.file->name()));
+  if (tokens.empty() || tokens[0] != bos) tokens.insert(tokens.begin(), bos);
   size_t chunks = tokens.size() / ctx;
-  ENSURE(chunks > 0,
-         fmt::format("{}: {} tokens, fewer than one chunk of {} (use a smaller --ctx)", o.file, tokens.size(), ctx));
+  ENSURE(chunks > 0, fmt::format("{}: {} with BOS, fewer than one chunk of {} (use a smaller --ctx)", o.file,
+                                 count(tokens.size(), "token"), ctx));
+  LoadedModel m = load_model(std::move(plan), o.model);
+  Engine& e = *m.engine;
   Score s;
   uint32_t vocab = e.config().vocab_size;
   for (size_t c = 0; c < chunks; ++c) {
     std::vector<int32_t> chunk(tokens.begin() + c * ctx, tokens.begin() + (c + 1) * ctx);
-    chunk[0] = e.tokenizer().bos();
+    chunk[0] = bos;
     e.reset();
     std::vector<float> logits = e.eval_all(chunk);
     for (uint32_t j = 0; j + 1 < ctx; ++j) {
@@ -79,10 +76,10 @@ void perplexity(PerplexityOptions o) {
                         {"perplexity", ppl},
                         {"perplexity_second_half", half},
                         {"nll", s.nll / s.n}};
-    return fmt::print("{}\n", j.dump(2));
+    return print_json(j);
   }
-  fmt::print("perplexity {:.4f} over {} tokens ({} chunks of {}); second half of each chunk (llama.cpp): {:.4f}\n", ppl,
-             s.n, chunks, ctx, half);
+  write_stdout(fmt::format("perplexity {:.4f} over {} ({} of {}); second half of each chunk (llama.cpp): {:.4f}\n", ppl,
+                           count(s.n, "token"), count(chunks, "chunk"), ctx, half));
 }
 
 }  // namespace
@@ -91,7 +88,10 @@ void add_perplexity_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("perplexity", "Perplexity of the model over a text file");
   auto o = std::make_shared<PerplexityOptions>();
   add_model_options(cmd, o->model);
-  cmd->add_option("-f,--file", o->file, "Text file")->required();
+  cmd->add_option("-f,--file", o->file, "Text file; -: standard input")
+      ->type_name("FILE")
+      ->required()
+      ->check(non_empty);
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o] { perplexity(*o); });
 }

@@ -1,13 +1,18 @@
-// `vkllm run [-m MODEL] -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] ...`:
-// generates text, streaming tokens as they come; ends with prompt and generation tokens/s.
+// `vkllm run [-m MODEL] (-p TEXT | -f FILE | TEXT) [-n N] [sampling] [--stop S] [--json] ...`:
+// generates text, streaming it as it comes, and ends with prompt and generation tokens/s and the
+// seed on stderr. Ctrl-C stops early with the same statistics (exit 130); --json prints one
+// object instead: text, tokens, log-probabilities, finish reason and timings.
 #include <fmt/format.h>
+#include <algorithm>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
-#include <random>
 
 #include "commands.h"
-#include "engine/sampler.h"
 #include "error.h"
 #include "model_options.h"
+#include "output.h"
+#include "text/stop_strings.h"
 
 namespace vkllm::cli {
 
@@ -15,46 +20,120 @@ namespace {
 
 struct RunOptions {
   ModelOptions model;
-  std::string prompt;
-  uint32_t n = 128;
-  SamplerOptions sampling;
-  std::optional<uint64_t> seed;
+  PromptOptions prompt;
+  GenerationOptions gen;
+  bool json = false;
+  uint32_t logprobs = 0;
 };
 
-void run(RunOptions& o) {
-  LoadedModel m = load_model(o.model);
+volatile std::sig_atomic_t interrupted = 0;
+
+// Ctrl-C ends generation after the current token; a second one kills as usual.
+void on_sigint(int) { interrupted = 1; }
+
+struct SigintScope {
+  struct sigaction old {};
+  SigintScope() {
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+  }
+  ~SigintScope() { sigaction(SIGINT, &old, nullptr); }
+};
+
+// log softmax of the model's logits at `id`, and the top n alternatives.
+nlohmann::json logprob_entry(const Tokenizer& tok, std::span<const float> logits, int32_t id, uint32_t top_n) {
+  double max = *std::max_element(logits.begin(), logits.end()), sum = 0;
+  for (float l : logits) sum += std::exp(double(l) - max);
+  double log_z = max + std::log(sum);
+  nlohmann::json e = {{"token", id}, {"text", tok.piece(id)}, {"logprob", double(logits[size_t(id)]) - log_z}};
+  if (top_n == 0) return e;
+  std::vector<int32_t> ids(logits.size());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t(i);
+  size_t n = std::min<size_t>(top_n, ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + std::ptrdiff_t(n), ids.end(), [&](int32_t a, int32_t b) {
+    return logits[size_t(a)] > logits[size_t(b)] || (logits[size_t(a)] == logits[size_t(b)] && a < b);
+  });
+  e["top"] = nlohmann::json::array();
+  for (size_t i = 0; i < n; ++i)
+    e["top"].push_back(
+        {{"token", ids[i]}, {"text", tok.piece(ids[i])}, {"logprob", double(logits[size_t(ids[i])]) - log_z}});
+  return e;
+}
+
+std::string finish_text(FinishReason r, bool stopped_by_user) {
+  return stopped_by_user ? "interrupted" : std::string(to_string(r));
+}
+
+void run(const RunOptions& o) {
+  std::string prompt_text = read_prompt(o.prompt);
+  ModelPlan plan = plan_model(o.model);
+  std::vector<int32_t> prompt = Tokenizer::from_gguf(*plan.file).encode(prompt_text, true);
+  ENSURE(!prompt.empty(), "the prompt is empty and the model adds no BOS token: give some text");
+  ENSURE(prompt.size() < plan.n_ctx, fmt::format("the prompt has {}, more than fit a context of {} with one to "
+                                                 "generate (use --ctx)",
+                                                 count(prompt.size(), "token"), plan.n_ctx));
+  LoadedModel m = load_model(std::move(plan), o.model);
+  print_load_line(m);
   Engine& engine = *m.engine;
   const Tokenizer& tok = engine.tokenizer();
-  o.sampling.seed = o.seed ? *o.seed : std::random_device{}();
-  Sampler sampler(o.sampling);
-  std::vector<int32_t> prompt = tok.encode(o.prompt, true);
-  ENSURE(prompt.size() < engine.n_ctx(), fmt::format("the prompt has {} tokens, more than fit the context of {} "
-                                                     "tokens with one to generate (use --ctx)",
-                                                     prompt.size(), engine.n_ctx()));
-  MemoryReport mem = engine.memory();
-  auto mib = [](uint64_t b) { return b / 1048576.0; };
-  const KvCache& kv = engine.kv_cache();
-  std::fprintf(stderr, "%s on %s: weights %.1f MiB, KV cache %.1f MiB (%u tokens x %llu B, %s), activations %.1f MiB\n",
-               m.file->name().c_str(), m.ctx->caps().name.c_str(), mib(mem.weights), mib(mem.kv_cache), engine.n_ctx(),
-               static_cast<unsigned long long>(kv.bytes_per_token()), std::string(info(kv.type()).name).c_str(),
-               mib(mem.activations));
-  std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
-  std::fflush(stdout);
+  SamplerOptions sampling = sampler_options(o.gen);
+  Sampler sampler(sampling);
+
+  interrupted = 0;
+  SigintScope sigint;
+  if (!o.json) write_stdout(prompt_text);
   Detokenizer detok(tok);
-  GenerationStats stats = generate(engine, sampler, prompt, o.n, [&](int32_t token) {
-    if (tok.is_end_of_generation(token)) return false;
-    std::string text = detok.push(token);
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return true;
-  });
-  std::string rest = detok.flush();
-  std::fwrite(rest.data(), 1, rest.size(), stdout);
-  std::fputc('\n', stdout);
-  std::fflush(stdout);
-  std::fprintf(stderr, "prompt: %u tokens, %.1f tokens/s; generation: %u tokens, %.1f tokens/s (seed %llu)\n",
-               stats.prompt_tokens, stats.prompt_tps(), stats.generated_tokens, stats.generation_tps(),
-               (unsigned long long)o.sampling.seed);
+  StopStrings stops(o.gen.stop);
+  std::string text;
+  auto emit = [&](const std::string& piece) {
+    std::string shown = stops.push(piece);
+    text += shown;
+    if (!o.json && !shown.empty()) write_stdout(shown);
+  };
+  nlohmann::json tokens = nlohmann::json::array(), logprobs = nlohmann::json::array();
+  GenerateOptions go{.max_tokens = o.gen.n_predict < 0 ? UINT32_MAX : uint32_t(o.gen.n_predict),
+                     .ignore_eos = o.gen.ignore_eos};
+  go.on_token = [&](int32_t token, std::span<const float> logits) {
+    tokens.push_back(token);
+    if (o.json) logprobs.push_back(logprob_entry(tok, logits, token, o.logprobs));
+    if (!tok.is_end_of_generation(token)) emit(detok.push(token));
+    return !stops.stopped() && !interrupted;
+  };
+  GenerationStats stats = generate(engine, sampler, prompt, go);
+  if (!stops.stopped()) emit(detok.flush());
+  std::string rest = stops.flush();
+  text += rest;
+  std::string finish = finish_text(stats.finish, interrupted);
+  if (o.json) {
+    print_json({{"prompt", prompt_text},
+                {"text", text},
+                {"prompt_tokens", prompt.size()},
+                {"tokens", tokens},
+                {"logprobs", logprobs},
+                {"finish_reason", finish},
+                {"seed", sampling.seed},
+                {"n_ctx", engine.n_ctx()},
+                {"timings",
+                 {{"prompt_seconds", stats.prompt_seconds},
+                  {"prompt_tokens_per_second", stats.prompt_tps()},
+                  {"generated_tokens", stats.generated_tokens},
+                  {"generation_seconds", stats.generation_seconds},
+                  {"generation_tokens_per_second", stats.generation_tps()}}}});
+  } else {
+    write_stdout(rest + "\n");
+  }
+  if (stats.finish == FinishReason::ContextFull)
+    std::fprintf(stderr, "stopped: the context of %u tokens is full (use --ctx for more)\n", engine.n_ctx());
+  std::fprintf(
+      stderr, "%s\n",
+      fmt::format("prompt: {}, {:.1f} tokens/s; generation: {}, {:.1f} tokens/s (seed {}{})",
+                  count(stats.prompt_tokens, "token"), stats.prompt_tps(), count(stats.generated_tokens, "token"),
+                  stats.generation_tps(), sampling.seed, interrupted ? "; interrupted" : "")
+          .c_str());
+  if (interrupted) throw CLI::RuntimeError(130);
 }
 
 }  // namespace
@@ -62,19 +141,15 @@ void run(RunOptions& o) {
 void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Generate text from a prompt");
   auto o = std::make_shared<RunOptions>();
+  add_prompt_options(cmd, o->prompt);
   add_model_options(cmd, o->model);
-  cmd->add_option("-p,--prompt", o->prompt, "Prompt text")->required();
-  cmd->add_option("-n,--n-predict", o->n, "Tokens to generate");
-  cmd->add_option("--temp", o->sampling.temperature, "Temperature (0: greedy)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--top-k", o->sampling.top_k, "Keep the k most likely tokens (0: all)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--top-p", o->sampling.top_p, "Keep the most likely tokens up to this total probability")
-      ->check(CLI::Range(0.0f, 1.0f));
-  cmd->add_option("--min-p", o->sampling.min_p, "Drop tokens below this fraction of the best's probability")
-      ->check(CLI::Range(0.0f, 1.0f));
-  cmd->add_option("--repeat-penalty", o->sampling.repeat_penalty, "Penalty for recent tokens (1: off)");
-  cmd->add_option("--repeat-last-n", o->sampling.repeat_last_n, "How many recent tokens the penalty sees");
-  cmd->add_option("--seed", o->seed, "Random seed (default: random, printed at the end)");
+  add_generation_options(cmd, o->gen);
+  auto* json = cmd->add_flag("--json", o->json,
+                             "Print one JSON object: text, tokens, log-probabilities, finish reason, timings");
+  cmd->add_option("--logprobs", o->logprobs, "With --json: the N most likely alternatives of each token")
+      ->needs(json)
+      ->type_name("N")
+      ->check(int_range(0, 100));
   cmd->callback([o] { run(*o); });
 }
 

@@ -1,101 +1,84 @@
-// `vkllm tokenize [-m FILE] -p TEXT [--pieces]`: the ids of a text, BOS included when the model adds
-// it; `vkllm detokenize [-m FILE] --tokens 1,2,3 [--no-bos]`: the text of ids, without the BOS
-// tokenize added (with --no-bos every id is text). Only the tokenizer is loaded.
+// `vkllm tokenize [-m FILE] (-p TEXT | -f FILE | TEXT) [--pieces] [--json]`: the ids of a text, BOS
+// included when the model adds it; `vkllm detokenize [-m FILE] --tokens 1,2,3 [--no-bos] [--json]`:
+// the text of ids, without the BOS tokenize added (with --no-bos every id is text). Only the
+// tokenizer is loaded.
 #include <fmt/format.h>
 
 #include "commands.h"
 #include "error.h"
 #include "gguf/reader.h"
 #include "model_options.h"
+#include "output.h"
 #include "text/tokenizer.h"
 
 namespace vkllm::cli {
 
 namespace {
 
-bool valid_utf8(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    auto c = static_cast<unsigned char>(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return false;
-    for (size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
-    i += n;
-  }
-  return true;
-}
-
-// A piece on one line: control characters and, in a partial UTF-8 character, every high byte
-// are written as escapes.
-std::string escape_piece(std::string_view p) {
-  bool utf8 = valid_utf8(p);
-  std::string out;
-  for (char ch : p) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '\n')
-      out += "\\n";
-    else if (c == '\t')
-      out += "\\t";
-    else if (c == '\r')
-      out += "\\r";
-    else if (c == '\\')
-      out += "\\\\";
-    else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8))
-      out += fmt::format("\\x{:02x}", c);
-    else
-      out += ch;
-  }
-  return out;
-}
-
 struct TokenizeOptions {
-  std::string model, prompt;
-  bool pieces = false, no_bos = false, no_special = false;
+  ModelOptions model;
+  PromptOptions text;
+  bool pieces = false, no_bos = false, no_special = false, json = false;
 };
 
 void tokenize(const TokenizeOptions& o) {
-  GgufFile f = open_model(o.model);
+  std::string text = read_prompt(o.text);
+  GgufFile f = open_model(o.model.path);
   Tokenizer t = Tokenizer::from_gguf(f);
-  std::vector<int32_t> ids = t.encode(o.prompt, !o.no_bos, !o.no_special);
-  if (o.pieces) {
-    for (int32_t id : ids) fmt::print("{}\t{}\n", id, escape_piece(t.piece(id)));
-    return;
+  std::vector<int32_t> ids = t.encode(text, !o.no_bos, !o.no_special);
+  if (o.json) {
+    nlohmann::json j = {{"tokens", ids}};
+    if (o.pieces) {
+      j["pieces"] = nlohmann::json::array();
+      for (int32_t id : ids) j["pieces"].push_back(t.piece(id));
+    }
+    return print_json(j);
   }
-  fmt::print("{}\n", fmt::join(ids, " "));
+  std::string out;
+  if (o.pieces)
+    for (int32_t id : ids) out += fmt::format("{}\t{}\n", id, escape_piece(t.piece(id)));
+  else
+    out = fmt::format("{}\n", fmt::join(ids, " "));
+  write_stdout(out);
 }
 
-void detokenize(const std::string& model, const std::string& tokens, bool no_bos) {
-  GgufFile f = open_model(model);
+struct DetokenizeOptions {
+  ModelOptions model;
+  std::string tokens;
+  bool json = false, no_bos = false;
+};
+
+void detokenize(const DetokenizeOptions& o) {
+  std::vector<int32_t> ids = parse_token_list(o.tokens);
+  GgufFile f = open_model(o.model.path);
   Tokenizer t = Tokenizer::from_gguf(f);
-  std::vector<int32_t> ids = parse_token_list(tokens);
-  for (int32_t id : ids)
-    ENSURE(id >= 0 && uint32_t(id) < t.vocab_size(),
-           fmt::format("{}: token id {} is outside the vocabulary of {} tokens", f.name(), id, t.vocab_size()));
-  std::string text = t.decode(ids, !no_bos);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fputc('\n', stdout);
+  check_token_ids(ids, t.vocab_size());
+  std::string text = t.decode(ids, !o.no_bos);
+  if (o.json) return print_json({{"text", text}});
+  write_stdout(text + "\n");
 }
 
 }  // namespace
 
 void add_tokenize_commands(CLI::App& app) {
-  auto* tok = app.add_subcommand("tokenize", "Print the token ids of a text");
+  auto* tok = app.add_subcommand("tokenize", "Print the token ids of a text (only the tokenizer is loaded)");
   auto o = std::make_shared<TokenizeOptions>();
-  tok->add_option("-m,--model", o->model, "GGUF model file (default: the embedded model)");
-  tok->add_option("-p,--prompt", o->prompt, "Text to tokenize")->required();
+  add_prompt_options(tok, o->text, "The text");
+  add_model_options(tok, o->model, false);
   tok->add_flag("--pieces", o->pieces, "One id and its piece per line");
   tok->add_flag("--no-bos", o->no_bos, "Do not add BOS/EOS even when the model does");
   tok->add_flag("--no-parse-special", o->no_special, "Encode control-token texts as plain text");
+  tok->add_flag("--json", o->json, "Print one JSON object: tokens (and pieces)");
   tok->callback([o] { tokenize(*o); });
 
-  auto* detok = app.add_subcommand("detokenize", "Print the text of token ids");
-  auto model = std::make_shared<std::string>(), tokens = std::make_shared<std::string>();
-  auto no_bos = std::make_shared<bool>(false);
-  detok->add_option("-m,--model", *model, "GGUF model file (default: the embedded model)");
-  detok->add_option("--tokens", *tokens, "Token ids, separated by commas or spaces")->required();
-  detok->add_flag("--no-bos", *no_bos,
+  auto* detok = app.add_subcommand("detokenize", "Print the text of token ids (only the tokenizer is loaded)");
+  auto d = std::make_shared<DetokenizeOptions>();
+  add_model_options(detok, d->model, false);
+  detok->add_option("--tokens", d->tokens, "Token ids, separated by commas or spaces")->type_name("IDS")->required();
+  detok->add_flag("--no-bos", d->no_bos,
                   "The ids were made with tokenize --no-bos: a leading BOS is text typed in the prompt, kept");
-  detok->callback([model, tokens, no_bos] { detokenize(*model, *tokens, *no_bos); });
+  detok->add_flag("--json", d->json, "Print one JSON object: text");
+  detok->callback([d] { detokenize(*d); });
 }
 
 }  // namespace vkllm::cli

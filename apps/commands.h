@@ -9,9 +9,11 @@ void add_info_command(CLI::App& app);
 void add_tokenize_commands(CLI::App& app);  // tokenize and detokenize
 void add_run_command(CLI::App& app);
 void add_logits_command(CLI::App& app);
+void add_attention_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_template_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 }  // namespace vkllm::cli

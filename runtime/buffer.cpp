@@ -124,7 +124,7 @@ void Buffer::download(void* dst, VkDeviceSize bytes, VkDeviceSize offset) const 
 // --- uploader
 
 Uploader::Uploader(const Context& ctx, VkDeviceSize staging_bytes)
-    : ctx_(ctx), staging_(ctx, staging_bytes, Memory::Host, "upload staging") {}
+    : ctx_(ctx), staging_size_(std::max<VkDeviceSize>(staging_bytes, 1)) {}
 
 Uploader::~Uploader() {
   try {
@@ -140,10 +140,11 @@ void Uploader::write(const Buffer& dst, VkDeviceSize offset, const void* src, Vk
     return;
   }
   const std::byte* p = static_cast<const std::byte*>(src);
+  if (!staging_ && bytes > 0) staging_.emplace(ctx_, staging_size_, Memory::Host, "upload staging");
   while (bytes > 0) {
-    if (used_ == staging_.size()) flush();
-    VkDeviceSize n = std::min(bytes, staging_.size() - used_);
-    std::memcpy(staging_.mapped() + used_, p, n);
+    if (used_ == staging_->size()) flush();
+    VkDeviceSize n = std::min(bytes, staging_->size() - used_);
+    std::memcpy(staging_->mapped() + used_, p, n);
     copies_.push_back({dst.handle(), {.srcOffset = used_, .dstOffset = offset, .size = n}});
     used_ += n, offset += n, p += n, bytes -= n;
   }
@@ -152,7 +153,7 @@ void Uploader::write(const Buffer& dst, VkDeviceSize offset, const void* src, Vk
 void Uploader::flush() {
   if (copies_.empty()) return;
   ctx_.run_now([&](VkCommandBuffer cb) {
-    for (const Copy& c : copies_) vkCmdCopyBuffer(cb, staging_.handle(), c.dst, 1, &c.region);
+    for (const Copy& c : copies_) vkCmdCopyBuffer(cb, staging_->handle(), c.dst, 1, &c.region);
   });
   copies_.clear();
   used_ = 0;

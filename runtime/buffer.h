@@ -2,6 +2,7 @@
 // than the device allows. BufferView: a byte range of a buffer, what kernels bind.
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -89,7 +90,8 @@ class Buffer {
 };
 
 // Fills many ranges of device buffers from host memory with one reusable staging buffer (or a
-// memcpy where the destination is mapped). Copies become visible to streams submitted after
+// memcpy where the destination is mapped). The staging buffer is created at the first copy that
+// needs it, so on unified memory none is. Copies become visible to streams submitted after
 // flush(), which the destructor also calls.
 class Uploader {
  public:
@@ -97,6 +99,8 @@ class Uploader {
   ~Uploader();
   void write(const Buffer& dst, VkDeviceSize offset, const void* src, VkDeviceSize bytes);
   void flush();
+  // Bytes of staging memory held (0 when every destination was mapped).
+  VkDeviceSize staging_bytes() const { return staging_ ? staging_->size() : 0; }
 
  private:
   struct Copy {
@@ -104,7 +108,8 @@ class Uploader {
     VkBufferCopy region;
   };
   const Context& ctx_;
-  Buffer staging_;
+  VkDeviceSize staging_size_;
+  std::optional<Buffer> staging_;
   VkDeviceSize used_ = 0;
   std::vector<Copy> copies_;
 };

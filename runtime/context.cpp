@@ -54,6 +54,23 @@ bool validation_requested(const ContextOptions& options) {
   return v && *v != "0";
 }
 
+bool check_requested() {
+  auto v = env("VKLLM_CHECK");
+  return v && *v != "0";
+}
+
+std::optional<uint32_t> requested_device(const ContextOptions& options) {
+  return options.device ? options.device : env_device_index();
+}
+
+std::string requested_profile(const ContextOptions& options) {
+  return options.profile.empty() ? env("VKLLM_PROFILE").value_or("") : options.profile;
+}
+
+uint64_t requested_memory_limit(const ContextOptions& options) {
+  return options.memory_limit ? options.memory_limit : env_memory_limit();
+}
+
 // --- validation messages
 
 namespace {
@@ -217,12 +234,12 @@ std::optional<uint32_t> preferred_device(const std::vector<DeviceReport>& report
 
 Context::Context(const ContextOptions& options) : instance_(validation_requested(options)) {
   std::vector<DeviceReport> reports = survey_devices(instance_);
-  index_ = choose_device(reports, options.device ? options.device : env_device_index());
+  index_ = choose_device(reports, requested_device(options));
   physical_ = instance_.physical_devices()[index_];
   caps_ = reports[index_].caps;
-  std::string profile = options.profile.empty() ? env("VKLLM_PROFILE").value_or("") : options.profile;
+  std::string profile = requested_profile(options);
   profile_ = profile.empty() ? reports[index_].profile : fit_profile(profile_named(profile), caps_);
-  memory_limit_ = options.memory_limit ? options.memory_limit : env_memory_limit();
+  memory_limit_ = requested_memory_limit(options);
 
   // Turn on every optional feature the device has; kernels pick paths from caps_.
   bool v13 = VK_API_VERSION_MINOR(caps_.api_version) >= 3;

@@ -44,6 +44,14 @@ class Instance {
 uint64_t validation_error_count();
 // Whether options (or the environment) ask for the validation layer.
 bool validation_requested(const ContextOptions& options);
+// $VKLLM_CHECK=1: model code should run its reference beside the GPU and report where they part
+// (read here, as every environment variable).
+bool check_requested();
+// The device index and profile name options (or $VKLLM_DEVICE, $VKLLM_PROFILE) ask for, as a
+// Context would read them; `vkllm devices` reports the choice run would make.
+std::optional<uint32_t> requested_device(const ContextOptions& options);
+std::string requested_profile(const ContextOptions& options);
+uint64_t requested_memory_limit(const ContextOptions& options);  // 0: none
 
 struct DeviceReport {
   uint32_t index = 0;

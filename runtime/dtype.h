@@ -1,5 +1,7 @@
 // DType: how a tensor's elements are stored, with ggml's type ids (GGUF files use them) and the
-// block geometry of the quantised formats (byte layouts: docs/formats.md §2).
+// block geometry of the quantised formats (byte layouts: docs/formats.md §2). Every id ggml
+// defines is known here, so any GGUF file can be read and described; which types the kernels
+// run is theirs to say (ops::weight_types()).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -40,6 +42,9 @@ enum class DType : uint32_t {
   TQ1_0 = 34,
   TQ2_0 = 35,
   MXFP4 = 39,
+  NVFP4 = 40,
+  Q1_0 = 41,
+  Q2_0 = 42,
 };
 
 struct DTypeInfo {
@@ -50,8 +55,6 @@ struct DTypeInfo {
 };
 
 // Facts about a ggml type id; nullopt for ids vkllm does not know (the caller names the tensor).
-// The table knows the geometry of every type a GGUF file may hold, also those no kernel reads
-// (ops::matmul_supports says which do), so such a file parses and its tensors can be named.
 std::optional<DTypeInfo> dtype_info(uint32_t ggml_id);
 const DTypeInfo& info(DType t);
 std::optional<DType> dtype_named(std::string_view name);  // "f16", "q8_0", ... (case-insensitive)

@@ -6,4 +6,5 @@
 #include "ops_copy.h"
 #include "ops_elementwise.h"
 #include "ops_matmul.h"
+#include "ops_moe.h"
 #include "ops_position.h"

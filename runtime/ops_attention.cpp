@@ -24,8 +24,9 @@ AttentionShape resolved(AttentionShape sh) {
   if (sh.o_row_stride == 0) sh.o_row_stride = sh.n_heads * sh.dv;
   if (sh.k_row_stride == 0) sh.k_row_stride = sh.dk;
   if (sh.v_row_stride == 0) sh.v_row_stride = sh.dv;
-  if (sh.k_head_stride == 0) sh.k_head_stride = sh.max_kv * sh.k_row_stride;
-  if (sh.v_head_stride == 0) sh.v_head_stride = sh.max_kv * sh.v_row_stride;
+  if (sh.seq_q == 0) sh.seq_q = sh.n_q;
+  if (sh.k_head_stride == 0) sh.k_head_stride = sh.kv_slots * sh.max_kv * sh.k_row_stride;
+  if (sh.v_head_stride == 0) sh.v_head_stride = sh.kv_slots * sh.max_kv * sh.v_row_stride;
   if (sh.scale == 0) sh.scale = 1.0f / std::sqrt(static_cast<float>(sh.dk));
   return sh;
 }
@@ -35,12 +36,20 @@ void check_shape(const AttentionShape& sh) {
          "attention: n_q, n_heads, n_kv_heads, dk and dv must be positive");
   ENSURE(sh.n_heads % sh.n_kv_heads == 0,
          fmt::format("attention: {} query heads cannot be grouped over {} KV heads", sh.n_heads, sh.n_kv_heads));
-  ENSURE(sh.max_kv > 0, "attention: max_kv (the number of keys the K/V buffers hold) must be positive");
+  ENSURE(sh.max_kv > 0, "attention: max_kv (the number of keys a KV slot holds) must be positive");
+  ENSURE(sh.seqs > 0 && sh.kv_slots > 0 && sh.seq_q <= sh.n_q,
+         "attention: seqs and kv_slots must be positive, seq_q at most n_q");
   ENSURE(sh.q_row_stride >= sh.n_heads * sh.dk && sh.o_row_stride >= sh.n_heads * sh.dv,
          "attention: Q/O row strides smaller than a token's heads");
 }
 
 uint32_t rows_per_kv_head(const AttentionShape& sh) { return sh.n_q * (sh.n_heads / sh.n_kv_heads); }
+
+// Row blocks of BR for any split of the n_q tokens into `seqs` sequences: each sequence boundary
+// adds at most one partly filled block (flash_attn.glsl's find_block numbers them).
+uint32_t row_blocks(const AttentionShape& sh, uint32_t br) {
+  return ceil_div(rows_per_kv_head(sh), br) + std::min(sh.seqs, sh.n_q) - 1;
+}
 
 // Sizes derived in flash_attn.glsl from the specialization constants, mirrored here.
 struct FlashLayout {
@@ -104,11 +113,12 @@ AttentionShape check_bindings(const AttentionShape& shape, BufferView q, BufferV
   check_kv_type(sh);
   check_view(q, 4 * elements_spanned(1, 0, sh.n_q, sh.q_row_stride, sh.n_heads * sh.dk), "Q");
   check_view(o, 4 * elements_spanned(1, 0, sh.n_q, sh.o_row_stride, sh.n_heads * sh.dv), "O");
-  uint64_t k_elems = elements_spanned(sh.n_kv_heads, sh.k_head_stride, sh.max_kv, sh.k_row_stride, sh.dk);
-  uint64_t v_elems = elements_spanned(sh.n_kv_heads, sh.v_head_stride, sh.max_kv, sh.v_row_stride, sh.dv);
+  uint32_t rows = sh.kv_slots * sh.max_kv;
+  uint64_t k_elems = elements_spanned(sh.n_kv_heads, sh.k_head_stride, rows, sh.k_row_stride, sh.dk);
+  uint64_t v_elems = elements_spanned(sh.n_kv_heads, sh.v_head_stride, rows, sh.v_row_stride, sh.dv);
   check_view(k, row_bytes(sh.kv_type, k_elems), "K");
   check_view(v, row_bytes(sh.kv_type, v_elems), "V");
-  check_view(step, sizeof(push::StepParams), "step");
+  check_view(step, sh.seqs * sizeof(push::StepParams), "step");
   return sh;
 }
 
@@ -125,7 +135,10 @@ const spirv::Shader& flash_shader(DType kv) {
   }
 }
 
+// Scores stay in the base-2 domain: Q is pre-scaled by scale·log2(e), or with a soft-cap by
+// scale / cap, the kernel then taking cap·log2(e)·tanh of the dot product.
 push::AttentionPush make_push(const AttentionShape& sh, uint32_t splits, bool v_from_k) {
+  bool capped = sh.softcap > 0;
   return {.n_q = sh.n_q,
           .n_heads = sh.n_heads,
           .n_kv_heads = sh.n_kv_heads,
@@ -138,11 +151,13 @@ push::AttentionPush make_push(const AttentionShape& sh, uint32_t splits, bool v_
           .v_head_stride = sh.v_head_stride,
           .v_row_stride = sh.v_row_stride,
           .max_kv = sh.max_kv,
-          .scale_log2 = sh.scale * kLog2e,
+          .scale_log2 = capped ? sh.scale / sh.softcap : sh.scale * kLog2e,
           .causal = sh.causal ? 1u : 0u,
           .window = sh.window,
           .n_splits = splits,
-          .v_from_k = v_from_k ? 1u : 0u};
+          .v_from_k = v_from_k ? 1u : 0u,
+          .softcap_log2 = capped ? sh.softcap * kLog2e : 0.0f,
+          .n_seqs = sh.seqs};
 }
 
 }  // namespace
@@ -154,7 +169,7 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   check_shape(sh);
   const Profile& prof = ctx.profile();
   AttentionPlan plan{.br = prof.attn_br, .bc = prof.attn_bc, .wg = prof.attn_wg, .subgroup = prof.subgroup_ops};
-  plan.br = std::min(plan.br, std::bit_ceil(rows_per_kv_head(sh)));
+  plan.br = std::min(plan.br, std::bit_ceil(sh.seq_q * (sh.n_heads / sh.n_kv_heads)));
   auto layout = [&] { return flash_layout(plan.br, plan.bc, plan.wg, sh.dk, sh.dv); };
   while (plan.br > 1 && layout().accumulators > kMaxAccumulators) plan.br /= 2;
   uint32_t limit = ctx.caps().max_shared_memory;
@@ -174,7 +189,7 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   if (narrow < plan.wg && flash_layout(plan.br, plan.bc, narrow, sh.dk, sh.dv).accumulators <= kMaxAccumulators)
     plan.wg = narrow;
 
-  uint32_t base = ceil_div(rows_per_kv_head(sh), plan.br) * sh.n_kv_heads;
+  uint32_t base = row_blocks(sh, plan.br) * sh.n_kv_heads;
   if (sh.force_splits > 0) {
     plan.splits = sh.force_splits;
   } else if (base < prof.attn_target_wgs && sh.max_kv >= 2 * prof.attn_split_min) {
@@ -204,7 +219,7 @@ void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView 
   bool v_from_k = k.buffer == v.buffer && k.offset == v.offset && sh.k_head_stride == sh.v_head_stride &&
                   sh.k_row_stride == sh.v_row_stride && sh.dv <= sh.dk;
   const spirv::Shader& shader = flash_shader(sh.kv_type);
-  Groups groups{ceil_div(rows_per_kv_head(sh), plan.br), sh.n_kv_heads, plan.splits};
+  Groups groups{row_blocks(sh, plan.br), sh.n_kv_heads, plan.splits};
   auto push = make_push(sh, plan.splits, v_from_k);
   uint32_t sg_min = std::max(1u, s.context().caps().min_subgroup_size);
   std::initializer_list<SpecConst> spec = {plan.wg, plan.subgroup, plan.br, plan.bc, sh.dk, sh.dv, sg_min};
@@ -236,7 +251,9 @@ void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, Buffe
          fmt::format("naive attention: the {}x{}x{} score matrix needs {} MiB, more than one storage buffer "
                      "binding of this device ({} MiB)",
                      shape.n_heads, shape.n_q, shape.max_kv, need >> 20, ctx.caps().max_storage_buffer_range >> 20));
+  ENSURE(shape.softcap == 0, "naive attention: no soft-cap (flash attention has it)");
   AttentionShape sh = check_bindings(shape, q, k, v, step, o);
+  ENSURE(sh.seqs == 1, "naive attention: one sequence per call");
   ENSURE(sh.kv_type == DType::F16 || sh.kv_type == DType::F32, "naive attention reads f16 or f32 K/V only");
   bool kv_f16 = sh.kv_type == DType::F16;
   check_view(scores, need, "scores");
@@ -249,6 +266,83 @@ void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, Buffe
              grid(uint64_t(sh.n_heads) * sh.n_q));
   s.dispatch(kv_f16 ? spirv::attention_naive_pv_f16 : spirv::attention_naive_pv_f32, {wg},
              {.reads = {step, sv, v}, .writes = {o}}, push, grid(ceil_div(uint64_t(sh.n_q) * sh.n_heads * sh.dv, wg)));
+}
+
+// --- probabilities (the capture)
+
+uint64_t attention_probs_bytes(const AttentionShape& shape, uint32_t n_keys) {
+  return uint64_t(shape.n_heads) * shape.n_q * n_keys * sizeof(float);
+}
+
+namespace {
+
+const spirv::Shader& probs_shader(DType kv) {
+  switch (kv) {
+    case DType::F32:
+      return spirv::attention_probs_f32;
+    case DType::Q8_0:
+      return spirv::attention_probs_q8_0;
+    case DType::Q4_0:
+      return spirv::attention_probs_q4_0;
+    default:
+      return spirv::attention_probs_f16;
+  }
+}
+
+// Loop iterations one invocation of attention_probs.glsl runs, an upper bound (entering a loop
+// counts as one): the query load, the three passes over its keys (the first with a dot product
+// of dk / 2 pairs per key) and the reductions.
+uint64_t probs_loop_iterations(uint32_t wg, uint32_t dk, uint32_t n_keys) {
+  uint64_t keys = ceil_div(n_keys, wg), pairs = dk / 2;
+  return ceil_div(pairs, wg) + 1 + keys * (pairs + 1) + 1 + 2 * (keys + 1) + 4 * (std::bit_width(wg) + 1);
+}
+
+}  // namespace
+
+void attention_probs(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView step,
+                     BufferView out, uint32_t n_keys) {
+  const Context& ctx = s.context();
+  AttentionShape sh = resolved(shape);
+  check_shape(sh);
+  check_kv_type(sh);
+  check_kv_layout(sh);
+  ENSURE(sh.seqs == 1, "attention probabilities: one sequence per call");
+  ENSURE(n_keys >= 1, "attention probabilities: at least one key per row");
+  uint64_t need = attention_probs_bytes(sh, n_keys);
+  ENSURE(need <= ctx.caps().max_storage_buffer_range,
+         fmt::format("attention probabilities: {} heads x {} queries x {} keys need {} MiB, more than one storage "
+                     "buffer binding of this device ({} MiB)",
+                     sh.n_heads, sh.n_q, n_keys, need >> 20, ctx.caps().max_storage_buffer_range >> 20));
+  check_view(q, 4 * elements_spanned(1, 0, sh.n_q, sh.q_row_stride, sh.n_heads * sh.dk), "Q");
+  uint64_t k_elems = elements_spanned(sh.n_kv_heads, sh.k_head_stride, sh.kv_slots * sh.max_kv, sh.k_row_stride, sh.dk);
+  check_view(k, row_bytes(sh.kv_type, k_elems), "K");
+  check_view(step, sizeof(push::StepParams), "step");
+  check_view(out, need, "probabilities");
+  bool capped = sh.softcap > 0;
+  // A longer row gets a wider workgroup where the device cuts long loops short (lavapipe).
+  uint32_t wg = ctx.profile().wg_size;
+  if (uint32_t limit = ctx.caps().loop_iteration_limit) {
+    while (probs_loop_iterations(wg, sh.dk, n_keys) > limit / 2 && wg * 2 <= ctx.caps().max_workgroup_invocations)
+      wg *= 2;
+    ENSURE(probs_loop_iterations(wg, sh.dk, n_keys) <= limit / 2,
+           fmt::format("attention probabilities: rows of {} keys are too long for this device's loop limit", n_keys));
+  }
+  push::AttentionProbsPush push{.n_q = sh.n_q,
+                                .n_heads = sh.n_heads,
+                                .n_kv_heads = sh.n_kv_heads,
+                                .dk = sh.dk,
+                                .q_row_stride = sh.q_row_stride,
+                                .k_head_stride = sh.k_head_stride,
+                                .k_row_stride = sh.k_row_stride,
+                                .max_kv = sh.max_kv,
+                                .scale_log2 = capped ? sh.scale / sh.softcap : sh.scale * kLog2e,
+                                .causal = sh.causal ? 1u : 0u,
+                                .window = sh.window,
+                                .n_keys = n_keys,
+                                .softcap_log2 = capped ? sh.softcap * kLog2e : 0.0f};
+  s.dispatch(probs_shader(sh.kv_type), {wg, ctx.profile().subgroup_ops, sh.dk},
+             {.reads = {q, k, step}, .writes = {BufferView{out.buffer, out.offset, need}}}, push,
+             grid(uint64_t(sh.n_heads) * sh.n_q));
 }
 
 }  // namespace vkllm::ops

@@ -1,5 +1,6 @@
 // Attention: flash attention (tiled online softmax in shared memory, prefill and split-K decode)
-// for MHA, GQA, MQA and MLA, and the naive baseline that writes the score matrix to memory.
+// for MHA, GQA, MQA and MLA, the naive baseline that writes the score matrix to memory, and the
+// probabilities of one sequence written out on request (the attention capture).
 // See ops.h for the conventions; the math and the recurrence are in shaders/flash_attn.glsl.
 #pragma once
 #include "buffer.h"
@@ -13,27 +14,33 @@ class Context;
 namespace vkllm::ops {
 
 // What one attention call computes, fixed when it is recorded. Per-step values come from the
-// StepParams buffer instead: query token r sits at absolute position step.pos0 + r, and the
-// keys are positions 0 .. step.n_kv - 1 (clamped to max_kv).
+// step buffer instead: one StepParams per sequence (`seqs` of them). Sequence s owns the next
+// seqs[s].n_tokens query tokens of the batch; its token r sits at absolute position
+// seqs[s].pos0 + r and sees keys 0 .. seqs[s].n_kv - 1 (clamped to max_kv) of its slot.
 //   q: (n_q, n_heads, dk) f32, element (r, h, i) at r * q_row_stride + h * dk + i
 //   o: (n_q, n_heads, dv) f32, element (r, h, i) at r * o_row_stride + h * dv + i
-//   k: element (kv head g, key t, i) at g * k_head_stride + t * k_row_stride + i, of kv_type
+//   k: element (kv head g, key t of slot z, i) at g * k_head_stride + (z * max_kv + t) *
+//      k_row_stride + i, of kv_type
 //   v: likewise with the v_ strides (may be a view of k: MLA passes V = the first dv elements
 //      of each K row, same buffer and strides)
-// Query head h uses KV head h / (n_heads / n_kv_heads). The KV cache ([n_kv_heads][n_ctx][d])
-// has head stride n_ctx * d and row stride d.
+// Query head h uses KV head h / (n_heads / n_kv_heads). The KV cache ([n_kv_heads][kv_slots *
+// n_ctx][d]) has head stride kv_slots * n_ctx * d and row stride d.
 struct AttentionShape {
-  uint32_t n_q = 1;
+  uint32_t n_q = 1;       // query tokens of all sequences
+  uint32_t seqs = 1;      // StepParams entries (sequences; unused entries have n_tokens 0)
+  uint32_t seq_q = 0;     // most query tokens one sequence has (0: n_q); plans the row tile
+  uint32_t kv_slots = 1;  // slots of max_kv keys the K/V bindings hold
   uint32_t n_heads = 1, n_kv_heads = 1;
   uint32_t dk = 0, dv = 0;
   uint32_t q_row_stride = 0, o_row_stride = 0;   // 0: n_heads * dk and n_heads * dv
-  uint32_t k_head_stride = 0, k_row_stride = 0;  // 0: max_kv * dk and dk
-  uint32_t v_head_stride = 0, v_row_stride = 0;  // 0: max_kv * dv and dv
+  uint32_t k_head_stride = 0, k_row_stride = 0;  // 0: kv_slots * max_kv * dk and dk
+  uint32_t v_head_stride = 0, v_row_stride = 0;  // 0: kv_slots * max_kv * dv and dv
   DType kv_type = DType::F16;                    // F16, F32, or Q8_0 / Q4_0 (element e in block e / 32; flash only)
   float scale = 0;                               // 0: 1 / sqrt(dk)
   bool causal = true;                            // key t visible to a query at position q only if t <= q
   uint32_t window = 0;                           // > 0: also only if q - t < window; 0: no sliding window
-  uint32_t max_kv = 0;        // upper bound on step.n_kv (the cache capacity): sizes K/V, plans splits
+  float softcap = 0;          // > 0: a score s = q.k * scale becomes softcap * tanh(s / softcap) (flash, probs)
+  uint32_t max_kv = 0;        // upper bound on n_kv (a slot's capacity): sizes K/V, plans splits
   uint32_t force_splits = 0;  // tests and benchmarks: this split count instead of the planned one
 };
 
@@ -47,11 +54,11 @@ struct AttentionPlan {
   uint32_t shared_bytes = 0;
 };
 
-// Rule: br is the profile's attn_br, lowered to the rows of one KV group (n_q * n_heads /
-// n_kv_heads) and so that each thread keeps at most 64 output accumulators; then bc and br are
+// Rule: br is the profile's attn_br, lowered to the rows one sequence has in a KV group (seq_q *
+// n_heads / n_kv_heads) and so that each thread keeps at most 64 output accumulators; then bc and br are
 // halved (the larger first) until the tiles fit the device's shared memory; wg shrinks to
 // br * bc threads when that is fewer (not below the widest subgroup). Split-K (decode)
-// is used when the query blocks alone give fewer workgroups than the profile's attn_target_wgs
+// is used when the query blocks (of seq_q-token sequences) give fewer workgroups than the profile's attn_target_wgs
 // and max_kv holds at least two splits of attn_split_min keys: splits = enough workgroups to
 // reach the target, at most max_kv / attn_split_min and 64. The split count depends on max_kv
 // (record time), never on step.n_kv, so the graph can be replayed; each split takes its share of
@@ -62,7 +69,7 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape);
 // Bytes of the scratch buffer attention() needs for split-K partials (0: none).
 uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape);
 
-// o = softmax(q k^T * scale + mask) v, flash attention. step: StepParams (16 bytes). scratch:
+// o = softmax(q k^T * scale + mask) v, flash attention. step: `seqs` StepParams. scratch:
 // at least attention_scratch_bytes(); may be an empty view when that is 0. K/V are read two
 // elements at a time: dk, dv and the K/V strides must be even (Q8_0/Q4_0: multiples of 32, so
 // every row starts a block; the tile loader dequantises as it fills shared memory).
@@ -72,10 +79,22 @@ void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView 
 // Bytes of the score matrix the naive path writes: n_heads * n_q * max_kv f32.
 uint64_t attention_naive_scratch_bytes(const AttentionShape& shape);
 
-// The same result through a score matrix in device memory (baseline for tests and benchmarks;
-// f16 or f32 K/V only).
-// Throws when the scores do not fit one storage buffer binding of this device.
+// The same result through a score matrix in device memory (baseline for tests and benchmarks),
+// for one sequence in slot 0 (seqs == 1), f16 or f32 K/V only. Throws when the scores do not fit
+// one storage buffer binding of this device.
 void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
                      BufferView o, BufferView scores);
+
+// Bytes of attention_probs' output: n_heads * n_q * n_keys f32.
+uint64_t attention_probs_bytes(const AttentionShape& shape, uint32_t n_keys);
+
+// The softmax probabilities attention() weights V with, written out (for visualisation), from
+// the same Q, K, scale and masks as attention() with this shape; any KV type; one sequence
+// (seqs == 1, its StepParams in step). out: (n_heads, n_q, n_keys) f32, element (h, r, t) at
+// (h * n_q + r) * n_keys + t; keys masked or at or past the step's n_kv give 0, keys past
+// n_keys are not reported. Throws when out does not fit one binding, or (on a device with a
+// loop iteration limit) when a row is too long for one workgroup's loops.
+void attention_probs(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView step,
+                     BufferView out, uint32_t n_keys);
 
 }  // namespace vkllm::ops

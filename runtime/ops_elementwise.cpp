@@ -59,6 +59,14 @@ void scale(Stream& s, BufferView x, BufferView y, uint32_t n, float factor) {
   s.dispatch(spirv::scale, {wg}, {.reads = {x}, .writes = {y}}, push::ScalePush{n, factor}, grid(ceil_div(n, wg)));
 }
 
+void softcap(Stream& s, BufferView x, BufferView y, uint32_t n, float cap) {
+  ensure_holds(x, n * kF32, "softcap", "x");
+  ensure_holds(y, n * kF32, "softcap", "y");
+  ENSURE(cap > 0, fmt::format("softcap: the cap {} must be positive", cap));
+  uint32_t wg = s.context().profile().wg_size;
+  s.dispatch(spirv::softcap, {wg}, {.reads = {x}, .writes = {y}}, push::ScalePush{n, cap}, grid(ceil_div(n, wg)));
+}
+
 // --- norms
 
 void rmsnorm(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows, uint32_t dim, float eps) {

@@ -18,6 +18,9 @@ void mul_rows(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows
 // y(n) = x(n) * factor; y may be x.
 void scale(Stream& s, BufferView x, BufferView y, uint32_t n, float factor);
 
+// y(n) = cap * tanh(x / cap), cap > 0: logit soft-capping (gemma2); y may be x.
+void softcap(Stream& s, BufferView x, BufferView y, uint32_t n, float cap);
+
 // y(rows, dim) = x / sqrt(mean(x^2) + eps) * w(dim), per row; y may be x.
 void rmsnorm(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows, uint32_t dim, float eps);
 // y(rows, dim) = (x - mean) / sqrt(var + eps) * w(dim) + b(dim), per row, biased variance;

@@ -3,6 +3,7 @@
 #include "ops_matmul.h"
 
 #include <fmt/format.h>
+#include <array>
 #include <bit>
 #include <numeric>
 
@@ -246,6 +247,15 @@ void get_rows(Stream& s, DType type, BufferView table, BufferView ids, BufferVie
     push::GetRowsPush pc{.n_ids = n_ids, .K = K, .row0 = uint32_t(r0), .n_rows = rows, .total_rows = uint32_t(total)};
     s.dispatch(*k.get_rows, {wg}, {.reads = {sub(table, r0 * rb, rows * rb), ids}, .writes = {y}}, pc, g);
   }
+}
+
+std::span<const DType> weight_types() {
+  static const auto types = [] {
+    std::array<DType, std::size(kKernels)> t{};
+    for (size_t i = 0; i < t.size(); ++i) t[i] = kKernels[i].type;
+    return t;
+  }();
+  return types;
 }
 
 bool matmul_supports(DType type) {

@@ -4,6 +4,7 @@
 // Layout (ggml): a weight w of M rows (outputs) by K columns (inputs) is row-major with K
 // contiguous, row_bytes(type, K) bytes per row, quant blocks along K (GGUF ne[0] = K, ne[1] = M).
 #pragma once
+#include <span>
 #include <string>
 
 #include "buffer.h"
@@ -66,8 +67,9 @@ void matmul_fused(Stream& s, DType wtype, BufferView w, BufferView x, BufferView
 // maxStorageBufferRange is gathered by several dispatches over row ranges.
 void get_rows(Stream& s, DType type, BufferView table, BufferView ids, BufferView y, uint32_t n_ids, uint32_t K);
 
-// Whether the kernels read weights of this type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
-// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, IQ3_S).
+// The weight types the kernels read (matvec, matmul and get_rows alike), in table order: the one
+// list that model loading, `vkllm info` and vkllm-bench check against.
+std::span<const DType> weight_types();
 bool matmul_supports(DType type);
 // Those types, lower case and comma-separated ("f32, f16, ..."), for messages.
 std::string weight_type_names();

@@ -3,17 +3,23 @@
 // Flash attention body: O = softmax(Q K^T * scale + mask) V, tile by tile in shared memory;
 // the score matrix never reaches device memory. Built as the flash_attn_<type> variants
 // (CMakeLists.txt) with KV_F16 or KV_F32, the K/V element type; both prefill and split-K decode
-// run this kernel (ops_attention.cpp):
-//   q: (n_q, n_heads, DK) f32, row stride p.q_row_stride
-//   k: element (g, t, i) at g * k_head_stride + t * k_row_stride + i; v likewise (DV). They
-//      are read two elements at a time, so dims and strides are even (ops_attention.cpp checks)
-//   step: StepParams (pos0, n_kv read here, so a recorded graph replays with new values)
+// run this kernel (ops_attention.cpp), for one sequence or a batch of several:
+//   q: (n_q, n_heads, DK) f32, row stride p.q_row_stride; sequence s owns seqs[s].n_tokens
+//      consecutive tokens, after those of the sequences before it
+//   k: element (g, t, i) of a sequence in slot `slot` at g * k_head_stride + (slot * max_kv + t)
+//      * k_row_stride + i; v likewise (DV). They are read two elements at a time, so dims and
+//      strides are even (ops_attention.cpp checks)
+//   seqs: StepParams per sequence (pos0, n_tokens, n_kv, slot, read here, so a recorded graph
+//      replays with new values)
 //   out: n_splits == 1: O (n_q, n_heads, DV) f32, row stride p.o_row_stride
 //        n_splits > 1:  partial O (n_splits, n_q, n_heads, DV) then (m, l) (n_splits, n_q, n_heads, 2)
 //
 // Work split: workgroup (x, y, z) = (block of BR query rows, KV head g, key split). The rows of
-// KV head g are the pairs (token, query head of g's group) in token-major order, so a K/V tile
-// loaded once serves every query head of the group (GQA/MQA) and every token of the block.
+// KV head g in a sequence are the pairs (token, query head of g's group) in token-major order, so
+// a K/V tile loaded once serves every query head of the group (GQA/MQA) and every token of the
+// block. Each sequence takes ceil(rows / BR) consecutive blocks in batch order (find_block); the
+// grid has enough for any split of n_q tokens into n_seqs sequences, and the blocks past the
+// last one return at once.
 //
 // Online softmax, per row, in the base-2 domain (Q is pre-multiplied by scale*log2(e), so a
 // score s = q.k * scale * log2(e) and exp(q.k*scale) = 2^s). Before the first tile m = NEG,
@@ -56,11 +62,12 @@ layout(local_size_x_id = 0) in;
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, binding = 1) readonly buffer K { KV_PAIR k[]; };  // element pairs
 layout(std430, binding = 2) readonly buffer V { KV_PAIR v[]; };
-layout(std430, binding = 3) readonly buffer Step { StepParams step; };
+layout(std430, binding = 3) readonly buffer Step { StepParams seqs[]; };
 layout(std430, binding = 4) writeonly buffer Out { float o[]; };
 layout(push_constant) uniform PushBlock { AttentionPush p; };
 
 #include "attention_common.glsl"
+#include "tanh.glsl"
 #include "kv_read.glsl"
 
 // Shared tiles hold vec4s (head dims rounded up to whole vec4s, the padding zero). The K tile,
@@ -93,6 +100,26 @@ vec4 acc[OA * OB];  // this thread's output accumulators (a private global: glsl
 
 uint group_size() { return p.n_heads / p.n_kv_heads; }
 
+// The sequence this workgroup's block of rows belongs to (uniform over the workgroup): its first
+// token in the batch, first KV-cache row, and the block's first row within the sequence.
+uint seq_token0 = 0, seq_kv_row0 = 0, seq_rows = 0, block_row0 = 0;
+int seq_pos0 = 0, seq_n_kv = 0;
+
+bool find_block() {
+  uint b = gl_WorkGroupID.x, token0 = 0;
+  for (uint s = 0; s < p.n_seqs; ++s) {
+    StepParams sp = seqs[s];
+    uint rows = sp.n_tokens * group_size(), blocks = (rows + BR - 1) / BR;
+    if (b < blocks) {
+      seq_token0 = token0, seq_kv_row0 = sp.slot * p.max_kv, seq_rows = rows, block_row0 = b * BR;
+      seq_pos0 = int(sp.pos0), seq_n_kv = int(min(sp.n_kv, p.max_kv));
+      return true;
+    }
+    b -= blocks, token0 += sp.n_tokens;
+  }
+  return false;
+}
+
 // Loads the block's rows (token, query head) from Q, scaled into the base-2 domain; rows past
 // the last one are zero.
 void load_q(uint row0, uint n_rows) {
@@ -101,7 +128,7 @@ void load_q(uint row0, uint n_rows) {
     uint idx = gl_LocalInvocationIndex + n * WG;
     uint r = idx / DK4, i = (idx % DK4) * 4, qrow = row0 + r;
     if (idx >= BR * DK4) break;
-    uint base = (qrow / gs) * p.q_row_stride + (g * gs + qrow % gs) * DK;
+    uint base = (seq_token0 + qrow / gs) * p.q_row_stride + (g * gs + qrow % gs) * DK;
     uint len = qrow < n_rows ? DK : 0;
     vec4 x = vec4(0.0);
     [[unroll]] for (uint e = 0; e < 4; ++e)
@@ -121,7 +148,7 @@ void load_tile(const bool from_v, int k0, int hi) {
     uint c = idx / d4, i = (idx % d4) * 4;
     if (idx >= BC * d4) break;
     int t = k0 + int(c);
-    uint base = head + uint(t) * row_stride, len = t < hi ? d : 0;
+    uint base = head + (seq_kv_row0 + uint(t)) * row_stride, len = t < hi ? d : 0;
     vec4 x = vec4(0.0);
     [[unroll]] for (uint e = 0; e < 2; ++e) {
       if (i + 2 * e >= len) break;
@@ -136,7 +163,8 @@ void load_tile(const bool from_v, int k0, int hi) {
 }
 
 // p_s = Q K^T for the tile (base 2), NEG where masked: key outside [lo, hi), row past the end,
-// or hidden from the row's position by the causal/window mask.
+// or hidden from the row's position by the causal/window mask. A soft-cap (push_attention.h)
+// bends the score before the mask.
 void scores(int k0, int lo, int hi, uint row0, uint n_rows, int pos0) {
   uint tr = gl_LocalInvocationIndex / TC, tc = gl_LocalInvocationIndex % TC;
   float s[SA * SB];
@@ -162,7 +190,9 @@ void scores(int k0, int lo, int hi, uint row0, uint n_rows, int pos0) {
       uint c = tc + b * TC;
       int t = k0 + int(c);
       bool ok = qrow < n_rows && t >= lo && t < hi && key_visible(t, pos);
-      p_s[r * PS + c] = ok ? s[a * SB + b] : NEG;
+      float sc = s[a * SB + b];
+      if (p.softcap_log2 > 0.0) sc = p.softcap_log2 * tanh_accurate(sc);
+      p_s[r * PS + c] = ok ? sc : NEG;
     }
   }
 }
@@ -244,7 +274,7 @@ void write_out(uint row0, uint n_rows) {
   [[unroll]] for (uint a = 0; a < OA; ++a) {
     uint r = ro + a * TRO, qrow = row0 + r;
     if (r >= BR || qrow >= n_rows) break;
-    uint token = qrow / gs, head = gl_WorkGroupID.y * gs + qrow % gs;
+    uint token = seq_token0 + qrow / gs, head = gl_WorkGroupID.y * gs + qrow % gs;
     uint row = gl_WorkGroupID.z * rows_total + token * p.n_heads + head;  // partial row
     float inv_l = l_s[r] > 0.0 ? 1.0 / l_s[r] : 0.0;
     [[unroll]] for (uint b = 0; b < OB; ++b) {
@@ -278,8 +308,9 @@ ivec2 key_range(uint row0, uint n_rows, int pos0, int n_kv) {
 }
 
 void main() {
-  uint n_rows = p.n_q * group_size(), row0 = gl_WorkGroupID.x * BR;
-  int pos0 = int(step.pos0), n_kv = int(min(step.n_kv, p.max_kv));
+  if (!find_block()) return;  // the whole workgroup: no barrier is skipped by only some threads
+  uint n_rows = seq_rows, row0 = block_row0;
+  int pos0 = seq_pos0, n_kv = seq_n_kv;
   load_q(row0, n_rows);
   for (uint r = gl_LocalInvocationIndex; r < BR; r += WG) m_s[r] = NEG, l_s[r] = 0.0;
   ivec2 range = key_range(row0, n_rows, pos0, n_kv);

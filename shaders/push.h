@@ -12,21 +12,25 @@ using uint = std::uint32_t;
 #endif
 
 // Values that change every step live in a small storage buffer, not in push constants, so that a
-// recorded graph replays unchanged for the next token. Kernels that need them bind it as
-//   layout(std430, binding = N) readonly buffer StepBuf { StepParams step; };
-// This step's tokens sit at positions pos0 .. pos0 + n_tokens - 1; after they are stored the KV
-// cache holds n_kv = pos0 + n_tokens entries (the engine fills it before each submit).
+// recorded graph replays unchanged for the next token. The step buffer holds one StepParams per
+// sequence of the step, in batch order (a single-sequence forward has one); kernels bind it as
+//   layout(std430, binding = N) readonly buffer StepBuf { StepParams seqs[]; };
+// A sequence's tokens are consecutive in the batch (after those of the sequences before it) and
+// sit at positions pos0 .. pos0 + n_tokens - 1; after they are stored its KV-cache slot holds
+// n_kv = pos0 + n_tokens entries. Entries with n_tokens = 0 are unused (the engine fills the
+// buffer before each submit; docs/decisions.md "Batches of sequences").
 struct StepParams {
   uint pos0;
   uint n_tokens;
   uint n_kv;
-  uint reserved;
+  uint slot;  // the sequence's KV-cache slot: its keys are rows slot * max_kv .. of each KV head
 };
 
 #include "push_attention.h"
 #include "push_copy.h"
 #include "push_elementwise.h"
 #include "push_matmul.h"
+#include "push_moe.h"
 #include "push_position.h"
 
 #ifdef __cplusplus

@@ -19,6 +19,7 @@ struct AttentionCase {
   uint32_t n_q = 1, n_kv = 1, heads = 1, kv_heads = 1, dk = 64, dv = 64;
   bool f16 = true, causal = true;
   uint32_t window = 0;
+  float softcap = 0;         // > 0: scores soft-capped (gemma2)
   uint32_t splits = 0;       // force this split count (0: planned)
   uint32_t max_kv = 0;       // cache capacity (0: n_kv)
   int pos0 = -1;             // position of the first query (-1: n_kv - n_q, or 0 when negative)
@@ -39,14 +40,16 @@ struct AttentionCase {
                            .kv_type = kv_type(),
                            .causal = causal,
                            .window = window,
+                           .softcap = softcap,
                            .max_kv = capacity(),
                            .force_splits = splits};
     if (mla_view) sh.v_head_stride = capacity() * dk, sh.v_row_stride = dk;
     return sh;
   }
   std::string describe() const {
-    return fmt::format("q={} kv={} heads={}/{} d={}/{} {}{}{}{}{}{}", n_q, n_kv, heads, kv_heads, dk, dv,
+    return fmt::format("q={} kv={} heads={}/{} d={}/{} {}{}{}{}{}{}{}", n_q, n_kv, heads, kv_heads, dk, dv,
                        info(kv_type()).name, causal ? " causal" : "", window ? fmt::format(" window={}", window) : "",
+                       softcap ? fmt::format(" softcap={}", softcap) : "",
                        splits ? fmt::format(" splits={}", splits) : "", mla_view ? " mla-view" : "",
                        naive ? " naive" : "");
   }
@@ -107,6 +110,7 @@ class AttentionRun {
                            .v_head_stride = size_t(cap) * c_.dv,
                            .v_row_stride = c_.dv,
                            .scale = 1.0 / std::sqrt(double(c_.dk)),
+                           .softcap = c_.softcap,
                            .causal = c_.causal,
                            .window = c_.window,
                            .pos0 = pos0_,

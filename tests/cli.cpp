@@ -21,9 +21,10 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
-CliResult run_vkllm(const std::string& args, const std::string& env, const std::string& input) {
+static CliResult run_program(const std::string& bin, const std::string& args, const std::string& env,
+                             const std::string& input) {
   std::string base = "/tmp/vkllm_cli_" + std::to_string(getpid());
-  std::string cmd = env + " " VKLLM_BIN " " + args + " >" + base + ".out 2>" + base + ".err <" + input;
+  std::string cmd = env + " " + bin + " " + args + " >" + base + ".out 2>" + base + ".err <" + input;
   int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -34,9 +35,19 @@ CliResult run_vkllm(const std::string& args, const std::string& env, const std::
   return r;
 }
 
+CliResult run_vkllm(const std::string& args, const std::string& env, const std::string& input) {
+  return run_program(VKLLM_BIN, args, env, input);
+}
+
+CliResult run_bench(const std::string& args, const std::string& env) {
+  return run_program(VKLLM_BENCH_BIN, args, env, "/dev/null");
+}
+
 TempFile::TempFile(const std::string& tag) : path("/tmp/vkllm_cli_" + std::to_string(getpid()) + "_" + tag + ".gguf") {}
 
 TempFile::~TempFile() { std::remove(path.c_str()); }
+
+void TempFile::write(const std::string& text) const { std::ofstream(path, std::ios::binary) << text; }
 
 void TempFile::write(const std::vector<std::byte>& bytes) const {
   std::ofstream(path, std::ios::binary)

@@ -11,9 +11,11 @@ struct CliResult {
   std::string out, err;
 };
 
-// `args` is appended to the vkllm path; `env` (e.g. "VK_ICD_FILENAMES=/none") is prefixed; stdin
-// reads `input` (a file).
+// `args` is appended to the vkllm path (a shell command line: quotes and redirections work);
+// `env` (e.g. "VK_ICD_FILENAMES=/none") is prefixed; `input` is the file read as stdin.
 CliResult run_vkllm(const std::string& args, const std::string& env = "", const std::string& input = "/dev/null");
+// The same for vkllm-bench.
+CliResult run_bench(const std::string& args, const std::string& env = "");
 
 // A file under /tmp that removes itself.
 struct TempFile {
@@ -21,6 +23,7 @@ struct TempFile {
   explicit TempFile(const std::string& tag);
   ~TempFile();
   void write(const std::vector<std::byte>& bytes) const;
+  void write(const std::string& text) const;
 };
 
 }  // namespace vkllm::test

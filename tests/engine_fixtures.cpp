@@ -28,6 +28,42 @@ std::vector<EngineFixture> engine_fixtures(DType type) {
   return {{"mha " + t, mha}, {"gqa " + t, gqa}, {"mqa " + t, mqa}, {"mla " + t, mla}, {"mla-fused " + t, mla_fused}};
 }
 
+std::vector<EngineFixture> family_fixtures(DType type) {
+  std::string t(info(type).name);
+  FixtureSpec base{.dim = 128,
+                   .n_layers = 2,
+                   .n_heads = 4,
+                   .n_kv_heads = 2,
+                   .hidden_dim = 192,
+                   .vocab_size = 320,
+                   .seq_len = 256,
+                   .weight_type = type};
+  FixtureSpec qwen3 = base;
+  qwen3.arch = "qwen3", qwen3.head_dim = 64, qwen3.rope_theta = 1e6f, qwen3.tied_embeddings = true;
+  FixtureSpec qwen3moe = qwen3;
+  qwen3moe.arch = "qwen3moe", qwen3moe.tied_embeddings = false;
+  qwen3moe.n_experts = 8, qwen3moe.n_experts_used = 2, qwen3moe.expert_hidden_dim = 64;
+  FixtureSpec qwen2moe = base;
+  qwen2moe.arch = "qwen2moe", qwen2moe.n_experts = 6, qwen2moe.n_experts_used = 2, qwen2moe.expert_hidden_dim = 96;
+  qwen2moe.shared_hidden_dim = 160, qwen2moe.qkv_bias = true;
+  FixtureSpec v3 = base;
+  v3.arch = "deepseek2", v3.n_layers = 3, v3.q_lora_rank = 64, v3.kv_lora_rank = 64, v3.qk_nope_head_dim = 32;
+  v3.qk_rope_head_dim = 32, v3.v_head_dim = 32;
+  v3.n_experts = 16, v3.n_experts_used = 3, v3.expert_hidden_dim = 64, v3.n_shared_experts = 1;
+  v3.leading_dense_blocks = 1, v3.gating = MoeGating::Sigmoid, v3.probs_bias = true, v3.n_groups = 4;
+  v3.n_groups_used = 2, v3.weights_norm = true, v3.weights_scale = 2.5f;
+  FixtureSpec gemma2 = base;
+  gemma2.arch = "gemma2", gemma2.head_dim = 64, gemma2.tied_embeddings = true, gemma2.sliding_window = 8;
+  gemma2.swa_period = 2, gemma2.attn_softcap = 3.0f, gemma2.final_softcap = 5.0f, gemma2.norm_eps = 1e-6f;
+  FixtureSpec gemma3 = gemma2;
+  gemma3.arch = "gemma3", gemma3.n_layers = 3, gemma3.rope_theta = 1e6f, gemma3.rope_theta_swa = 1e4f;
+  gemma3.attn_softcap = 0, gemma3.final_softcap = 0, gemma3.tied_embeddings = false;
+  FixtureSpec phi3 = base;
+  phi3.arch = "phi3", phi3.n_heads = 4, phi3.n_kv_heads = 4;
+  return {{"qwen3 " + t, qwen3},   {"qwen3moe " + t, qwen3moe}, {"qwen2moe " + t, qwen2moe}, {"deepseek2-v3 " + t, v3},
+          {"gemma2 " + t, gemma2}, {"gemma3 " + t, gemma3},     {"phi3 " + t, phi3}};
+}
+
 FixtureSpec mix_fixture(const std::string& mix) {
   return {.dim = 256, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .hidden_dim = 512, .vocab_size = 320, .mix = mix};
 }

@@ -16,6 +16,12 @@ struct EngineFixture {
 // fused layout), each with weights in `type`.
 std::vector<EngineFixture> engine_fixtures(DType type);
 
+// One fixture of each family beyond those (issue 16): qwen3 (head dim != dim / heads), qwen3moe,
+// qwen2moe (biases, gated shared expert), deepseek2 with V3 routing (a dense block, sigmoid
+// scores, selection bias, groups, shared expert), gemma2 and gemma3 (sliding windows small
+// enough to matter, soft-caps), phi3 (fused projections).
+std::vector<EngineFixture> family_fixtures(DType type);
+
 // A GQA llama whose matrices have rows of 256 and 512 (so K-quants and IQ types apply), its
 // tensors typed as llama.cpp's quantizer types a file of `mix` ("Q3_K_M", "IQ3_M", ...).
 FixtureSpec mix_fixture(const std::string& mix);

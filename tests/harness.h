@@ -1,5 +1,5 @@
 // Test helpers: the shared validated GPU context, random inputs, upload/download, and the
-// NMSE comparison every kernel test uses (DESIGN.md "Numerics").
+// NMSE comparison every kernel test uses (docs/design.md "Numerics").
 #pragma once
 #include <functional>
 #include <span>

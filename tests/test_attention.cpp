@@ -132,6 +132,38 @@ TEST_CASE("flash attention sliding window and rows with no visible key", "[atten
   for (const AttentionCase& c : cases) test::check_attention(c, bound(c));
 }
 
+// Gemma 2's soft-cap (cap·tanh(s / cap) before the mask) with the causal and window masks, prefill
+// and split-K decode; a small cap so tanh bends every score, and 50 as the models use.
+TEST_CASE("flash attention soft-cap with causal and window masks", "[attention]") {
+  const AttentionCase cases[] = {
+      {.n_q = 37, .n_kv = 37, .heads = 4, .kv_heads = 2, .dk = 64, .dv = 64, .softcap = 1.0f},
+      {.n_q = 20,
+       .n_kv = 90,
+       .heads = 2,
+       .kv_heads = 1,
+       .dk = 96,
+       .dv = 96,
+       .f16 = false,
+       .window = 30,
+       .softcap = 2.0f},
+      {.n_q = 1,
+       .n_kv = 700,
+       .heads = 8,
+       .kv_heads = 2,
+       .dk = 64,
+       .dv = 64,
+       .window = 100,
+       .softcap = 50.0f,
+       .splits = 3},
+      {.n_q = 5, .n_kv = 40, .heads = 2, .kv_heads = 1, .dk = 64, .dv = 64, .causal = false, .softcap = 0.5f},
+  };
+  for (const AttentionCase& c : cases) test::check_attention(c, bound(c));
+  test::for_each_profile([&](const Profile& profile) {
+    AttentionCase c{.n_q = 9, .n_kv = 60, .heads = 4, .kv_heads = 4, .dk = 64, .dv = 64, .window = 7, .softcap = 3.0f};
+    test::check_attention(c, bound(c), " profile=" + profile.name);
+  });
+}
+
 TEST_CASE("flash attention over a cache longer than lavapipe lets one workgroup loop", "[attention]") {
   // 40000 keys in one workgroup would pass lavapipe's loop iteration limit (DeviceCaps); the
   // planner must split the keys even when one split is asked for.
@@ -164,6 +196,7 @@ TEST_CASE("flash attention reads q8_0 and q4_0 K/V tiles", "[attention][kv_quant
       {.n_q = 1, .n_kv = 600, .heads = 8, .kv_heads = 1, .dk = 128, .dv = 128, .splits = 3},     // MQA split-K
       {.n_q = 1, .n_kv = 300, .heads = 4, .kv_heads = 1, .dk = 96, .dv = 64, .splits = 2, .mla_view = true},
       {.n_q = 3, .n_kv = 200, .heads = 4, .kv_heads = 1, .dk = 576, .dv = 512, .mla_view = true},  // MLA latent
+      {.n_q = 7, .n_kv = 90, .heads = 4, .kv_heads = 2, .dk = 64, .dv = 64, .window = 20, .softcap = 3.0f},  // gemma2
   };
   int i = 0;
   for (AttentionCase c : cases)

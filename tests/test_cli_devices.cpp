@@ -56,3 +56,27 @@ TEST_CASE("an unknown subcommand or flag gives one error line", "[cli]") {
     CHECK(lines(r.err) == 1);
   }
 }
+
+TEST_CASE("vkllm devices reports the choice run makes under VKLLM_DEVICE and VKLLM_PROFILE", "[cli]") {
+  auto forced = run_vkllm("devices --json", "VKLLM_PROFILE=generic VKLLM_DEVICE=0");
+  REQUIRE(forced.exit_code == 0);
+  auto j = nlohmann::json::parse(forced.out);
+  CHECK(j["profile_forced"] == true);
+  CHECK(j["devices"][0]["chosen"] == true);
+  for (auto& d : j["devices"]) CHECK(d["profile"] == "generic");
+  auto run = run_vkllm("run -p x -n 1", "VKLLM_PROFILE=generic");
+  CHECK(run.err.find("(profile generic)") != std::string::npos);
+
+  auto unknown = run_vkllm("devices", "VKLLM_PROFILE=fastest");
+  CHECK(unknown.exit_code == 0);
+  CHECK(unknown.err.starts_with("warning: VKLLM_PROFILE: unknown profile 'fastest' (known: generic"));
+  CHECK(unknown.out.find("<- chosen") != std::string::npos);
+  auto bad_run = run_vkllm("run -p x -n 1", "VKLLM_PROFILE=fastest");
+  CHECK(bad_run.exit_code == 1);
+  CHECK(bad_run.err.starts_with("error: unknown profile 'fastest'"));
+
+  auto missing = run_vkllm("devices", "VKLLM_DEVICE=99");
+  CHECK(missing.exit_code == 0);
+  CHECK(missing.err.starts_with("warning: VKLLM_DEVICE=99 is not a device index"));
+  CHECK(missing.out.find("<- chosen") == std::string::npos);
+}

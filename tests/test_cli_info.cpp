@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "fixture/fixture.h"
 #include "gguf/writer.h"
+#include "ops_matmul.h"
 #include "text/tokenizer.h"
 
 using namespace vkllm;
@@ -25,12 +26,14 @@ namespace {
 
 size_t lines(const std::string& s) { return size_t(std::count(s.begin(), s.end(), '\n')); }
 
-nlohmann::json info_json(const std::string& path) {
-  auto r = run_vkllm("info --json -m " + path);
+nlohmann::json info_json_args(const std::string& args) {
+  auto r = run_vkllm("info --json " + args);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   return nlohmann::json::parse(r.out);
 }
+
+nlohmann::json info_json(const std::string& path) { return info_json_args("-m " + path); }
 
 FixtureSpec spec(const std::string& arch, uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv, uint32_t ffn,
                  uint32_t vocab) {
@@ -107,8 +110,8 @@ TEST_CASE("vkllm info on real model shapes: Llama-2-7B MHA is 512 KiB per token"
   TempFile llama2("llama2");
   llama2.write(metadata_only(cases[0].spec));
   auto r = run_vkllm("info -m " + llama2.path);
-  CHECK(r.out.find("kv cache    524288 bytes per token in f16 (512.0 KiB); 2.0 GiB at 4096 tokens") !=
-        std::string::npos);
+  CHECK(r.out.find("kv cache    524288 bytes per token in f16 (512.0 KiB); 2.0 GiB at run's 4096 tokens; 2.0 GiB "
+                   "at the full 4096 tokens") != std::string::npos);
   CHECK(r.out.find("params      6738415616 (6.74 B)") != std::string::npos);
   // Quantised caches: 32 values in 34 (q8_0) or 18 (q4_0) bytes (docs/formats.md §7).
   const std::tuple<size_t, const char*, uint64_t> quantised[] = {
@@ -157,7 +160,7 @@ TEST_CASE("vkllm tokenize and detokenize", "[cli]") {
   CHECK(typed.out == "<s>hello world\n");
   auto bad = run_vkllm(fmt::format("detokenize -m {} --tokens 1,99999", file.path));
   CHECK(bad.exit_code != 0);
-  CHECK(bad.err == fmt::format("error: {}: token id 99999 is outside the vocabulary of 400 tokens\n", file.path));
+  CHECK(bad.err == "error: token id 99999 is outside the vocabulary of 400 tokens (0 to 399)\n");
 }
 
 TEST_CASE("vkllm info on bad files gives one error line naming the file", "[cli]") {
@@ -165,8 +168,6 @@ TEST_CASE("vkllm info on bad files gives one error line naming the file", "[cli]
   std::mt19937 rng(9);
   std::vector<std::byte> random(1000);
   for (auto& b : random) b = std::byte(rng());
-  GgufWriter falcon;
-  falcon.add("general.architecture", "falcon");
   std::vector<std::byte> huge_count = good;
   uint64_t n = uint64_t(1) << 50;
   std::memcpy(&huge_count[16], &n, 8);  // the metadata count
@@ -184,7 +185,6 @@ TEST_CASE("vkllm info on bad files gives one error line naming the file", "[cli]
       {"truncated", std::vector<std::byte>(good.begin(), good.begin() + long(good.size() / 2))},
       {"random bytes", random},
       {"huge count", huge_count},
-      {"unknown architecture", falcon.bytes()},
   };
   for (const auto& [what, bytes] : cases) {
     INFO(what);
@@ -203,4 +203,108 @@ TEST_CASE("vkllm info on bad files gives one error line naming the file", "[cli]
   auto missing = run_vkllm("info -m /nonexistent/model.gguf");
   CHECK(missing.exit_code != 0);
   CHECK(missing.err == "error: /nonexistent/model.gguf: cannot open: No such file or directory\n");
+}
+
+TEST_CASE("vkllm info reports how vkllm serve splits the KV cache into slots", "[cli]") {
+  auto r = run_vkllm("info --json --parallel 3 --ctx 100");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  uint64_t per_token = j["kv_bytes_per_token"];
+  CHECK(per_token == 6 * 2 * (64 + 64) * 2);  // the default model: 6 layers, 2 KV heads of 64, f16
+  CHECK(j["serve_kv_cache"]["parallel"] == 3);
+  CHECK(j["serve_kv_cache"]["bytes_per_slot"] == per_token * 100);
+  CHECK(j["serve_kv_cache"]["bytes"] == per_token * 300);
+  auto text = run_vkllm("info");
+  CHECK(text.out.find("serve       --parallel 4 slots x --ctx 256 tokens: KV cache 3.0 MiB (768.0 KiB per slot)") !=
+        std::string::npos);
+}
+
+namespace {
+
+// The file with one tensor's type replaced (its bytes zeroed at the new size).
+std::vector<std::byte> retyped(const std::vector<std::byte>& bytes, std::string_view name, DType type) {
+  GgufFile f = GgufFile::parse(std::span<const std::byte>(bytes), "in");
+  GgufWriter w;
+  for (const GgufKv& kv : f.metadata()) w.add(kv.key, kv.value);
+  for (const GgufTensor& t : f.tensors()) {
+    if (t.name != name) {
+      w.add_tensor(t.name, t.shape(), t.type, t.data);
+      continue;
+    }
+    std::vector<std::byte> data(row_bytes(type, t.ne[0]) * (t.n_elements() / t.ne[0]));
+    w.add_tensor(t.name, t.shape(), type, data);
+  }
+  return w.bytes();
+}
+
+}  // namespace
+
+TEST_CASE("a tensor type vkllm cannot run: info warns, run stops before loading", "[cli]") {
+  FixtureSpec s = spec("llama", 256, 1, 4, 4, 256, 300);
+  s.weight_type = DType::Q8_0;
+  for (DType type : {DType::IQ2_XXS, DType::TQ2_0}) {
+    std::string name = std::string(info(type).name);
+    INFO(name);
+    TempFile file(name);
+    file.write(retyped(make_fixture_model(s), "blk.0.ffn_down.weight", type));
+    auto r = run_vkllm("info -m " + file.path);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find(fmt::format(" {} 1", name)) != std::string::npos);
+    CHECK(r.out.find(fmt::format("warning: not supported by vkllm: 1 tensor of type {} (blk.0.ffn_down.weight); "
+                                 "supported types: f32, f16",
+                                 name)) != std::string::npos);
+    nlohmann::json j = info_json(file.path);
+    CHECK(j["supported"] == false);
+    CHECK(j["problems"].size() == 1);
+    auto run = run_vkllm(fmt::format("run -m {} -p hi", file.path));
+    CHECK(run.exit_code == 1);
+    CHECK(run.err == fmt::format("error: {}: tensor blk.0.ffn_down.weight has type {}, which vkllm cannot read "
+                                 "(it reads {})\n",
+                                 file.path, name, ops::weight_type_names()));
+    CHECK(run.out.empty());
+  }
+}
+
+TEST_CASE("an unknown architecture is still described, with a warning", "[cli]") {
+  GgufWriter falcon;
+  falcon.add("general.architecture", "falcon");
+  falcon.add("falcon.block_count", uint32_t(2));
+  std::vector<float> w(64, 0.5f);
+  falcon.add_tensor("token_embd.weight", {32, 2}, DType::F32, std::as_bytes(std::span<const float>(w)));
+  TempFile file("falcon");
+  file.write(falcon.bytes());
+  auto r = run_vkllm("info -m " + file.path);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("metadata    general.architecture = \"falcon\"") != std::string::npos);
+  CHECK(r.out.find("metadata    falcon.block_count = 2") != std::string::npos);
+  CHECK(r.out.find("tensor      token_embd.weight") != std::string::npos);
+  CHECK(r.out.find("warning: not supported by vkllm: unknown architecture falcon (supported: llama") !=
+        std::string::npos);
+  nlohmann::json j = info_json(file.path);
+  CHECK(j["architecture"] == "falcon");
+  CHECK(j["supported"] == false);
+  CHECK(j["tensors"][0]["shape"] == nlohmann::json::array({32, 2}));
+  auto run = run_vkllm(fmt::format("run -m {} -p hi", file.path));
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.starts_with(fmt::format("error: {}: unknown architecture falcon", file.path)));
+}
+
+TEST_CASE("vkllm info shows run's context, the full one, and whether the model fits", "[cli]") {
+  nlohmann::json j = info_json_args("");
+  CHECK(j["context_length"] == 256);
+  CHECK(j["n_ctx"] == 256);
+  CHECK(j["kv_cache_bytes"] == 256 * 3072);
+  CHECK(j["memory"]["fits"] == true);
+  nlohmann::json c = info_json_args("-c 64 --kv-type f32");
+  CHECK(c["n_ctx"] == 64);
+  CHECK(c["kv_cache_bytes"] == 64 * 6144);
+  CHECK(c["kv_cache_bytes_full_context"] == 256 * 6144);
+  auto limited = run_vkllm("info", "VKLLM_MEMORY_LIMIT=1M");
+  CHECK(limited.out.find("fits        no: ") != std::string::npos);
+  CHECK(limited.out.find("has 1.0 MiB (VKLLM_MEMORY_LIMIT)") != std::string::npos);
+  auto none = run_vkllm("info", "VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json");
+  CHECK(none.exit_code == 0);
+  CHECK(none.out.find("fits        unknown: ") != std::string::npos);
 }

@@ -56,11 +56,11 @@ TEST_CASE("vkllm run generates and the same seed gives the same text", "[cli-run
 }
 
 TEST_CASE("vkllm run with a quantised KV cache reports its bytes", "[cli-run][kv_quant]") {
-  // 2 layers x 2 KV heads x (64 + 64 values) = 16 blocks of 32 values in 18 bytes.
+  // 2 layers x 2 KV heads x (64 + 64 values) = 16 blocks of 32 values in 18 bytes: 288 B per token.
   auto r = run_vkllm(fmt::format("run -m {} -p hello -n 4 --seed 1 --kv-type q4_0", gqa_model().path));
   INFO(r.err);
   CHECK(r.exit_code == 0);
-  CHECK(r.err.find("KV cache 0.1 MiB (256 tokens x 288 B, q4_0)") != std::string::npos);
+  CHECK(r.err.find("KV cache 72.0 KiB (256 tokens, q4_0)") != std::string::npos);  // 256 x 288 B
   auto bad = run_vkllm(fmt::format("run -m {} -p hello --kv-type q5_0", gqa_model().path));
   CHECK(bad.exit_code != 0);
   CHECK(lines(bad.err) == 1);
@@ -96,6 +96,12 @@ TEST_CASE("vkllm bench --json reports tokens per second", "[cli-run]") {
   CHECK(j["prompt_tokens_per_second"].get<double>() > 0);
   CHECK(j["generation_tokens_per_second"].get<double>() > 0);
   CHECK(!j["kernels"]["generation"].empty());
+  auto p = run_vkllm(fmt::format("bench -m {} -p 4 -n 4 -r 1 --parallel 3 --json", gqa_model().path));
+  INFO(p.err);
+  REQUIRE(p.exit_code == 0);
+  auto jp = nlohmann::json::parse(p.out);
+  CHECK(jp["parallel"] == 3);
+  CHECK(jp["generation_tokens_per_second"].get<double>() > 0);
 }
 
 TEST_CASE("bad input to run gives one error line", "[cli-run]") {
@@ -108,12 +114,15 @@ TEST_CASE("bad input to run gives one error line", "[cli-run]") {
   const Case cases[] = {
       {fmt::format("run -m {} -p hi", truncated.path), "extends past end of file"},
       {fmt::format("run -m {} -p \"{}\" --ctx 8", gqa_model().path, std::string(64, 'a')),
-       "more than fit the context of 8 tokens"},
-      {fmt::format("run -m {} -p hi --ctx 100000000", gqa_model().path), "smaller context"},
+       "more than fit a context of 8 with one to generate"},
+      {fmt::format("run -m {} -p hi --ctx 1000000", gqa_model().path), "smaller context"},
       {"run -m /nonexistent.gguf -p hi", "/nonexistent.gguf"},
       {fmt::format("run -m {} -p hi --device 7", gqa_model().path), "device index 7 is out of range"},
       {fmt::format("logits -m {} --tokens 1,x", gqa_model().path), "'x' is not a token id"},
-      {fmt::format("logits -m {} --tokens 1,300", gqa_model().path), "outside the vocabulary"},
+      {fmt::format("logits -m {} --tokens 1,300", gqa_model().path),
+       "token id 300 is outside the vocabulary of 300 tokens (0 to 299)"},
+      {fmt::format("logits -m {} --tokens 1,300 --cpu", gqa_model().path),
+       "token id 300 is outside the vocabulary of 300 tokens (0 to 299)"},
       {fmt::format("run -m {} -p hi", gqa_model().path), "out of GPU memory", "VKLLM_MEMORY_LIMIT=64K"},
       {fmt::format("run -m {} -p hi", gqa_model().path), "is not a size", "VKLLM_MEMORY_LIMIT=lots"},
   };

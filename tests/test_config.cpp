@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "arch/architecture.h"
+#include "arch/kv_comparison.h"
 #include "arch/model_config.h"
 #include "arch/tensors.h"
 #include "catch.h"
@@ -148,6 +149,30 @@ TEST_CASE("config of real model shapes gives known KV bytes and parameter counts
   CHECK(fixture_config(v2_lite_dense()).kv_bytes_per_token(DType::Q8_0) == 27 * (576 / 32 * 34));
 }
 
+TEST_CASE("KV bytes per token of every attention kind at a model's dimensions", "[config]") {
+  auto bytes = [](const ModelConfig& c, DType t = DType::F16) {
+    std::vector<uint64_t> out;
+    for (const KvKindCost& k : kv_costs_by_kind(c, t)) out.push_back(k.bytes_per_token);
+    return out;
+  };
+  // Llama-2-7B (MHA, 32 heads of 128): GQA with 8 KV heads, MLA with DeepSeek-V2's 512 + 64.
+  ModelConfig llama = fixture_config(real_shape(4096, 32, 32, 32, 11008, 32000));
+  CHECK(bytes(llama) == std::vector<uint64_t>{524288, 131072, 16384, 32 * 576 * 2});
+  CHECK(kv_costs_by_kind(llama, DType::F16)[1].kv_heads == 8);
+  CHECK(kv_costs_by_kind(llama, DType::F16)[0].bytes_per_token == llama.kv_bytes_per_token());
+  // A GQA model keeps its own KV heads, an MLA model its own latent; each kind's own row is exact.
+  ModelConfig tiny = fixture_config(real_shape(2048, 22, 32, 4, 5632, 32000));
+  CHECK(bytes(tiny)[1] == tiny.kv_bytes_per_token());
+  ModelConfig v2 = fixture_config(v2_lite_dense());
+  CHECK(bytes(v2)[3] == v2.kv_bytes_per_token());
+  CHECK(bytes(v2)[0] == 27ull * 16 * (192 + 128) * 2);  // MHA at the decompressed head dims
+  CHECK(bytes(v2, DType::Q8_0)[3] == v2.kv_bytes_per_token(DType::Q8_0));
+  // Few heads: 4 give GQA 2; 2 have no group, so GQA is MQA; MLA rows count whole blocks.
+  CHECK(kv_costs_by_kind(fixture_config(small("llama", 4, 4)), DType::F16)[1].kv_heads == 2);
+  CHECK(kv_costs_by_kind(fixture_config(small("llama", 2, 2)), DType::F16)[1].kv_heads == 1);
+  CHECK(bytes(fixture_config(small("llama", 4, 4)), DType::Q8_0)[3] == 2 * 3 * 34);  // 64 + 8 values
+}
+
 TEST_CASE("config survives write_config and from_gguf unchanged", "[config]") {
   FixtureSpec a = small("llama", 8, 2), b = small("qwen2", 4, 4), c = v2_lite_dense();
   FixtureSpec d = c;
@@ -216,18 +241,33 @@ TEST_CASE("config errors name the first wrong or missing or unexpected tensor", 
   auto moe = rewrite(
       f, [](std::string&, std::vector<uint64_t>&) { return true; }, true);
   CHECK(error_of([&] { ModelConfig::from_gguf(moe); }) ==
-        "model.gguf: unexpected tensor blk.0.ffn_gate_exps.weight for a llama model (mixture-of-experts tensors "
-        "are not yet supported)");
+        "model.gguf: unexpected tensor blk.0.ffn_gate_exps.weight for a llama model (a mixture-of-experts tensor, "
+        "but the metadata declares no experts)");
   auto tied = rewrite(f, [](std::string& n, std::vector<uint64_t>&) { return n != "output.weight"; });
   CHECK(ModelConfig::from_gguf(tied).tied_embeddings);
 }
 
-TEST_CASE("config rejects MoE layers clearly and loads an all-dense deepseek2", "[config]") {
+TEST_CASE("config reads MoE blocks and refuses what it cannot route", "[config]") {
   ModelConfig c = fixture_config(v2_lite_dense());
   c.moe.n_experts = 64, c.moe.n_experts_used = 6, c.moe.leading_dense_blocks = 1, c.moe.expert_hidden_dim = 1408;
-  CHECK(error_of([&] { ModelConfig::from_gguf(metadata_file(c)); }) ==
-        "model.gguf: blocks 1..26 are mixture-of-experts layers (64 experts, 6 used per token); MoE is not yet "
-        "supported");
+  c.moe.n_shared_experts = 2;
+  ModelConfig moe = ModelConfig::from_gguf(metadata_file(c));
+  CHECK((moe.is_moe_layer(1) && !moe.is_moe_layer(0) && moe.moe.shared_hidden_dim == 2816));
+  CHECK(moe.moe.gating == MoeGating::Softmax);  // absent expert_gating_func (V2 files)
+  // DeepSeek-V2-Lite's 15.7 B parameters: the dense block, 26 MoE blocks of 64 + 2 shared experts.
+  CHECK(parameter_count(moe) == 15706484224ull);
+  ModelConfig bad = c;
+  bad.moe.gating = MoeGating(4);
+  CHECK(error_of([&] { ModelConfig::from_gguf(metadata_file(bad)); }) ==
+        "model.gguf: expert_gating_func 4 is not supported (1 softmax, 2 sigmoid)");
+  bad = c;
+  bad.moe.n_groups = 5, bad.moe.n_groups_used = 2;
+  CHECK(error_of([&] { ModelConfig::from_gguf(metadata_file(bad)); }) ==
+        "model.gguf: 64 experts cannot form 5 groups of at least 2 (at most 64 groups)");
+  bad = c;
+  bad.moe.n_experts_used = 65;
+  CHECK(error_of([&] { ModelConfig::from_gguf(metadata_file(bad)); }) ==
+        "model.gguf: expert_used_count = 65 is out of range (1..64)");
   c.moe.leading_dense_blocks = 27;  // every block dense: experts declared but unused
   ModelConfig dense = ModelConfig::from_gguf(metadata_file(c));
   CHECK(dense.moe.n_experts == 64);
@@ -237,12 +277,54 @@ TEST_CASE("config rejects MoE layers clearly and loads an all-dense deepseek2", 
   CHECK_NOTHROW(ModelConfig::from_gguf(GgufFile::parse(make_fixture_model(s), "mla.gguf")));
 }
 
+TEST_CASE("config of the issue-16 families survives a file round trip", "[config]") {
+  for (const char* arch : {"qwen3", "qwen3moe", "qwen2moe", "gemma2", "gemma3", "phi3"}) {
+    INFO(arch);
+    FixtureSpec s = small(arch, 4, 2);
+    s.head_dim = 32;
+    if (std::string(arch).find("moe") != std::string::npos)
+      s.n_experts = 4, s.n_experts_used = 2, s.expert_hidden_dim = 48;
+    if (std::string(arch) == "gemma3") s.sliding_window = 16, s.n_layers = 7;
+    GgufFile f = GgufFile::parse(make_fixture_model(s), "family.gguf");
+    ModelConfig c = ModelConfig::from_gguf(f);
+    ModelConfig want = fixture_config(s);
+    CHECK(c.arch == want.arch);
+    CHECK(c.head_dim == 32);
+    CHECK(c.moe.n_experts == want.moe.n_experts);
+    CHECK(c.moe.weights_norm == (std::string(arch) == "qwen3moe"));
+    CHECK(c.swa_layers == want.swa_layers);
+    CHECK(c.attn_softcap == want.attn_softcap);
+    CHECK(c.query_scale == want.query_scale);
+    CHECK(parameter_count(c) == [&] {
+      uint64_t n = 0;
+      for (const GgufTensor& t : f.tensors()) n += t.n_elements();
+      return n;
+    }());
+  }
+  // A dense family with experts declared is refused by name.
+  FixtureSpec moe_llama = small("llama", 4, 2);
+  moe_llama.n_experts = 8, moe_llama.n_experts_used = 2, moe_llama.expert_hidden_dim = 48;
+  CHECK_THROWS_WITH(fixture_config(moe_llama), Catch::Contains("llama: expert_count = 8 declares mixture-of-experts"));
+  // gemma2's defaults (llama.cpp): window 4096 on even layers, soft-caps 50 and 30.
+  ModelConfig g = fixture_config(small("gemma2", 4, 2));
+  CHECK((g.sliding_window == 4096 && g.swa_layers == std::vector<uint8_t>{1, 0}));
+  CHECK((g.attn_softcap == 50.0f && g.final_softcap == 30.0f));
+  CHECK(g.query_scale == Approx(1 / std::sqrt(16.0)));
+  // gemma3 with a window: five local layers then a global one; local rope base 10000 unscaled.
+  FixtureSpec s3 = small("gemma3", 4, 2);
+  s3.n_layers = 7, s3.sliding_window = 512, s3.rope_theta = 1e6f;
+  ModelConfig g3 = fixture_config(s3);
+  CHECK(g3.swa_layers == std::vector<uint8_t>{1, 1, 1, 1, 1, 0, 1});
+  CHECK((g3.rope_of(0).theta == 10000.0f && g3.rope_of(5).theta == 1e6f && g3.window(5) == 0));
+}
+
 TEST_CASE("config metadata errors for unknown arch and missing keys and bad values", "[config]") {
   ModelConfig c = fixture_config(small("llama", 4, 4));
   GgufWriter w;
   w.add("general.architecture", "falcon");
   CHECK(error_of([&] { ModelConfig::from_gguf(parse(w)); }) ==
-        "model.gguf: unknown architecture falcon (supported: llama, mistral, qwen2, deepseek2)");
+        "model.gguf: unknown architecture falcon (supported: llama, mistral, qwen2, qwen2moe, qwen3, qwen3moe, "
+        "gemma2, gemma3, phi3, deepseek2)");
   GgufWriter no_blocks;
   no_blocks.add("general.architecture", "llama");
   CHECK(error_of([&] { ModelConfig::from_gguf(parse(no_blocks)); }) ==

@@ -132,6 +132,23 @@ TEST_CASE("host buffers map and device buffers round-trip", "[runtime]") {
   CHECK((dev.mapped() != nullptr) == ctx.caps().uma);
 }
 
+TEST_CASE("the uploader holds staging memory only where a destination is not mapped", "[runtime]") {
+  Context& ctx = test::gpu();
+  auto data = test::random_floats(1000, 61);
+  Buffer dev(ctx, 4000, Memory::Device, "dev");
+  uint64_t before = ctx.allocated_bytes();
+  {
+    Uploader up(ctx, 1024);  // smaller than the data: several flushes
+    CHECK(up.staging_bytes() == 0);
+    up.write(dev, 0, data.data(), 4000);
+    up.flush();
+    CHECK(up.staging_bytes() == (ctx.caps().uma ? 0u : 1024u));
+    CHECK(ctx.allocated_bytes() >= before + up.staging_bytes());
+  }
+  CHECK(ctx.allocated_bytes() == before);
+  CHECK(dev.download<float>(1000) == data);
+}
+
 TEST_CASE("the validation layer is on and its errors are counted", "[runtime][validation-error]") {
   Context& ctx = test::gpu();
   uint64_t before = validation_error_count();

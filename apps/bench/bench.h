@@ -5,9 +5,13 @@
 #include <functional>
 
 #include "context.h"
+#include "options.h"
 #include "stream.h"
 
 namespace vkllm::bench {
+
+using cli::int_range;
+using cli::one_of;
 
 struct Timing {
   double ms_median = 0;
@@ -30,6 +34,10 @@ struct CommonOptions {
   ContextOptions context() const { return {.device = device, .profile = profile}; }
 };
 void add_common_options(CLI::App* cmd, CommonOptions& o);
+// --warmup N (>= 0) and --runs N (>= 1).
+void add_repeat_options(CLI::App* cmd, int& warmup, int& runs);
+// The names of ops::weight_types(): what --type accepts.
+std::vector<std::string> weight_type_names();
 
 void add_copy_bench(CLI::App& app);
 void add_matvec_bench(CLI::App& app);
@@ -37,6 +45,7 @@ void add_matmul_bench(CLI::App& app);
 void add_attention_bench(CLI::App& app);
 void add_fixture_command(CLI::App& app);
 void add_elementwise_bench(CLI::App& app);
+void add_serve_bench(CLI::App& app);
 void add_tokenize_bench(CLI::App& app);
 
 }  // namespace vkllm::bench

@@ -7,6 +7,7 @@
 #include "bench.h"
 #include "error.h"
 #include "ops.h"
+#include "output.h"
 #include "push.h"
 #include "reference/quant.h"
 
@@ -46,6 +47,9 @@ double visible_pairs(const AttnOptions& o, uint32_t pos0) {
 }
 
 void run(const AttnOptions& o) {
+  ENSURE(
+      o.heads % o.kv_heads == 0,
+      fmt::format("--kv-heads {} does not divide --heads {} (query heads are shared in groups)", o.kv_heads, o.heads));
   Context ctx(o.common.context());
   uint32_t dv = o.v_dim ? o.v_dim : o.head_dim;
   std::optional<DType> kv = dtype_named(o.f32_kv ? "f32" : o.kv_type);
@@ -111,8 +115,8 @@ void run(const AttnOptions& o) {
              o.kv_len, o.heads, o.kv_heads, o.head_dim, dv, kv_name, o.causal ? " causal" : "", ctx.caps().name,
              ctx.profile().name);
   if (!o.naive) fmt::print("  tiles br={} bc={} wg={} splits={}\n", plan.br, plan.bc, plan.wg, plan.splits);
-  fmt::print("  median {:.3f} ms (min {:.3f}, {} runs): {:.3f} GFLOP/s, {:.1f} MiB of device memory\n", tm.ms_median,
-             tm.ms_min, tm.runs, tflops * 1e3, peak / 1048576.0);
+  fmt::print("  median {:.3f} ms (min {:.3f}, {}): {:.3f} GFLOP/s, {:.1f} MiB of device memory\n", tm.ms_median,
+             tm.ms_min, cli::count(tm.runs, "run"), tflops * 1e3, peak / 1048576.0);
 }
 
 }  // namespace
@@ -120,24 +124,22 @@ void run(const AttnOptions& o) {
 void add_attention_bench(CLI::App& app) {
   static AttnOptions o;
   CLI::App* cmd = app.add_subcommand("attention", "Flash attention over a KV cache (TFLOP/s, device memory)");
-  cmd->add_option("--q-len", o.q_len, "Query tokens")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--kv-len", o.kv_len, "Keys in the cache")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", o.heads, "Query heads")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--kv-heads", o.kv_heads, "KV heads (divides --heads)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--head-dim", o.head_dim, "Q/K head dim")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--v-dim", o.v_dim, "V head dim (default: --head-dim)");
+  cmd->add_option("--q-len", o.q_len, "Query tokens")->type_name("N")->check(int_range(1, 1 << 16));
+  cmd->add_option("--kv-len", o.kv_len, "Keys in the cache")->type_name("N")->check(int_range(1, 1 << 22));
+  cmd->add_option("--heads", o.heads, "Query heads")->type_name("N")->check(int_range(1, 1024));
+  cmd->add_option("--kv-heads", o.kv_heads, "KV heads (divides --heads)")->type_name("N")->check(int_range(1, 1024));
+  cmd->add_option("--head-dim", o.head_dim, "Q/K head dim")->type_name("N")->check(int_range(1, 1024));
+  cmd->add_option("--v-dim", o.v_dim, "V head dim; 0: --head-dim")->type_name("N")->check(int_range(0, 1024));
   cmd->add_flag("--naive", o.naive, "The naive baseline (score matrix in device memory)");
   cmd->add_flag("--causal", o.causal, "Causal mask (queries are the last q-len positions)");
-  cmd->add_option("--kv-type", o.kv_type, "K/V storage: f16 (default), f32, q8_0 or q4_0 (flash only)")
-      ->check(CLI::IsMember({"f16", "f32", "q8_0", "q4_0"}));
+  cmd->add_option("--kv-type", o.kv_type, "K/V storage (q8_0, q4_0: flash only)")
+      ->type_name("TYPE")
+      ->check(one_of({"f16", "f32", "q8_0", "q4_0"}));
   cmd->add_flag("--f32-kv", o.f32_kv, "The same as --kv-type f32");
-  cmd->add_option("--splits", o.splits, "Force this many key splits (default: planned)");
-  cmd->add_option("--warmup", o.warmup, "Untimed replays first")->capture_default_str();
-  cmd->add_option("--runs", o.runs, "Timed replays (the median is reported)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--splits", o.splits, "Force this many key splits; 0: planned")
+      ->type_name("N")
+      ->check(int_range(0, 1024));
+  add_repeat_options(cmd, o.warmup, o.runs);
   add_common_options(cmd, o.common);
   cmd->callback([] { run(o); });
 }

@@ -109,12 +109,14 @@ void add_elementwise_bench(CLI::App& app) {
   static Shapes sh;
   CLI::App* cmd = app.add_subcommand("elementwise", "norms, activations, rope, kv_store, softmax, argmax, top-k");
   add_common_options(cmd, common);
-  cmd->add_option("--tokens", sh.tokens, "Tokens per call (1: decode)");
-  cmd->add_option("--dim", sh.dim, "Model width");
-  cmd->add_option("--ffn", sh.ffn, "Feed-forward width");
-  cmd->add_option("--vocab", sh.vocab, "Vocabulary size (softmax, argmax, top-k rows)");
-  cmd->add_option("--top-k", sh.top_k, "k of topk_rows");
-  cmd->add_option("--only", sh.only, "Run only the ops whose name contains this");
+  cmd->add_option("--tokens", sh.tokens, "Tokens per call (1: decode)")->type_name("N")->check(int_range(1, 1 << 16));
+  cmd->add_option("--dim", sh.dim, "Model width")->type_name("N")->check(int_range(1, 1 << 16));
+  cmd->add_option("--ffn", sh.ffn, "Feed-forward width")->type_name("N")->check(int_range(1, 1 << 18));
+  cmd->add_option("--vocab", sh.vocab, "Vocabulary size (softmax, argmax, top-k rows)")
+      ->type_name("N")
+      ->check(int_range(1, 1 << 20));
+  cmd->add_option("--top-k", sh.top_k, "k of topk_rows")->type_name("K")->check(int_range(1, ops::kTopkMax));
+  cmd->add_option("--only", sh.only, "Run only the ops whose name contains this")->type_name("TEXT");
   cmd->callback([] { run(common, sh); });
 }
 

@@ -7,6 +7,7 @@
 #include "error.h"
 #include "fixture/fixture.h"
 #include "gguf/writer.h"
+#include "output.h"
 
 namespace vkllm::bench {
 
@@ -58,21 +59,6 @@ const std::map<std::string, FixtureSpec>& presets() {
         .seq_len = 131072,
         .rope_theta = 500000.0f,
         .rope_freqs = true}},
-      // DeepSeek-V2-Lite's attention (MLA without q_lora) and widths; every layer dense with the
-      // first layer's FFN width (the real model's other 26 layers are MoE; we run MLA + dense).
-      {"deepseek-v2-lite",
-       {.arch = "deepseek2",
-        .dim = 2048,
-        .n_layers = 27,
-        .n_heads = 16,
-        .hidden_dim = 10944,
-        .vocab_size = 102400,
-        .seq_len = 163840,
-        .norm_eps = 1e-6f,
-        .kv_lora_rank = 512,
-        .qk_nope_head_dim = 128,
-        .qk_rope_head_dim = 64,
-        .v_head_dim = 128}},
       // Lavapipe-sized (scripts/bench_vs_llamacpp's small preset): real proportions, a context long
       // enough for generation at depth 16384.
       {"small",
@@ -105,28 +91,126 @@ const std::map<std::string, FixtureSpec>& presets() {
         .hidden_dim = 5632,
         .vocab_size = 32000,
         .seq_len = 2048}},
+      {"qwen3-0.6b",
+       {.arch = "qwen3",
+        .dim = 1024,
+        .n_layers = 28,
+        .n_heads = 16,
+        .n_kv_heads = 8,
+        .head_dim = 128,
+        .hidden_dim = 3072,
+        .vocab_size = 151936,
+        .seq_len = 40960,
+        .norm_eps = 1e-6f,
+        .rope_theta = 1000000.0f,
+        .tied_embeddings = true}},
+      {"gemma-2-2b",
+       {.arch = "gemma2",
+        .dim = 2304,
+        .n_layers = 26,
+        .n_heads = 8,
+        .n_kv_heads = 4,
+        .head_dim = 256,
+        .hidden_dim = 9216,
+        .vocab_size = 256000,
+        .seq_len = 8192,
+        .norm_eps = 1e-6f,
+        .tied_embeddings = true,
+        .sliding_window = 4096,
+        .swa_period = 2,
+        .attn_softcap = 50.0f,
+        .final_softcap = 30.0f}},
+      {"phi-3-mini",
+       {.arch = "phi3",
+        .dim = 3072,
+        .n_layers = 32,
+        .n_heads = 32,
+        .n_kv_heads = 32,
+        .hidden_dim = 8192,
+        .vocab_size = 32064,
+        .seq_len = 4096}},
+      // Mixture of experts. Real per-layer shapes; --layers keeps a few of them.
+      {"deepseek-v2-lite",
+       {.arch = "deepseek2",
+        .dim = 2048,
+        .n_layers = 27,
+        .n_heads = 16,
+        .hidden_dim = 10944,
+        .vocab_size = 102400,
+        .seq_len = 163840,
+        .norm_eps = 1e-6f,
+        .kv_lora_rank = 512,
+        .qk_nope_head_dim = 128,
+        .qk_rope_head_dim = 64,
+        .v_head_dim = 128,
+        .n_experts = 64,
+        .n_experts_used = 6,
+        .expert_hidden_dim = 1408,
+        .n_shared_experts = 2,
+        .leading_dense_blocks = 1}},
+      // Qwen3-30B-A3B's blocks (48 of them in the real model: use --layers).
+      {"qwen3-30b-a3b",
+       {.arch = "qwen3moe",
+        .dim = 2048,
+        .n_layers = 48,
+        .n_heads = 32,
+        .n_kv_heads = 4,
+        .head_dim = 128,
+        .hidden_dim = 6144,
+        .vocab_size = 151936,
+        .seq_len = 40960,
+        .norm_eps = 1e-6f,
+        .rope_theta = 1000000.0f,
+        .n_experts = 128,
+        .n_experts_used = 8,
+        .expert_hidden_dim = 768}},
+      // The MoE decode benchmark (docs/decisions.md, issue 16): 8 experts, 2 used, and a dense
+      // model with the same active parameters (FFN width 2 x 1024).
+      {"moe-8x2",
+       {.arch = "qwen3moe",
+        .dim = 1024,
+        .n_layers = 12,
+        .n_heads = 16,
+        .n_kv_heads = 8,
+        .head_dim = 64,
+        .hidden_dim = 2048,
+        .vocab_size = 32000,
+        .seq_len = 4096,
+        .n_experts = 8,
+        .n_experts_used = 2,
+        .expert_hidden_dim = 1024}},
+      {"moe-8x2-dense",
+       {.arch = "qwen3",
+        .dim = 1024,
+        .n_layers = 12,
+        .n_heads = 16,
+        .n_kv_heads = 8,
+        .head_dim = 64,
+        .hidden_dim = 2048,
+        .vocab_size = 32000,
+        .seq_len = 4096}},
   };
   return p;
 }
 
 struct FixtureOptions {
   std::string preset, type = "q8_0", mix, out;
-  uint32_t layers = 0;
+  std::optional<uint32_t> layers;
 };
 
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (auto& [name, spec] : presets()) names.push_back(name);
+  return names;
+}
+
 void write_fixture(const FixtureOptions& o) {
-  auto it = presets().find(o.preset);
-  std::string names;
-  for (auto& [name, spec] : presets()) names += (names.empty() ? "" : ", ") + name;
-  ENSURE(it != presets().end(), fmt::format("unknown preset '{}' (known: {})", o.preset, names));
-  auto type = dtype_named(o.type);
-  ENSURE(type, fmt::format("unknown weight type '{}'", o.type));
-  FixtureSpec spec = it->second;
-  spec.weight_type = *type;
+  FixtureSpec spec = presets().at(o.preset);  // the validators admitted only known names
+  spec.weight_type = *dtype_named(o.type);
   spec.mix = o.mix;
-  if (o.layers) spec.n_layers = o.layers;
+  if (o.layers) spec.n_layers = *o.layers;
   fixture_writer(spec).save(o.out);
-  fmt::print("wrote {} ({} layers, {} weights)\n", o.out, spec.n_layers, o.mix.empty() ? o.type : o.mix);
+  fmt::print("wrote {} ({}, {} weights)\n", o.out, cli::count(spec.n_layers, "layer"), o.mix.empty() ? o.type : o.mix);
 }
 
 }  // namespace
@@ -134,16 +218,21 @@ void write_fixture(const FixtureOptions& o) {
 void add_fixture_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("fixture", "Write a random-weight GGUF model of a real model's shape");
   auto o = std::make_shared<FixtureOptions>();
-  cmd->add_option(
-         "--preset", o->preset,
-         "smollm2-135m, llama-3.2-1b, llama-3.1-8b, qwen2.5-0.5b, tinyllama-1.1b, deepseek-v2-lite, small or small-mla")
-      ->required();
-  cmd->add_option("--type", o->type, "Weight type of the matrices (f16, q8_0, q4_0, q4_k, ...)");
+  cmd->add_option("--preset", o->preset, "The real model's shape")
+      ->type_name("NAME")
+      ->required()
+      ->check(one_of(preset_names()));
+  cmd->add_option("--type", o->type, "Weight type of the matrices")
+      ->type_name("TYPE")
+      ->check(one_of(weight_type_names()));
   cmd->add_option("--mix", o->mix,
                   "A llama.cpp file type (Q2_K, Q3_K_M, Q3_K_L, Q4_K_M, IQ4_XS, IQ4_NL, IQ3_M, Q5_1, ...): each "
-                  "matrix gets the type llama.cpp's quantizer gives it; overrides --type");
-  cmd->add_option("--layers", o->layers, "Fewer layers than the real model");
-  cmd->add_option("-o,--out", o->out, "Output GGUF file")->required();
+                  "matrix gets the type llama.cpp's quantizer gives it; overrides --type")
+      ->type_name("MIX");
+  cmd->add_option("--layers", o->layers, "Fewer layers than the real model (default: all)")
+      ->type_name("N")
+      ->check(int_range(1, 1024));
+  cmd->add_option("-o,--out", o->out, "Output GGUF file")->type_name("FILE")->required()->check(cli::non_empty);
   cmd->callback([o] { write_fixture(*o); });
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench.h"
+#include "ops_matmul.h"
 
 namespace vkllm::bench {
 
@@ -47,9 +48,26 @@ double cpu_read_gbps() {
 }
 
 void add_common_options(CLI::App* cmd, CommonOptions& o) {
-  cmd->add_option("--device", o.device, "Vulkan device index (see vkllm devices)");
-  cmd->add_option("--profile", o.profile, "Force a vendor profile");
+  cmd->add_option("--device", o.device, "Vulkan device index (see vkllm devices)")
+      ->type_name("I")
+      ->check(cli::int_range(0, 1 << 16));
+  std::vector<std::string> profiles;
+  for (const Profile& p : all_profiles()) profiles.push_back(p.name);
+  cmd->add_option("--profile", o.profile, "Force a vendor profile")->type_name("NAME")->check(cli::one_of(profiles));
   cmd->add_flag("--json", o.json, "Print one JSON object");
+}
+
+void add_repeat_options(CLI::App* cmd, int& warmup, int& runs) {
+  cmd->add_option("--warmup", warmup, "Untimed replays first")->type_name("N")->check(cli::int_range(0, 1000));
+  cmd->add_option("--runs", runs, "Timed replays (the median is reported)")
+      ->type_name("N")
+      ->check(cli::int_range(1, 10000));
+}
+
+std::vector<std::string> weight_type_names() {
+  std::vector<std::string> names;
+  for (DType t : ops::weight_types()) names.emplace_back(info(t).name);
+  return names;
 }
 
 }  // namespace vkllm::bench

@@ -23,13 +23,21 @@ struct KeyPrefix;
 enum class AttentionForm { Standard, Latent };
 // Whether attn_q/k/v carry biases: never, when the file has them, or always.
 enum class Presence { None, Optional, Required };
+// The gate of the gated FFN (and of every expert): silu(gate)·up or gelu(gate)·up (tanh GELU).
+enum class FfnActivation { Silu, Gelu };
 
-// How a block is built from the shared blocks (model/graph/blocks.cpp): options, not code.
+// How a block is built from the shared blocks (model/graph/blocks.cpp): options, not code. Which
+// FFN a block has (dense, or mixture of experts) is ModelConfig::is_moe_layer; which optional
+// tensors it has (shared experts, the shared gate, fused projections) is its tensor catalogue.
 struct BlockRecipe {
   AttentionForm attention = AttentionForm::Standard;
   Presence qkv_bias = Presence::None;
   RopeMode rope_mode = RopeMode::Norm;
   bool full_rotary = true;  // rope.dimension_count must equal the head dim
+  bool qk_norm = false;     // RMSNorm of each q and k head (attn_q_norm, attn_k_norm) before rope
+  bool post_norms = false;  // RMSNorm of the attention and FFN outputs before each residual add
+  FfnActivation ffn_activation = FfnActivation::Silu;
+  bool scale_embeddings = false;  // token embeddings times sqrt(dim) (gemma)
 };
 
 struct Architecture {
@@ -52,7 +60,7 @@ std::span<const Architecture* const> architectures();
 const Architecture* find_architecture(std::string_view gguf_name);
 // The family by canonical name; throws naming the known ones.
 const Architecture& architecture(std::string_view name);
-// "llama, mistral, qwen2, deepseek2": for messages.
+// "llama, mistral, qwen2, ...": for messages.
 std::string known_architectures();
 
 }  // namespace vkllm

@@ -1,6 +1,8 @@
 // The hyperparameters and tensor names of the blocks several families share (docs/formats.md §1.4).
 #include "arch/common_blocks.h"
 
+#include <fmt/format.h>
+
 #include "arch/keys.h"
 #include "arch/model_config.h"
 #include "arch/tensors.h"
@@ -47,6 +49,78 @@ void add_gated_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
 void add_standard_block(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
   add_standard_attention(c, l, t);
   add_gated_ffn(c, l, t);
+}
+
+void add_qk_norm(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
+  t.add(l, TensorRole::AttnKNorm, "attn_k_norm.weight", {c.head_dim});
+  t.add(l, TensorRole::AttnQNorm, "attn_q_norm.weight", {c.head_dim});
+}
+
+void add_moe_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
+  const MoeConfig& m = c.moe;
+  uint64_t E = c.dim, F = m.expert_hidden_dim, n = m.n_experts, S = m.shared_hidden_dim;
+  t.add(l, TensorRole::FfnNorm, "ffn_norm.weight", {E});
+  t.add(l, TensorRole::FfnGateInp, "ffn_gate_inp.weight", {E, n});
+  if (m.probs_bias) t.add(l, TensorRole::ExpProbsB, "exp_probs_b.bias", {n});
+  t.add(l, TensorRole::FfnGateExps, "ffn_gate_exps.weight", {E, F, n});
+  t.add(l, TensorRole::FfnDownExps, "ffn_down_exps.weight", {F, E, n});
+  t.add(l, TensorRole::FfnUpExps, "ffn_up_exps.weight", {E, F, n});
+  if (S == 0) return;
+  if (m.shared_gate) t.add(l, TensorRole::FfnGateInpShexp, "ffn_gate_inp_shexp.weight", {E});
+  t.add(l, TensorRole::FfnGateShexp, "ffn_gate_shexp.weight", {E, S});
+  t.add(l, TensorRole::FfnDownShexp, "ffn_down_shexp.weight", {S, E});
+  t.add(l, TensorRole::FfnUpShexp, "ffn_up_shexp.weight", {E, S});
+}
+
+void read_expert_width(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
+  MoeConfig& m = c.moe;
+  if (m.n_experts == 0) return;
+  uint32_t fallback = m.n_experts_used ? c.hidden_dim.at(0) / m.n_experts_used : 0;
+  m.expert_hidden_dim = read_u32(f, k("expert_feed_forward_length"), fallback);
+}
+
+void write_expert_width(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
+  if (c.moe.n_experts) w.add(k("expert_feed_forward_length"), c.moe.expert_hidden_dim);
+}
+
+}  // namespace vkllm
+
+namespace vkllm {
+
+void read_swa_pattern(const GgufFile& f, const KeyPrefix& k, ModelConfig& c, uint32_t default_period) {
+  std::string key = k("attention.sliding_window_pattern");
+  c.swa_layers.assign(c.n_layers, 0);
+  const GgufValue* v = f.find(key);
+  if (v && v->type() == GgufType::Array) {
+    if (v->size() != c.n_layers)
+      f.fail(fmt::format("metadata key {} has {} entries for {} layers", key, v->size(), c.n_layers));
+    size_t l = 0;
+    for (const GgufValue& e : v->elements()) {
+      std::optional<bool> b = e.to_bool();
+      std::optional<int64_t> i = e.to_int();
+      if (!b && !i) f.fail(fmt::format("metadata key {} must hold bools or integers", key));
+      c.swa_layers[l++] = b ? *b : *i != 0;
+    }
+    return;
+  }
+  uint32_t n = read_u32(f, key, default_period);
+  for (uint32_t l = 0; l < c.n_layers; ++l) c.swa_layers[l] = n == 0 || l % n < n - 1;
+}
+
+void write_swa(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
+  if (c.sliding_window > 0) w.add(k("attention.sliding_window"), c.sliding_window);
+  if (c.swa_layers.empty()) return;  // the family's default pattern
+  std::vector<bool> pattern(c.swa_layers.begin(), c.swa_layers.end());
+  w.add_array(k("attention.sliding_window_pattern"), pattern);
+}
+
+void add_gemma_block(const ModelConfig& c, uint32_t l, TensorCatalogue& t, bool qk_norm) {
+  uint64_t E = c.dim;
+  add_standard_attention(c, l, t);
+  t.add(l, TensorRole::AttnPostNorm, "post_attention_norm.weight", {E});
+  if (qk_norm) add_qk_norm(c, l, t);
+  add_gated_ffn(c, l, t);
+  t.add(l, TensorRole::FfnPostNorm, "post_ffw_norm.weight", {E});
 }
 
 }  // namespace vkllm

@@ -22,5 +22,26 @@ void add_standard_attention(const ModelConfig& c, uint32_t l, TensorCatalogue& t
 void add_gated_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
 // A standard block: standard attention, then the gated FFN (llama, mistral, qwen2).
 void add_standard_block(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
+// attn_q_norm, attn_k_norm: one RMSNorm weight of head_dim shared by the heads (qwen3, gemma3).
+void add_qk_norm(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
+// A mixture-of-experts FFN (docs/formats.md §8): ffn_norm, the router ffn_gate_inp, exp_probs_b
+// when c.moe.probs_bias, the routed experts ffn_{gate,up,down}_exps (3-D, expert e is slice e),
+// and when c.moe.shared_hidden_dim > 0 the shared expert ffn_{gate,up,down}_shexp, gated by
+// ffn_gate_inp_shexp when c.moe.shared_gate.
+void add_moe_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
+// The expert keys the MoE families share: expert_feed_forward_length (default: feed_forward_length /
+// expert_used_count, as llama.cpp), for files with experts.
+void read_expert_width(const GgufFile& f, const KeyPrefix& k, ModelConfig& c);
+void write_expert_width(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c);
+
+// Which layers use the sliding window: attention.sliding_window_pattern as an array (one bool or
+// integer per layer, non-zero = sliding) or a period n (layer l slides unless l % n == n - 1,
+// llama.cpp's set_swa_pattern), else default_period (docs/formats.md §9.3).
+void read_swa_pattern(const GgufFile& f, const KeyPrefix& k, ModelConfig& c, uint32_t default_period);
+// Writes attention.sliding_window and the pattern as an array of bools.
+void write_swa(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c);
+// A gemma block: standard attention with a norm of its output (post_attention_norm), optional
+// q/k head norms, and the gated FFN with a norm of its output (post_ffw_norm).
+void add_gemma_block(const ModelConfig& c, uint32_t l, TensorCatalogue& t, bool qk_norm);
 
 }  // namespace vkllm

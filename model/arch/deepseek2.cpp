@@ -1,7 +1,8 @@
 // deepseek2: DeepSeek-V2 / V2-Lite / V3 blocks with multi-head latent attention (docs/formats.md
 // §1.5, §5). Two file layouts: new files split the KV up-projection into attn_k_b + attn_v_b and
-// say so with the *_mla keys; old files keep it fused as attn_kv_b (pitfall 4). Mixture-of-experts
-// blocks are named by their keys and refused by validation (MoE is not supported yet).
+// say so with the *_mla keys; old files keep it fused as attn_kv_b (pitfall 4). Blocks from
+// leading_dense_block_count on are mixture-of-experts blocks with shared experts; V3 files route
+// by sigmoid scores with a selection bias (exp_probs_b) and expert groups (docs/formats.md §8).
 #include <fmt/format.h>
 
 #include "arch/architecture.h"
@@ -45,19 +46,23 @@ void read_mla(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
   c.n_kv_heads = 1;
 }
 
-void read_moe(const GgufFile& f, const KeyPrefix& k, MoeConfig& m) {
+// docs/formats.md §8: the gating function defaults to softmax when the key is absent or 0 (V2
+// files); the weights are normalised only when expert_weights_norm says so.
+void read_moe(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
+  MoeConfig& m = c.moe;
   m.leading_dense_blocks = read_u32(f, k("leading_dense_block_count"), 0);
   m.expert_hidden_dim = read_u32(f, k("expert_feed_forward_length"), 0);
   m.n_shared_experts = read_u32(f, k("expert_shared_count"), 0);
+  m.shared_hidden_dim = m.n_shared_experts * m.expert_hidden_dim;
   m.weights_scale = read_f32(f, k("expert_weights_scale"), 1.0f);
   m.weights_norm = f.get_bool(k("expert_weights_norm"), false);
-  m.gating_func = read_u32(f, k("expert_gating_func"), 1);
-  if (m.gating_func == 0) m.gating_func = 1;  // absent or "none" in older files: softmax
+  uint32_t gating = read_u32(f, k("expert_gating_func"), 0);
+  m.gating = gating == 0 ? MoeGating::Softmax : MoeGating(gating);
 }
 
 void read_hparams(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
   read_mla(f, k, c);
-  read_moe(f, k, c.moe);
+  read_moe(f, k, c);
 }
 
 void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
@@ -78,7 +83,7 @@ void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
     w.add(k("expert_shared_count"), c.moe.n_shared_experts);
     w.add(k("expert_weights_scale"), c.moe.weights_scale);
     w.add(k("expert_weights_norm"), c.moe.weights_norm);
-    w.add(k("expert_gating_func"), c.moe.gating_func);
+    w.add(k("expert_gating_func"), uint32_t(c.moe.gating));
   }
 }
 
@@ -117,7 +122,10 @@ void add_latent_attention(const ModelConfig& c, uint32_t l, TensorCatalogue& t) 
 
 void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
   add_latent_attention(c, l, t);
-  add_gated_ffn(c, l, t);
+  if (c.is_moe_layer(l))
+    add_moe_ffn(c, l, t);
+  else
+    add_gated_ffn(c, l, t);
 }
 
 }  // namespace

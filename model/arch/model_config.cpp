@@ -33,6 +33,8 @@ std::string_view to_string(MlaLayout l) {
   return names[int(l)];
 }
 
+std::string_view to_string(MoeGating g) { return g == MoeGating::Sigmoid ? "sigmoid" : "softmax"; }
+
 // --- derived quantities
 
 double RopeConfig::yarn_attn_factor() const { return attn_factor / (1 + 0.1 * std::log(factor)); }
@@ -62,7 +64,7 @@ uint64_t kv_row_bytes(DType kv, uint64_t n) {
 }  // namespace
 
 double ModelConfig::attention_scale() const {
-  double scale = 1.0 / std::sqrt(double(head_dim));
+  double scale = query_scale > 0 ? query_scale : 1.0 / std::sqrt(double(head_dim));
   if (rope.scaling == RopeScaling::Yarn && rope.yarn_log_multiplier > 0) {
     double m = 1 + rope.yarn_log_multiplier * std::log(rope.factor);
     scale *= m * m;
@@ -86,11 +88,43 @@ void check_range(std::string_view what, uint64_t v, uint64_t lo, uint64_t hi) {
 }
 
 void validate_moe(const ModelConfig& c) {
-  if (c.moe.n_experts == 0 || c.moe.leading_dense_blocks >= c.n_layers) return;
-  throw Error(
-      fmt::format("blocks {}..{} are mixture-of-experts layers ({} experts, {} used per token); "
-                  "MoE is not yet supported",
-                  c.moe.leading_dense_blocks, c.n_layers - 1, c.moe.n_experts, c.moe.n_experts_used));
+  const MoeConfig& m = c.moe;
+  if (m.n_experts == 0) return;
+  if (m.leading_dense_blocks < c.n_layers) {
+    // A family whose catalogue has no router runs only dense blocks (a Mixtral-style llama file).
+    TensorCatalogue t;
+    c.architecture().layer_tensors(c, c.n_layers - 1, t);
+    ENSURE(t.find(TensorRole::FfnGateInp, int(c.n_layers - 1)),
+           fmt::format("{}: expert_count = {} declares mixture-of-experts blocks, which vkllm does not run for this "
+                       "architecture (it has: qwen2moe, qwen3moe, deepseek2)",
+                       c.arch_name, m.n_experts));
+  }
+  check_range("expert_count", m.n_experts, 1, 4096);
+  check_range("expert_used_count", m.n_experts_used, 1, std::min(m.n_experts, 64u));
+  ENSURE(m.gating == MoeGating::Softmax || m.gating == MoeGating::Sigmoid,
+         fmt::format("expert_gating_func {} is not supported (1 softmax, 2 sigmoid)", uint32_t(m.gating)));
+  ENSURE(std::isfinite(m.weights_scale), "expert_weights_scale must be finite");
+  if (m.leading_dense_blocks < c.n_layers) check_range("expert_feed_forward_length", m.expert_hidden_dim, 1, 1 << 22);
+  if (m.n_groups > 1) {
+    // docs/formats.md §8: groups are ranked by the sum of their two best scores.
+    ENSURE(m.n_experts % m.n_groups == 0 && m.n_experts / m.n_groups >= 2 && m.n_groups <= 64,
+           fmt::format("{} experts cannot form {} groups of at least 2 (at most 64 groups)", m.n_experts, m.n_groups));
+    check_range("expert_group_used_count", m.n_groups_used, 1, m.n_groups);
+    ENSURE(m.n_experts_used <= m.n_groups_used * (m.n_experts / m.n_groups),
+           fmt::format("{} experts per token do not fit {} groups of {}", m.n_experts_used, m.n_groups_used,
+                       m.n_experts / m.n_groups));
+  }
+}
+
+void validate_window(const ModelConfig& c) {
+  ENSURE(c.swa_layers.empty() || c.swa_layers.size() == c.n_layers,
+         "the sliding-window pattern needs one entry per layer");
+  for (uint8_t w : c.swa_layers)
+    ENSURE(!w || c.sliding_window > 0, "sliding-window layers need attention.sliding_window > 0");
+  ENSURE(std::isfinite(c.rope_swa.theta) && c.rope_swa.theta > 0,
+         fmt::format("rope.freq_base_swa {} must be positive", c.rope_swa.theta));
+  for (float cap : {c.attn_softcap, c.final_softcap, c.query_scale})
+    ENSURE(std::isfinite(cap) && cap >= 0, "soft-cap and query scale values must be finite and not negative");
 }
 
 }  // namespace
@@ -120,6 +154,7 @@ void ModelConfig::validate() const {
     ENSURE(rope.dim == head_dim, fmt::format("rope.dimension_count {} must equal the head dim {}", rope.dim, head_dim));
   if (a.validate) a.validate(*this);
   validate_moe(*this);
+  validate_window(*this);
 }
 
 // --- reading and writing the common keys
@@ -172,14 +207,17 @@ void read_metadata(const GgufFile& f, ModelConfig& c) {
   c.rope.theta = read_f32(f, k("rope.freq_base"), 10000.0f);
   read_rope_scaling(f, k, c.rope);
   c.rope.mode = c.arch->recipe.rope_mode;
+  c.moe.n_experts = read_u32(f, k("expert_count"), 0);
+  c.moe.n_experts_used = read_u32(f, k("expert_used_count"), 0);
+  c.moe.n_groups = read_u32(f, k("expert_group_count"), 0);
+  c.moe.n_groups_used = read_u32(f, k("expert_group_used_count"), 0);
   c.qkv_bias = c.arch->recipe.qkv_bias == Presence::Required;
   c.arch->read_hparams(f, k, c);
+  if (c.swa_layers.empty()) c.rope_swa = c.rope;  // every layer rotates alike
   uint32_t n_tokens = 0;
   if (const GgufValue* t = f.find(kTokenCount); t && t->type() == GgufType::Array)
     n_tokens = uint32_t(std::min<uint64_t>(t->size(), UINT32_MAX));
   c.vocab_size = read_u32(f, k("vocab_size"), n_tokens);
-  c.moe.n_experts = read_u32(f, k("expert_count"), 0);
-  c.moe.n_experts_used = read_u32(f, k("expert_used_count"), 0);
 }
 
 }  // namespace
@@ -227,6 +265,10 @@ void write_config(GgufWriter& w, const ModelConfig& c) {
   if (c.moe.n_experts) {
     w.add(k("expert_count"), c.moe.n_experts);
     w.add(k("expert_used_count"), c.moe.n_experts_used);
+    if (c.moe.n_groups) {
+      w.add(k("expert_group_count"), c.moe.n_groups);
+      w.add(k("expert_group_used_count"), c.moe.n_groups_used);
+    }
   }
 }
 

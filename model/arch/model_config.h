@@ -52,16 +52,26 @@ struct MlaConfig {
   MlaLayout layout = MlaLayout::None;
 };
 
-// Mixture-of-experts keys: parsed so that a MoE file is named as such (not yet supported).
+// How a router turns its logits into expert scores (GGUF expert_gating_func; docs/formats.md §8).
+enum class MoeGating : uint32_t { Softmax = 1, Sigmoid = 2 };
+std::string_view to_string(MoeGating g);
+
+// Mixture of experts (docs/formats.md §8): each MoE block routes every token to n_experts_used of
+// n_experts gated FFNs of width expert_hidden_dim and adds their outputs, weighted by the router;
+// shared experts (one FFN of width shared_hidden_dim) see every token.
 struct MoeConfig {
   uint32_t n_experts = 0;  // 0: dense model
   uint32_t n_experts_used = 0;
-  uint32_t n_shared_experts = 0;
-  uint32_t expert_hidden_dim = 0;
-  uint32_t leading_dense_blocks = 0;  // deepseek2: blocks [0, this) are dense
-  float weights_scale = 1.0f;
-  bool weights_norm = false;
-  uint32_t gating_func = 1;  // 1 softmax, 2 sigmoid
+  uint32_t n_shared_experts = 0;      // deepseek2: shared FFN width = n_shared_experts · expert_hidden_dim
+  uint32_t expert_hidden_dim = 0;     // width of one routed expert
+  uint32_t shared_hidden_dim = 0;     // width of the shared-expert FFN; 0: none
+  uint32_t leading_dense_blocks = 0;  // blocks [0, this) are dense (deepseek2)
+  MoeGating gating = MoeGating::Softmax;
+  bool weights_norm = false;                 // divide the chosen weights by their sum
+  float weights_scale = 1.0f;                // then multiply them by this (0 and 1: unchanged)
+  uint32_t n_groups = 0, n_groups_used = 0;  // group-limited routing (DeepSeek-V3); 0: none
+  bool probs_bias = false;                   // exp_probs_b: biases the choice only, not the weights (from the tensors)
+  bool shared_gate = false;                  // ffn_gate_inp_shexp: a sigmoid gate on the shared expert (qwen2moe)
 };
 
 struct ModelConfig {
@@ -83,17 +93,29 @@ struct ModelConfig {
   bool tied_embeddings = false;  // no output.weight: logits use token_embd
   MlaConfig mla;
   MoeConfig moe;
+  // Sliding-window attention: layer l with swa_layers[l] set sees only its last sliding_window
+  // keys and rotates with rope_swa (gemma2/3; docs/formats.md §9). Empty: every layer is global.
+  uint32_t sliding_window = 0;
+  std::vector<uint8_t> swa_layers;
+  RopeConfig rope_swa;
+  float attn_softcap = 0;   // > 0: scores become cap·tanh(score / cap) before the softmax
+  float final_softcap = 0;  // > 0: likewise for the output logits
+  float query_scale = 0;    // > 0: the softmax scale instead of 1/sqrt(head_dim)
 
   const Architecture& architecture() const;
   AttentionKind attention_kind() const;
   bool is_moe_layer(uint32_t layer) const;
+  bool is_swa_layer(uint32_t layer) const { return layer < swa_layers.size() && swa_layers[layer]; }
+  uint32_t window(uint32_t layer) const { return is_swa_layer(layer) ? sliding_window : 0; }
+  const RopeConfig& rope_of(uint32_t layer) const { return is_swa_layer(layer) ? rope_swa : rope; }
   // Exact KV-cache bytes per token over all layers with K/V stored as `kv` (rows of head_dim
   // per KV head; MLA: one row of kv_lora_rank + rope dim per layer).
   uint64_t kv_bytes_per_token(DType kv = DType::F16) const;
-  // The softmax scale of attention: 1/sqrt(head_dim); DeepSeek under YaRN multiplies it by m^2,
-  // m = 1 + yarn_log_multiplier·ln(factor) (the HF formula, docs/formats.md §5.4).
+  // The softmax scale of attention: query_scale when set, else 1/sqrt(head_dim); DeepSeek under
+  // YaRN multiplies it by m^2, m = 1 + yarn_log_multiplier·ln(factor) (the HF formula,
+  // docs/formats.md §5.4).
   double attention_scale() const;
-  // Throws vkllm::Error when the dimensions are inconsistent or unsupported (MoE layers).
+  // Throws vkllm::Error when the dimensions are inconsistent or unsupported.
   void validate() const;
 
   // Reads the metadata, takes tensor-dependent flags (tied output, rope factors, biases) from the

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <iterator>
+
 #include "arch/architecture.h"
 #include "arch/model_config.h"
 #include "error.h"
@@ -13,16 +15,42 @@
 namespace vkllm {
 
 std::string_view to_string(TensorRole r) {
-  constexpr std::string_view names[] = {
-      "token_embd", "output_norm", "output",   "rope_freqs", "attn_norm", "attn_q",        "attn_output", "attn_k",
-      "attn_v",     "q_bias",      "k_bias",   "v_bias",     "attn_q_a",  "attn_q_a_norm", "attn_q_b",    "attn_kv_a",
-      "kv_norm",    "attn_k_b",    "attn_v_b", "attn_kv_b",  "ffn_norm",  "ffn_gate",      "ffn_up",      "ffn_down"};
+  constexpr std::string_view names[] = {"token_embd",   "output_norm",    "output",
+                                        "rope_freqs",   "attn_norm",      "attn_q",
+                                        "attn_output",  "attn_k",         "attn_v",
+                                        "q_bias",       "k_bias",         "v_bias",
+                                        "attn_q_a",     "attn_q_a_norm",  "attn_q_b",
+                                        "attn_kv_a",    "kv_norm",        "attn_k_b",
+                                        "attn_v_b",     "attn_kv_b",      "attn_q_norm",
+                                        "attn_k_norm",  "attn_post_norm", "attn_qkv",
+                                        "ffn_norm",     "ffn_gate",       "ffn_up",
+                                        "ffn_down",     "ffn_post_norm",  "ffn_gate_up",
+                                        "ffn_gate_inp", "exp_probs_b",    "ffn_gate_exps",
+                                        "ffn_up_exps",  "ffn_down_exps",  "ffn_gate_shexp",
+                                        "ffn_up_shexp", "ffn_down_shexp", "ffn_gate_inp_shexp"};
+  static_assert(std::size(names) == size_t(TensorRole::FfnGateInpShexp) + 1);
   return names[size_t(r)];
 }
 
 bool is_norm(TensorRole r) {
-  return r == TensorRole::OutputNorm || r == TensorRole::AttnNorm || r == TensorRole::AttnQANorm ||
-         r == TensorRole::AttnKvANorm || r == TensorRole::FfnNorm;
+  switch (r) {
+    case TensorRole::OutputNorm:
+    case TensorRole::AttnNorm:
+    case TensorRole::AttnQANorm:
+    case TensorRole::AttnKvANorm:
+    case TensorRole::AttnQNorm:
+    case TensorRole::AttnKNorm:
+    case TensorRole::AttnPostNorm:
+    case TensorRole::FfnNorm:
+    case TensorRole::FfnPostNorm:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_experts(TensorRole r) {
+  return r == TensorRole::FfnGateExps || r == TensorRole::FfnUpExps || r == TensorRole::FfnDownExps;
 }
 
 // --- the catalogue
@@ -94,6 +122,17 @@ void read_tensor_flags(const GgufFile& f, ModelConfig& c) {
     c.architecture().layer_tensors(probe, 0, t);
     c.qkv_bias = f.find_tensor(t.find(TensorRole::AttnQBias, 0)->name) != nullptr;
   }
+  // DeepSeek-V3's selection bias: probed in the first MoE block, as the biases above.
+  for (uint32_t l = 0; l < c.n_layers; ++l) {
+    if (!c.is_moe_layer(l)) continue;
+    ModelConfig probe = c;
+    probe.moe.probs_bias = true;
+    TensorCatalogue t;
+    c.architecture().layer_tensors(probe, l, t);
+    const TensorSpec* bias = t.find(TensorRole::ExpProbsB, int(l));
+    c.moe.probs_bias = bias && f.find_tensor(bias->name) != nullptr;
+    break;
+  }
   const GgufTensor* embd = f.find_tensor(kTokenEmbd);
   if (c.vocab_size == 0 && embd && embd->ne[1] <= UINT32_MAX) c.vocab_size = uint32_t(embd->ne[1]);
 }
@@ -106,8 +145,10 @@ std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, 
 
 std::string unexpected_hint(std::string_view name, const ModelConfig& c) {
   if (name.find("_exps") != std::string_view::npos || name.find("ffn_gate_inp") != std::string_view::npos ||
-      name.find("_shexp") != std::string_view::npos)
-    return " (mixture-of-experts tensors are not yet supported)";
+      name.find("_shexp") != std::string_view::npos || name.find("exp_probs_b") != std::string_view::npos)
+    return c.moe.n_experts ? " (an expert tensor this family does not have)"
+                           : " (a mixture-of-experts tensor, but the metadata declares no experts)";
+  if (name.find("rope_factors_") != std::string_view::npos) return " (LongRoPE factors are not supported)";
   if (name.find("attn_k_b") != std::string_view::npos || name.find("attn_v_b") != std::string_view::npos ||
       name.find("attn_kv_b") != std::string_view::npos)
     return fmt::format(" (the metadata describes the {} MLA layout)", to_string(c.mla.layout));

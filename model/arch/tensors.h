@@ -38,14 +38,33 @@ enum class TensorRole : uint8_t {
   AttnKB,
   AttnVB,
   AttnKvB,
+  // standard attention, optional parts: per-head RMSNorm of q and k (qwen3, gemma3), a norm of
+  // the block's output before the residual add (gemma2/3), q|k|v rows in one matrix (phi3)
+  AttnQNorm,
+  AttnKNorm,
+  AttnPostNorm,
+  AttnQkv,
   // feed-forward
   FfnNorm,
   FfnGate,
   FfnUp,
   FfnDown,
+  FfnPostNorm,  // a norm of the FFN output before the residual add (gemma2/3)
+  FfnGateUp,    // gate|up rows in one matrix (phi3's ffn_up)
+  // mixture of experts (docs/formats.md §8): router, routed experts (3-D), shared experts
+  FfnGateInp,
+  ExpProbsB,
+  FfnGateExps,
+  FfnUpExps,
+  FfnDownExps,
+  FfnGateShexp,
+  FfnUpShexp,
+  FfnDownShexp,
+  FfnGateInpShexp,
 };
 std::string_view to_string(TensorRole r);
-bool is_norm(TensorRole r);  // a norm weight (its values sit around 1)
+bool is_norm(TensorRole r);     // a norm weight (its values sit around 1)
+bool is_experts(TensorRole r);  // a routed-experts tensor (ne[2] = n_experts)
 
 constexpr int kGlobal = -1;  // the layer of a global tensor
 
@@ -75,7 +94,8 @@ class TensorCatalogue {
 // Every tensor the config implies, in llama.cpp's order (docs/formats.md §1.4, §1.5).
 TensorCatalogue tensor_catalogue(const ModelConfig& c);
 uint64_t parameter_count(const ModelConfig& c);
-// Sets tied_embeddings, rope.has_freq_factors and (where optional) qkv_bias from which tensors exist.
+// Sets tied_embeddings, rope.has_freq_factors, (where optional) qkv_bias and moe.probs_bias from which
+// tensors exist.
 void read_tensor_flags(const GgufFile& f, ModelConfig& c);
 // Throws naming the first tensor that is unexpected or has the wrong shape, or the first missing.
 void check_tensors(const GgufFile& f, const ModelConfig& c);

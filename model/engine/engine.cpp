@@ -3,10 +3,12 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <limits>
 
 #include "context.h"
 #include "error.h"
 #include "gguf/reader.h"
+#include "reference/model.h"
 
 namespace vkllm {
 
@@ -16,36 +18,58 @@ constexpr uint32_t kDefaultMaxContext = 4096;
 
 }  // namespace
 
+uint32_t default_context(const ModelConfig& config) { return std::min(config.seq_len, kDefaultMaxContext); }
+
 Engine::Engine(const Context& ctx, const GgufFile& file, const EngineOptions& options,
                const std::function<void(const LoadProgress&)>& progress)
     : config_(ModelConfig::from_gguf(file)), tokenizer_(std::make_unique<Tokenizer>(Tokenizer::from_gguf(file))) {
-  uint32_t n_ctx = options.n_ctx ? options.n_ctx : std::min(config_.seq_len, kDefaultMaxContext);
+  uint32_t n_ctx = options.n_ctx ? options.n_ctx : default_context(config_);
   ENSURE(n_ctx >= 1, "the context length must be at least 1");
   weights_ = std::make_unique<Weights>(ctx, file, config_, progress, options.max_weight_buffer);
-  cache_ = std::make_unique<KvCache>(ctx, config_, n_ctx, options.kv_type);
+  cache_ = std::make_unique<KvCache>(ctx, config_, n_ctx, options.kv_type, options.slots);
   uint32_t batch = std::clamp(options.batch, 1u, n_ctx);
   transformer_ = std::make_unique<Transformer>(ctx, config_, *weights_, *cache_, batch, options.profiling);
+  options_ = options;
+  file_ = &file;
+  if (options.check) reference_ = std::make_unique<ref::Model>(file, config_, options.kv_type);
+}
+
+Engine::~Engine() = default;
+
+// One chunk at n_past; with the check on, tapped and compared with the reference.
+std::span<const float> Engine::forward(std::span<const int32_t> chunk, LogitsMode mode) {
+  history_.resize(n_past_);
+  history_.insert(history_.end(), chunk.begin(), chunk.end());
+  if (!reference_) return transformer_->forward(chunk, n_past_, mode);
+  std::vector<Tap> taps;
+  std::span<const float> logits = transformer_->forward_tapped(chunk, n_past_, mode, taps);
+  CheckReport report =
+      compare_with_reference(*reference_, history_, n_past_, taps, logits.last(config_.vocab_size), config_.n_layers);
+  if (options_.on_check) options_.on_check(report);
+  return logits;
 }
 
 MemoryReport Engine::memory() const {
   return {.weights = weights_->device_bytes(),
           .kv_cache = cache_->bytes(),
           .activations = transformer_->activation_bytes(),
+          .staging = weights_->staging_bytes(),
           .weight_buffers = weights_->buffer_count()};
 }
 
 void Engine::check_fits(size_t n) const {
-  ENSURE(n_past_ + n <= n_ctx(),
-         fmt::format("{} tokens after {} do not fit the context of {} tokens (use --ctx)", n, n_past_, n_ctx()));
+  ENSURE(n_past_ + n <= n_ctx(), fmt::format("{} token{} after {} do not fit the context of {} tokens (use --ctx)", n,
+                                             n == 1 ? "" : "s", n_past_, n_ctx()));
 }
 
 std::span<const float> Engine::eval(std::span<const int32_t> tokens) {
   ENSURE(!tokens.empty(), "nothing to evaluate");
+  check_token_ids(tokens, config_.vocab_size);
   check_fits(tokens.size());
   std::span<const float> logits;
   for (size_t i = 0; i < tokens.size(); i += transformer_->max_batch()) {
     auto chunk = tokens.subspan(i, std::min<size_t>(transformer_->max_batch(), tokens.size() - i));
-    logits = transformer_->forward(chunk, n_past_, LogitsMode::Last);
+    logits = forward(chunk, LogitsMode::Last);
     n_past_ += uint32_t(chunk.size());
   }
   return logits;
@@ -53,16 +77,24 @@ std::span<const float> Engine::eval(std::span<const int32_t> tokens) {
 
 std::vector<float> Engine::eval_all(std::span<const int32_t> tokens) {
   ENSURE(!tokens.empty(), "nothing to evaluate");
+  check_token_ids(tokens, config_.vocab_size);
   check_fits(tokens.size());
   std::vector<float> out;
   out.reserve(tokens.size() * config_.vocab_size);
   for (size_t i = 0; i < tokens.size(); i += transformer_->max_batch()) {
     auto chunk = tokens.subspan(i, std::min<size_t>(transformer_->max_batch(), tokens.size() - i));
-    auto logits = transformer_->forward(chunk, n_past_, LogitsMode::All);
+    auto logits = forward(chunk, LogitsMode::All);
     out.insert(out.end(), logits.begin(), logits.end());
     n_past_ += uint32_t(chunk.size());
   }
   return out;
+}
+
+std::vector<float> Engine::attention_probabilities(std::span<const int32_t> tokens, uint32_t layer, uint32_t slot) {
+  ENSURE(!tokens.empty(), "nothing to evaluate");
+  check_token_ids(tokens, config_.vocab_size);
+  if (slot == 0) n_past_ = 0;  // its cache is about to be overwritten
+  return transformer_->attention_probabilities(tokens, layer, slot);
 }
 
 void Engine::truncate(uint32_t n) {
@@ -70,25 +102,89 @@ void Engine::truncate(uint32_t n) {
   n_past_ = n;  // later positions are overwritten before they are read again
 }
 
-GenerationStats generate(Engine& engine, Sampler& sampler, std::span<const int32_t> prompt, uint32_t max_tokens,
-                         const std::function<bool(int32_t)>& on_token) {
+std::string_view to_string(FinishReason r) {
+  switch (r) {
+    case FinishReason::Length:
+      return "length";
+    case FinishReason::EndOfGeneration:
+      return "eog";
+    case FinishReason::Stopped:
+      return "stop";
+    case FinishReason::ContextFull:
+      return "context";
+  }
+  return "?";
+}
+
+void check_token_ids(std::span<const int32_t> ids, uint32_t vocab_size) {
+  for (int32_t id : ids)
+    ENSURE(id >= 0 && uint32_t(id) < vocab_size,
+           fmt::format("token id {} is outside the vocabulary of {} tokens (0 to {})", id, vocab_size,
+                       int64_t(vocab_size) - 1));
+}
+
+namespace {
+
+// With ignore_eos the sampler sees a copy in which end-of-generation tokens cannot win.
+class EogMask {
+ public:
+  EogMask(const Tokenizer& t, bool on) {
+    if (on)
+      for (uint32_t id = 0; id < t.vocab_size(); ++id)
+        if (t.is_end_of_generation(int32_t(id))) ids_.push_back(id);
+  }
+  std::span<const float> apply(std::span<const float> logits) {
+    if (ids_.empty()) return logits;
+    masked_.assign(logits.begin(), logits.end());
+    for (uint32_t id : ids_)
+      if (id < masked_.size()) masked_[id] = -std::numeric_limits<float>::infinity();
+    return masked_;
+  }
+
+ private:
+  std::vector<uint32_t> ids_;
+  std::vector<float> masked_;
+};
+
+}  // namespace
+
+GenerationStats generate(Engine& engine, Sampler& sampler, std::span<const int32_t> prompt, const GenerateOptions& o) {
   using clock = std::chrono::steady_clock;
   GenerationStats stats{.prompt_tokens = uint32_t(prompt.size())};
   for (int32_t t : prompt) sampler.accept(t);
+  EogMask mask(engine.tokenizer(), o.ignore_eos);
   auto t0 = clock::now();
   std::span<const float> logits = engine.eval(prompt);
   stats.prompt_seconds = std::chrono::duration<double>(clock::now() - t0).count();
   auto t1 = clock::now();
-  for (uint32_t i = 0; i < max_tokens; ++i) {
-    int32_t token = sampler.sample(logits);
+  for (uint32_t i = 0; i < o.max_tokens; ++i) {
+    int32_t token = sampler.sample(mask.apply(logits));
     sampler.accept(token);
     ++stats.generated_tokens;
-    bool go_on = on_token(token) && !engine.tokenizer().is_end_of_generation(token);
-    if (!go_on || engine.n_past() >= engine.n_ctx() || i + 1 == max_tokens) break;
+    if (o.on_token && !o.on_token(token, logits)) {
+      stats.finish = FinishReason::Stopped;
+      break;
+    }
+    if (engine.tokenizer().is_end_of_generation(token)) {
+      stats.finish = FinishReason::EndOfGeneration;
+      break;
+    }
+    if (i + 1 == o.max_tokens) break;
+    if (engine.n_past() >= engine.n_ctx()) {
+      stats.finish = FinishReason::ContextFull;
+      break;
+    }
     logits = engine.eval(std::span<const int32_t>(&token, 1));
   }
   stats.generation_seconds = std::chrono::duration<double>(clock::now() - t1).count();
   return stats;
+}
+
+GenerationStats generate(Engine& engine, Sampler& sampler, std::span<const int32_t> prompt, uint32_t max_tokens,
+                         const std::function<bool(int32_t)>& on_token) {
+  return generate(
+      engine, sampler, prompt,
+      {.max_tokens = max_tokens, .on_token = [&](int32_t t, std::span<const float>) { return on_token(t); }});
 }
 
 }  // namespace vkllm

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "error.h"
 
@@ -20,6 +20,8 @@ Sampler::Sampler(const SamplerOptions& options) : options_(options), rng_(option
   ENSURE(options.top_p > 0 && options.top_p <= 1, "top-p must be in (0, 1]");
   ENSURE(options.min_p >= 0 && options.min_p < 1, "min-p must be in [0, 1)");
   ENSURE(options.repeat_penalty > 0, "repeat penalty must be > 0");
+  ENSURE(std::isfinite(options.presence_penalty) && std::isfinite(options.frequency_penalty),
+         "presence and frequency penalties must be finite");
 }
 
 void Sampler::reset() {
@@ -36,11 +38,20 @@ void Sampler::accept(int32_t token) {
 // A double in [0, 1) from 53 random bits: the same on every platform, unlike std distributions.
 double Sampler::uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
 
+// Logit bias, then the penalties of the tokens seen recently (candidates are still in id order).
 void Sampler::penalise(std::vector<Candidate>& c) const {
-  if (options_.repeat_penalty == 1.0f) return;
-  std::unordered_set<int32_t> seen(recent_.begin(), recent_.end());
-  for (Candidate& k : c)
-    if (seen.count(k.id)) k.logit = k.logit > 0 ? k.logit / options_.repeat_penalty : k.logit * options_.repeat_penalty;
+  for (auto [id, bias] : options_.logit_bias)
+    if (id >= 0 && size_t(id) < c.size()) c[size_t(id)].logit += bias;
+  const SamplerOptions& o = options_;
+  if (o.repeat_penalty == 1.0f && o.presence_penalty == 0 && o.frequency_penalty == 0) return;
+  std::unordered_map<int32_t, int> seen;
+  for (int32_t id : recent_) ++seen[id];
+  for (auto [id, count] : seen) {
+    if (id < 0 || size_t(id) >= c.size()) continue;
+    float& l = c[size_t(id)].logit;
+    l = l > 0 ? l / o.repeat_penalty : l * o.repeat_penalty;
+    l -= o.presence_penalty + float(count) * o.frequency_penalty;
+  }
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {

@@ -1,10 +1,11 @@
-// Sampler: picks the next token from host logits. Greedy, or repetition penalty → top-k →
-// top-p → min-p → temperature → a draw from a seeded generator. Same seed, same tokens.
+// Sampler: picks the next token from host logits. Logit bias and penalties, then greedy, or
+// top-k → top-p → min-p → temperature → a draw from a seeded generator. Same seed, same tokens.
 #pragma once
 #include <cstdint>
 #include <deque>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace vkllm {
@@ -15,7 +16,11 @@ struct SamplerOptions {
   float top_p = 0.95f;          // 1: off
   float min_p = 0.05f;          // 0: off; drops tokens below min_p × the best token's probability
   float repeat_penalty = 1.1f;  // 1: off; CTRL-style: divides positive logits, multiplies negative ones
-  int repeat_last_n = 64;       // how many recent tokens the penalty looks at
+  int repeat_last_n = 64;       // how many recent tokens the penalties look at
+  // OpenAI's penalties over the same recent tokens: a token seen c > 0 times loses
+  // presence_penalty + c * frequency_penalty from its logit (0: off).
+  float presence_penalty = 0, frequency_penalty = 0;
+  std::vector<std::pair<int32_t, float>> logit_bias;  // (token, added to its logit); -inf bans it
   uint64_t seed = 0;
 };
 

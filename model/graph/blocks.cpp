@@ -1,12 +1,15 @@
 // The shared blocks a layer is built from, as dispatches, top to bottom like the paper: norm →
-// qkv → rope → kv_store → attention → out-proj → residual; norm → gated FFN → residual. Which
-// attention block a layer uses is its architecture's recipe (model/arch/).
+// qkv (→ q/k head norms) → rope → kv_store → attention → out-proj (→ post norm) → residual;
+// norm → gated FFN (→ post norm) → residual. Which attention block a layer uses is its
+// architecture's recipe (model/arch/); the mixture-of-experts FFN is in blocks_moe.cpp.
 #include <cmath>
 #include <optional>
 
+#include "arch/architecture.h"
 #include "context.h"
 #include "graph/transformer.h"
 #include "ops.h"
+#include "push.h"
 
 namespace vkllm {
 
@@ -14,9 +17,21 @@ void Transformer::project(Stream& s, const Tensor& w, BufferView x, BufferView y
   ops::matmul(s, w.type, w.view, x, y, w.rows, n, w.cols, {}, bias ? bias->view : BufferView{});
 }
 
-// x += o · Woᵀ: a block's last projection adds itself to the residual stream as it stores.
-void Transformer::project_residual(Stream& s, const Tensor& w, BufferView o, uint32_t n) {
-  ops::matmul_fused(s, w.type, w.view, o, act(acts_.x, 4ull * n * c_.dim), w.rows, n, w.cols, {.accumulate = true});
+// x += post_norm(in · Wᵀ), a block's last projection into the residual stream. Without a post norm
+// the add is the product's epilogue (one dispatch, no pass over proj); then the product itself
+// is never stored, so a tapped forward sees no `name` tap (ffn_inp / l_out after it still are).
+void Transformer::block_output(Stream& s, const Tensor& w, const Tensor* post_norm, BufferView in, uint32_t n,
+                               uint32_t l, const char* name) {
+  BufferView x = act(acts_.x, 4ull * n * c_.dim);
+  if (!post_norm) {
+    ops::matmul_fused(s, w.type, w.view, in, x, w.rows, n, w.cols, {.accumulate = true});
+    return;
+  }
+  BufferView proj = act(acts_.proj, 4ull * n * c_.dim);
+  project(s, w, in, proj, n);
+  ops::rmsnorm(s, proj, post_norm->view, proj, n, c_.dim, c_.norm_eps);
+  tap(s, int(l), name, proj, n, c_.dim);
+  ops::add(s, x, proj, x, n * c_.dim);
 }
 
 namespace {
@@ -62,10 +77,38 @@ void Transformer::project_qkv(Stream& s, const AttentionWeights& w, BufferView h
   ops::matmul_fused(s, wq.type, *weights, h, y, M, n, wq.cols, parts, any_bias ? *biases : BufferView{});
 }
 
+void Transformer::tap(Stream& s, int layer, const char* name, BufferView v, uint32_t rows, uint32_t width) {
+  if (!tapping_) return;
+  uint64_t bytes = 4ull * rows * width;
+  Tapped t{.tap = {.layer = layer, .name = name, .rows = rows, .width = width},
+           .host = std::make_unique<Buffer>(ctx_, bytes, Memory::Host, std::string("tap ") + name)};
+  s.copy({v.buffer, v.offset, bytes}, t.host->view());
+  tapping_->push_back(std::move(t));
+}
+
+// Attention of the n tokens of the step being recorded (seqs_ sequences, each over its own slot of
+// the cache). The row tile is planned for the most tokens one sequence can have: n - seqs + 1.
+ops::AttentionShape Transformer::attention_shape(uint32_t n, uint32_t kv_heads, uint32_t dk, uint32_t dv) const {
+  return {.n_q = n,
+          .seqs = seqs_,
+          .seq_q = n - seqs_ + 1,
+          .kv_slots = cache_.slots(),
+          .n_heads = c_.n_heads,
+          .n_kv_heads = kv_heads,
+          .dk = dk,
+          .dv = dv,
+          .kv_type = cache_.type(),
+          .scale = float(c_.attention_scale()),
+          .causal = true,
+          .max_kv = cache_.n_ctx()};
+}
+
 // Rotates the first rope.dim values of each head of x (n, heads, head_dim; tokens token_stride
-// floats apart) in place, at the positions of this step.
-void Transformer::rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride) {
-  const RopeConfig& r = c_.rope;
+// floats apart) in place, at the positions of this step, as the layer rotates (sliding-window
+// layers may have their own base).
+void Transformer::rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride,
+                       uint32_t layer) {
+  const RopeConfig& r = c_.rope_of(layer);
   ops::RopeParams p{.n_tokens = n,
                     .n_heads = heads,
                     .head_dim = head_dim,
@@ -90,26 +133,26 @@ void Transformer::record_attention(Stream& s, const AttentionWeights& w, uint32_
   BufferView k = act(a.qkv, n * 4ull * G * hd, qkv_offset(1)), v = act(a.qkv, n * 4ull * G * vd, qkv_offset(2));
   BufferView o = act(a.attn, n * 4ull * H * vd);
   ops::rmsnorm(s, act(a.x, n * 4ull * c_.dim), w.norm->view, h, n, c_.dim, c_.norm_eps);
+  tap(s, int(l), "attn_norm", h, n, c_.dim);
   project_qkv(s, w, h, n);
-  rope(s, q, n, H, hd, H * hd);
-  rope(s, k, n, G, hd, G * hd);
+  if (w.q_norm) ops::rmsnorm(s, q, w.q_norm->view, q, n * H, hd, c_.norm_eps);  // per head
+  if (w.k_norm) ops::rmsnorm(s, k, w.k_norm->view, k, n * G, hd, c_.norm_eps);
+  rope(s, q, n, H, hd, H * hd, l);
+  rope(s, k, n, G, hd, G * hd, l);
+  // Each token's K/V go to its row of the cache (slot * n_ctx + position).
   DType kv_type = cache_.type();
-  BufferView pos = positions_.view(0, n * 4ull);
-  ops::kv_store(s, k, pos, cache_.k(l),
-                {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.n_ctx(), .cache_type = kv_type});
-  ops::kv_store(s, v, pos, cache_.v(l),
-                {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.n_ctx(), .cache_type = kv_type});
-  ops::AttentionShape shape{.n_q = n,
-                            .n_heads = H,
-                            .n_kv_heads = G,
-                            .dk = hd,
-                            .dv = vd,
-                            .kv_type = kv_type,
-                            .scale = float(c_.attention_scale()),
-                            .causal = true,
-                            .max_kv = cache_.n_ctx()};
-  ops::attention(s, shape, q, cache_.k(l), cache_.v(l), step_.view(), o, scratch_ ? scratch_->view() : BufferView{});
-  project_residual(s, *w.out, o, n);
+  BufferView rows = kv_rows_.view(0, n * 4ull);
+  ops::kv_store(s, k, rows, cache_.k(l),
+                {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.rows(), .cache_type = kv_type});
+  ops::kv_store(s, v, rows, cache_.v(l),
+                {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.rows(), .cache_type = kv_type});
+  ops::AttentionShape shape = attention_shape(n, G, hd, vd);
+  shape.window = c_.window(l), shape.softcap = c_.attn_softcap;
+  ops::attention(s, shape, q, cache_.k(l), cache_.v(l), step_.view(0, seqs_ * sizeof(push::StepParams)), o,
+                 scratch_ ? scratch_->view() : BufferView{});
+  capture_probs(s, shape, q, l);
+  block_output(s, *w.out, w.post_norm, o, n, l, "attn_out");
+  tap(s, int(l), "ffn_inp", act(a.x, n * 4ull * c_.dim), n, c_.dim);
 }
 
 // MLA, absorbed (docs/formats.md §5.3): the cache holds [c ; k_pe] per token; queries move into the
@@ -124,9 +167,10 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
   BufferView x = act(a.x, f * c_.dim), h = act(a.h, f * c_.dim), q = act(a.q, f * H * hd);
   BufferView kv = act(a.kv, f * row), c = act(a.c, f * lat), kpe = act(a.kpe, f * rot);
   BufferView qpe = act(a.qpe, f * H * rot), qcat = act(a.qcat, f * H * row), olat = act(a.olat, f * H * lat);
-  BufferView o = act(a.attn, f * H * vd), proj = act(a.proj, f * c_.dim), pos = positions_.view(0, n * 4ull);
+  BufferView o = act(a.attn, f * H * vd), rows = kv_rows_.view(0, n * 4ull);
 
   ops::rmsnorm(s, x, w.norm->view, h, n, c_.dim, c_.norm_eps);
+  tap(s, int(l), "attn_norm", h, n, c_.dim);
   if (m.q_lora_rank) {
     BufferView qa = act(a.qa, f * m.q_lora_rank);
     project(s, *w.q_a, h, qa, n);
@@ -141,20 +185,20 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
   ops::copy_strided(
       s, kv, kpe, {.rows = n, .cols = 1, .len = rot, .src_row_stride = row, .src_offset = lat, .dst_row_stride = rot});
   ops::rmsnorm(s, c, w.kv_a_norm->view, c, n, lat, c_.norm_eps);
-  rope(s, kpe, n, 1, rot, rot);
+  rope(s, kpe, n, 1, rot, rot, l);
   DType kv_type = cache_.type();
-  ops::kv_store(s, c, pos, cache_.k(l),
+  ops::kv_store(s, c, rows, cache_.k(l),
                 {.n_tokens = n,
                  .n_kv_heads = 1,
                  .head_dim = lat,
-                 .n_ctx = cache_.n_ctx(),
+                 .n_ctx = cache_.rows(),
                  .cache_type = kv_type,
                  .cache_head_dim = row});
-  ops::kv_store(s, kpe, pos, cache_.k(l),
+  ops::kv_store(s, kpe, rows, cache_.k(l),
                 {.n_tokens = n,
                  .n_kv_heads = 1,
                  .head_dim = rot,
-                 .n_ctx = cache_.n_ctx(),
+                 .n_ctx = cache_.rows(),
                  .cache_type = kv_type,
                  .cache_head_dim = row,
                  .cache_col = lat});
@@ -169,7 +213,7 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
                      .src_offset = nope,
                      .dst_row_stride = H * rot,
                      .dst_col_stride = rot});
-  rope(s, qpe, n, H, rot, H * rot);
+  rope(s, qpe, n, H, rot, H * rot, l);
   ops::matmul(
       s, w.k_b->type, w.k_b->view, q, qcat, lat, n, nope,
       {.count = H, .x_batch_stride = hd, .x_row_stride = H * hd, .y_batch_stride = row, .y_row_stride = H * row});
@@ -183,39 +227,46 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
                      .dst_col_stride = row,
                      .dst_offset = lat});
 
-  ops::AttentionShape shape{.n_q = n,
-                            .n_heads = H,
-                            .n_kv_heads = 1,
-                            .dk = row,
-                            .dv = lat,
-                            .k_head_stride = cache_.n_ctx() * row,
-                            .k_row_stride = row,
-                            .v_head_stride = cache_.n_ctx() * row,
-                            .v_row_stride = row,
-                            .kv_type = kv_type,
-                            .scale = float(c_.attention_scale()),
-                            .causal = true,
-                            .max_kv = cache_.n_ctx()};
-  ops::attention(s, shape, qcat, cache_.k(l), cache_.v(l), step_.view(), olat,
+  // MQA over the latent rows: V is the first lat values of each K row (same buffer and strides).
+  ops::AttentionShape shape = attention_shape(n, 1, row, lat);
+  shape.k_head_stride = shape.v_head_stride = cache_.rows() * row;
+  shape.k_row_stride = shape.v_row_stride = row;
+  ops::attention(s, shape, qcat, cache_.k(l), cache_.v(l), step_.view(0, seqs_ * sizeof(push::StepParams)), olat,
                  scratch_ ? scratch_->view() : BufferView{});
+  capture_probs(s, shape, qcat, l);  // over the latent rows: the numbers of the decompressed form
   ops::matmul(
       s, w.v_b->type, w.v_b->view, olat, o, vd, n, lat,
       {.count = H, .x_batch_stride = lat, .x_row_stride = H * lat, .y_batch_stride = vd, .y_row_stride = H * vd});
-  project_residual(s, *w.out, o, n);
+  block_output(s, *w.out, nullptr, o, n, l, "attn_out");
+  tap(s, int(l), "ffn_inp", x, n, c_.dim);
 }
 
-// Gated feed-forward: down(silu(gate(h)) ⊙ up(h)) added to the residual.
+// act(gate(h)) ⊙ up(h) into the gate activation, act = SiLU or tanh-GELU as the recipe says.
+BufferView Transformer::gated_hidden(Stream& s, const Tensor& gate_w, const Tensor& up_w, BufferView h, uint32_t n,
+                                     uint32_t hidden) {
+  BufferView gate = act(acts_.gate, 4ull * n * hidden), up = act(acts_.up, 4ull * n * hidden);
+  project(s, gate_w, h, gate, n);
+  project(s, up_w, h, up, n);
+  if (c_.architecture().recipe.ffn_activation == FfnActivation::Gelu) {
+    ops::gelu(s, gate, gate, n * hidden);
+    ops::mul(s, gate, up, gate, n * hidden);
+  } else {
+    ops::swiglu(s, gate, up, gate, n * hidden);
+  }
+  return gate;
+}
+
+// out = down(gated_hidden(h)).
+void Transformer::gated(Stream& s, const Tensor& gate_w, const Tensor& up_w, const Tensor& down_w, BufferView h,
+                        BufferView out, uint32_t n, uint32_t hidden) {
+  project(s, down_w, gated_hidden(s, gate_w, up_w, h, n, hidden), out, n);
+}
+
+// Gated feed-forward (→ post norm) added to the residual.
 void Transformer::record_ffn(Stream& s, const FfnWeights& w, uint32_t l, uint32_t n) {
-  const Acts& a = acts_;
-  uint32_t hidden = c_.hidden_dim[l];
-  uint64_t f = 4ull * n;
-  BufferView x = act(a.x, f * c_.dim), h = act(a.h, f * c_.dim), proj = act(a.proj, f * c_.dim);
-  BufferView gate = act(a.gate, f * hidden), up = act(a.up, f * hidden);
+  BufferView x = act(acts_.x, 4ull * n * c_.dim), h = act(acts_.h, 4ull * n * c_.dim);
   ops::rmsnorm(s, x, w.norm->view, h, n, c_.dim, c_.norm_eps);
-  project(s, *w.gate, h, gate, n);
-  project(s, *w.up, h, up, n);
-  ops::swiglu(s, gate, up, gate, n * hidden);
-  project_residual(s, *w.down, gate, n);
+  block_output(s, *w.down, w.post_norm, gated_hidden(s, *w.gate, *w.up, h, n, c_.hidden_dim[l]), n, l, "ffn_out");
 }
 
 }  // namespace vkllm

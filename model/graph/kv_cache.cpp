@@ -10,9 +10,11 @@
 
 namespace vkllm {
 
-KvCache::KvCache(const Context& ctx, const ModelConfig& c, uint32_t n_ctx, DType type)
-    : mla_(c.attention_kind() == AttentionKind::MLA), n_layers_(c.n_layers), n_ctx_(n_ctx), type_(type) {
+KvCache::KvCache(const Context& ctx, const ModelConfig& c, uint32_t n_ctx, DType type, uint32_t slots)
+    : mla_(c.attention_kind() == AttentionKind::MLA), n_layers_(c.n_layers), n_ctx_(n_ctx), slots_(slots), type_(type) {
   ENSURE(n_ctx > 0, "the context length must be at least 1");
+  ENSURE(slots > 0, "the KV cache needs at least one slot");
+  ENSURE(uint64_t(n_ctx) * slots <= INT32_MAX, "the KV cache has more rows than positions can address");
   heads_ = mla_ ? 1 : c.n_kv_heads;
   k_width_ = mla_ ? c.mla.kv_lora_rank + c.mla.qk_rope_head_dim : c.head_dim;
   v_width_ = mla_ ? c.mla.kv_lora_rank : c.v_head_dim;
@@ -22,8 +24,9 @@ KvCache::KvCache(const Context& ctx, const ModelConfig& c, uint32_t n_ctx, DType
   uint64_t range = ctx.caps().max_storage_buffer_range;
   ENSURE(k_bytes <= range && v_bytes <= range,
          fmt::format("the KV cache of one layer needs {:.0f} MiB, more than this device binds at once "
-                     "({:.0f} MiB); use a smaller context (--ctx)",
-                     std::max(k_bytes, v_bytes) / 1048576.0, range / 1048576.0));
+                     "({:.0f} MiB); use a smaller context (--ctx){}",
+                     std::max(k_bytes, v_bytes) / 1048576.0, range / 1048576.0,
+                     slots > 1 ? " or fewer parallel slots (--parallel)" : ""));
   uint64_t v_offset = align_up(k_bytes, ctx.caps().binding_alignment());
   Stream zero(ctx);
   for (uint32_t l = 0; l < n_layers_; ++l) {
@@ -63,7 +66,7 @@ void KvCache::check_type(const ModelConfig& c) const {
                      mla_ ? c.mla.kv_lora_rank : k_width_, mla_ ? c.mla.qk_rope_head_dim : v_width_));
 }
 
-uint64_t KvCache::k_view_bytes() const { return uint64_t(heads_) * n_ctx_ * row_bytes(type_, k_width_); }
-uint64_t KvCache::v_view_bytes() const { return uint64_t(heads_) * n_ctx_ * row_bytes(type_, v_width_); }
+uint64_t KvCache::k_view_bytes() const { return uint64_t(heads_) * rows() * row_bytes(type_, k_width_); }
+uint64_t KvCache::v_view_bytes() const { return uint64_t(heads_) * rows() * row_bytes(type_, v_width_); }
 
 }  // namespace vkllm

@@ -1,5 +1,8 @@
 // KvCache: the keys and values of every past token, per layer, in the layout flash attention
 // reads. MHA/GQA/MQA keep K and V per KV head; MLA keeps one compressed latent row per token.
+// The cache has `slots` of n_ctx tokens each, one per sequence that runs at the same time
+// (vkllm serve --parallel); slot z holds rows z * n_ctx .. z * n_ctx + n_ctx - 1 of every head,
+// so a token's row is slot * n_ctx + position (docs/decisions.md "Batches of sequences").
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -13,11 +16,12 @@ namespace vkllm {
 class KvCache {
  public:
   // type: F16 (default), F32, or Q8_0 / Q4_0 (rows of blocks of 32 values, quantised by kv_store
-  // as they are written; head dims must be multiples of 32).
-  KvCache(const Context& ctx, const ModelConfig& config, uint32_t n_ctx, DType type = DType::F16);
+  // as they are written; head dims must be multiples of 32). n_ctx: tokens per slot.
+  KvCache(const Context& ctx, const ModelConfig& config, uint32_t n_ctx, DType type = DType::F16, uint32_t slots = 1);
 
-  // MHA/GQA/MQA, per layer:  K (n_kv_heads, n_ctx, head_dim)   V (n_kv_heads, n_ctx, v_head_dim)
-  // MLA, per layer: one row per token, (n_ctx, kv_lora_rank + rope_dim) = [c ; k_pe]; K is the
+  // With R = slots * n_ctx rows per head:
+  // MHA/GQA/MQA, per layer:  K (n_kv_heads, R, head_dim)   V (n_kv_heads, R, v_head_dim)
+  // MLA, per layer: one row per token, (R, kv_lora_rank + rope_dim) = [c ; k_pe]; K is the
   // whole row and V is its first kv_lora_rank values (same buffer, row stride = row width).
   BufferView k(uint32_t layer) const;
   BufferView v(uint32_t layer) const;
@@ -28,10 +32,12 @@ class KvCache {
   uint32_t v_row_stride() const { return mla_ ? k_width_ : v_width_; }
   uint32_t heads() const { return heads_; }  // KV heads (1 for MLA)
 
-  uint32_t n_ctx() const { return n_ctx_; }
+  uint32_t n_ctx() const { return n_ctx_; }  // tokens per slot
+  uint32_t slots() const { return slots_; }
+  uint32_t rows() const { return slots_ * n_ctx_; }  // rows per head, all slots
   DType type() const { return type_; }
   uint64_t bytes_per_token() const;  // all layers, as stored (ModelConfig::kv_bytes_per_token agrees)
-  uint64_t bytes() const { return bytes_per_token() * n_ctx_; }
+  uint64_t bytes() const { return bytes_per_token() * rows(); }
 
  private:
   void check_type(const ModelConfig& c) const;
@@ -39,7 +45,7 @@ class KvCache {
   uint64_t v_view_bytes() const;
 
   bool mla_;
-  uint32_t n_layers_, n_ctx_, heads_, k_width_, v_width_;
+  uint32_t n_layers_, n_ctx_, slots_, heads_, k_width_, v_width_;
   DType type_;
   std::vector<Buffer> layers_;  // one buffer per layer: K then V (MLA: the latent rows)
 };

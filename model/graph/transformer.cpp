@@ -1,5 +1,5 @@
 // The forward pass as dispatches: embed, then each layer's blocks (blocks.cpp), then norm →
-// logits; the activation arena planned from a trace; one recorded graph per batch shape.
+// logits; the activation arena planned from a trace; one recorded graph per step shape.
 #include "graph/transformer.h"
 
 #include <fmt/format.h>
@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "align.h"
+#include "arch/architecture.h"
 #include "context.h"
 #include "error.h"
 #include "ops.h"
@@ -21,14 +22,28 @@ namespace vkllm {
 
 namespace {
 
-constexpr uint32_t kMaxGraphs = 8;  // recorded batch shapes kept (decode, full chunks, a few tails)
+// Recorded step shapes kept: decode, full chunks and a few tails for one sequence; with several
+// slots also the decode steps of 1..slots sequences and some mixed steps.
+uint32_t max_graphs(uint32_t slots) { return std::max(8u, 4 * slots); }
 
-uint32_t hidden_max(const ModelConfig& c) { return *std::max_element(c.hidden_dim.begin(), c.hidden_dim.end()); }
+// The widest dense gated FFN: the FFN of dense layers, the shared expert of MoE layers.
+uint32_t hidden_max(const ModelConfig& c) {
+  uint32_t w = 1;
+  for (uint32_t l = 0; l < c.n_layers; ++l)
+    w = std::max(w, c.is_moe_layer(l) ? c.moe.shared_hidden_dim : c.hidden_dim[l]);
+  return w;
+}
+
+bool has_moe(const ModelConfig& c) { return c.moe.n_experts > 0 && c.moe.leading_dense_blocks < c.n_layers; }
 
 // Floats per token of the widest activation: it decides how many tokens fit one binding.
 uint64_t widest_row(const ModelConfig& c) {
   uint64_t w =
       std::max<uint64_t>({c.dim, hidden_max(c), uint64_t(c.n_heads) * c.head_dim, uint64_t(c.n_heads) * c.v_head_dim});
+  if (has_moe(c)) {
+    const MoeConfig& m = c.moe;
+    w = std::max<uint64_t>({w, m.n_experts, uint64_t(m.n_experts_used) * std::max(m.expert_hidden_dim, c.dim)});
+  }
   if (c.attention_kind() == AttentionKind::MLA)
     w = std::max<uint64_t>(w, uint64_t(c.n_heads) * (c.mla.kv_lora_rank + c.mla.qk_rope_head_dim));
   return w;
@@ -48,7 +63,9 @@ Transformer::Transformer(const Context& ctx, const ModelConfig& config, const We
       planner_(ctx.caps().binding_alignment()),
       tokens_(ctx, max_batch_ * 4ull, Memory::Host, "tokens"),
       positions_(ctx, max_batch_ * 4ull, Memory::Host, "positions"),
-      step_(ctx, sizeof(push::StepParams), Memory::Host, "step") {
+      kv_rows_(ctx, max_batch_ * 4ull, Memory::Host, "kv rows"),
+      step_(ctx, cache.slots() * sizeof(push::StepParams), Memory::Host, "step"),
+      last_rows_(ctx, cache.slots() * 4ull, Memory::Host, "last rows") {
   plan_arena();
 }
 
@@ -64,6 +81,22 @@ void Transformer::declare_activations() {
   a.proj = t("proj", c_.dim);
   a.gate = t("gate", hidden_max(c_));
   a.up = t("up", hidden_max(c_));
+  if (has_moe(c_)) {
+    const MoeConfig& m = c_.moe;
+    uint64_t k = m.n_experts_used;
+    a.logits = t("moe logits", m.n_experts);
+    a.ids = t("moe ids", k);
+    a.weights = t("moe weights", k);
+    a.plan = planner_.add("moe plan", ops::ExpertPlan{.n_tokens = max_batch_,
+                                                      .n_used = m.n_experts_used,
+                                                      .n_experts = m.n_experts,
+                                                      .max_tiles = m.n_experts + max_batch_ * m.n_experts_used}
+                                          .bytes());
+    a.exp_gate = t("moe gate", k * m.expert_hidden_dim);
+    a.exp_up = t("moe up", k * m.expert_hidden_dim);
+    a.exp_down = t("moe down", k * c_.dim);
+    if (m.shared_gate) a.shared_gate = t("moe shared gate", 1);
+  }
   if (c_.attention_kind() == AttentionKind::MLA) {
     const MlaConfig& m = c_.mla;
     uint32_t lat = m.kv_lora_rank, rot = m.qk_rope_head_dim;
@@ -95,15 +128,9 @@ uint64_t Transformer::qkv_offset(int part) const {
 // range of its own, and each command's reads and writes of those ranges are the accesses the
 // planner orders. Smaller batches use a prefix of each range in the same command order.
 void Transformer::plan_arena() {
-  uint64_t scratch = 0;  // attention's split-K partials: the most any batch size needs
-  for (uint32_t n = 1; n <= max_batch_; ++n) {
-    ops::AttentionShape shape{.n_q = n, .max_kv = cache_.n_ctx()};
-    shape.n_heads = c_.n_heads, shape.n_kv_heads = cache_.heads();
-    shape.dk = cache_.k_width(), shape.dv = cache_.v_width();
-    scratch = std::max(scratch, ops::attention_scratch_bytes(ctx_, shape));
-  }
-  if (scratch) scratch_ = std::make_unique<Buffer>(ctx_, scratch, Memory::Device, "attention scratch");
-  fit_logits(1, LogitsMode::Last);
+  if (uint64_t scratch = attention_scratch_need())
+    scratch_ = std::make_unique<Buffer>(ctx_, scratch, Memory::Device, "attention scratch");
+  fit_logits(cache_.slots());
 
   declare_activations();
   Trace t = trace(max_batch_, LogitsMode::Last, true);
@@ -115,17 +142,31 @@ void Transformer::plan_arena() {
   arena_ = std::make_unique<Buffer>(ctx_, planner_.total_bytes(), Memory::Device, "activations");
 }
 
-Transformer::Trace Transformer::trace(uint32_t n, LogitsMode mode, bool unshared) {
+// Attention's split-K partials: the most any step needs (n tokens of m sequences).
+uint64_t Transformer::attention_scratch_need() const {
+  uint64_t scratch = 0;
+  for (uint32_t n = 1; n <= max_batch_; ++n)
+    for (uint32_t m = 1; m <= std::min(n, cache_.slots()); ++m) {
+      ops::AttentionShape shape{.n_q = n, .seqs = m, .seq_q = n - m + 1, .kv_slots = cache_.slots()};
+      shape.n_heads = c_.n_heads, shape.n_kv_heads = cache_.heads(), shape.max_kv = cache_.n_ctx();
+      shape.dk = cache_.k_width(), shape.dv = cache_.v_width();
+      scratch = std::max(scratch, ops::attention_scratch_bytes(ctx_, shape));
+    }
+  return scratch;
+}
+
+Transformer::Trace Transformer::trace(uint32_t n, LogitsMode mode, bool unshared, uint32_t seqs) {
   ENSURE(n >= 1 && n <= max_batch_, fmt::format("a forward takes 1 to {} tokens, not {}", max_batch_, n));
+  ENSURE(seqs >= 1 && seqs <= std::min(n, cache_.slots()), "a step has 1 to min(tokens, slots) sequences");
   ENSURE(unshared || arena_, "the arena is not planned yet");
-  fit_logits(n, mode);
+  fit_logits(mode == LogitsMode::All ? n : seqs);
   Stream s(ctx_, Stream::Tracing{});
   // Nothing reads or writes the placeholder: a tracing stream only logs the views.
   std::optional<Buffer> placeholder;
   if (unshared) placeholder.emplace(ctx_, 4, Memory::Device, "activations (placeholder while tracing)");
   unshared_ = unshared ? placeholder->handle() : VK_NULL_HANDLE;
   try {
-    record(s, n, mode);
+    record(s, n, seqs, mode);
   } catch (...) {
     unshared_ = VK_NULL_HANDLE;
     throw;
@@ -142,22 +183,25 @@ BufferView Transformer::act(int id, uint64_t bytes, uint64_t offset) const {
 
 uint64_t Transformer::activation_bytes() const {
   return planner_.total_bytes() + (scratch_ ? scratch_->size() : 0) + (logits_ ? logits_->size() : 0) + tokens_.size() +
-         positions_.size() + step_.size();
+         positions_.size() + kv_rows_.size() + step_.size() + last_rows_.size();
 }
 
 // --- recording
 
-// Final norm and the output projection: of the last token only, or of all n in chunks of rows
-// small enough for one binding of the logits.
+// Final norm and the output projection: of each sequence's last token (gathered by the indices
+// in last_rows_), or of all n in chunks of rows small enough for one binding of the logits.
 void Transformer::record_logits(Stream& s, uint32_t n, LogitsMode mode) {
   const Acts& a = acts_;
-  uint32_t dim = c_.dim, vocab = c_.vocab_size;
+  uint32_t dim = c_.dim, vocab = c_.vocab_size, m = seqs_;
   BufferView x = act(a.x, 4ull * n * dim), h = act(a.h, 4ull * n * dim);
   const Tensor& out = w_.output();
   if (mode == LogitsMode::Last) {
-    ops::copy_strided(s, x, h, {.rows = 1, .cols = 1, .len = dim, .src_offset = (n - 1) * dim});
-    ops::rmsnorm(s, h, w_.output_norm().view, h, 1, dim, c_.norm_eps);
-    ops::matmul(s, out.type, out.view, act(a.h, 4ull * dim), logits_->view(0, 4ull * vocab), vocab, 1, dim);
+    BufferView hm = act(a.h, 4ull * m * dim);
+    ops::get_rows(s, DType::F32, x, last_rows_.view(0, 4ull * m), hm, m, dim);
+    ops::rmsnorm(s, hm, w_.output_norm().view, hm, m, dim, c_.norm_eps);
+    BufferView logits = logits_->view(0, 4ull * m * vocab);
+    ops::matmul(s, out.type, out.view, hm, logits, vocab, m, dim);
+    if (c_.final_softcap > 0) ops::softcap(s, logits, logits, m * vocab, c_.final_softcap);
     return;
   }
   ops::rmsnorm(s, x, w_.output_norm().view, h, n, dim, c_.norm_eps);
@@ -171,45 +215,62 @@ void Transformer::record_logits(Stream& s, uint32_t n, LogitsMode mode) {
     uint32_t m = uint32_t(std::min<uint64_t>(rows, n - r0));
     BufferView rows_h = h;
     rows_h.offset += r0 * 4 * dim, rows_h.size = 4ull * m * dim;
-    ops::matmul(s, out.type, out.view, rows_h, logits_->view(r0 * 4 * vocab, 4ull * m * vocab), vocab, m, dim);
+    BufferView rows_out = logits_->view(r0 * 4 * vocab, 4ull * m * vocab);
+    ops::matmul(s, out.type, out.view, rows_h, rows_out, vocab, m, dim);
+    if (c_.final_softcap > 0) ops::softcap(s, rows_out, rows_out, m * vocab, c_.final_softcap);
   }
 }
 
-void Transformer::record(Stream& s, uint32_t n, LogitsMode mode) {
-  const Tensor& embd = w_.token_embd();
-  ops::get_rows(s, embd.type, embd.view, tokens_.view(0, 4ull * n), act(acts_.x, 4ull * n * c_.dim), n, c_.dim);
-  for (uint32_t l = 0; l < c_.n_layers; ++l) {
-    const LayerWeights& lw = w_.layer(l);
-    if (auto* attention = std::get_if<AttentionWeights>(&lw.attention))
-      record_attention(s, *attention, l, n);
-    else
-      record_latent_attention(s, std::get<LatentAttentionWeights>(lw.attention), l, n);
-    record_ffn(s, lw.ffn, l, n);
-  }
+void Transformer::record(Stream& s, uint32_t n, uint32_t seqs, LogitsMode mode) {
+  seqs_ = seqs;
+  record_embeddings(s, n);
+  for (uint32_t l = 0; l < c_.n_layers; ++l) record_layer(s, l, n, true);
   record_logits(s, n, mode);
 }
 
-void Transformer::fit_logits(uint32_t n, LogitsMode mode) {
-  uint64_t rows = mode == LogitsMode::All ? n : 1;
-  if (!logits_ || logits_->size() < rows * 4 * c_.vocab_size) {
+void Transformer::record_embeddings(Stream& s, uint32_t n) {
+  const Tensor& embd = w_.token_embd();
+  BufferView x = act(acts_.x, 4ull * n * c_.dim);
+  ops::get_rows(s, embd.type, embd.view, tokens_.view(0, 4ull * n), x, n, c_.dim);
+  if (c_.architecture().recipe.scale_embeddings) ops::scale(s, x, x, n * c_.dim, std::sqrt(float(c_.dim)));
+  tap(s, -1, "inp_embd", x, n, c_.dim);
+}
+
+// Layer l's attention, then (with `ffn`; the attention capture stops before it) its FFN or MoE.
+void Transformer::record_layer(Stream& s, uint32_t l, uint32_t n, bool ffn) {
+  const LayerWeights& lw = w_.layer(l);
+  if (auto* attention = std::get_if<AttentionWeights>(&lw.attention))
+    record_attention(s, *attention, l, n);
+  else
+    record_latent_attention(s, std::get<LatentAttentionWeights>(lw.attention), l, n);
+  if (!ffn) return;
+  if (auto* dense = std::get_if<FfnWeights>(&lw.ffn))
+    record_ffn(s, *dense, l, n);
+  else
+    record_moe(s, std::get<MoeWeights>(lw.ffn), l, n);
+  tap(s, int(l), "l_out", act(acts_.x, 4ull * n * c_.dim), n, c_.dim);
+}
+
+void Transformer::fit_logits(uint32_t rows) {
+  if (!logits_ || logits_->size() < uint64_t(rows) * 4 * c_.vocab_size) {
     graphs_.clear();  // recorded graphs write into the old logits buffer
-    logits_ = std::make_unique<Buffer>(ctx_, rows * 4 * c_.vocab_size, Memory::Host, "logits");
+    logits_ = std::make_unique<Buffer>(ctx_, uint64_t(rows) * 4 * c_.vocab_size, Memory::Host, "logits");
   }
 }
 
-Stream& Transformer::graph(uint32_t n, LogitsMode mode) {
-  fit_logits(n, mode);
-  auto key = std::make_pair(n, int(mode));
+Stream& Transformer::graph(uint32_t n, uint32_t seqs, LogitsMode mode) {
+  fit_logits(mode == LogitsMode::All ? n : seqs);
+  auto key = std::make_tuple(n, seqs, int(mode));
   auto it = graphs_.find(key);
   if (it == graphs_.end()) {
-    if (graphs_.size() >= kMaxGraphs) {  // forget the least recently used shape
+    if (graphs_.size() >= max_graphs(cache_.slots())) {  // forget the least recently used shape
       auto lru = std::min_element(graphs_.begin(), graphs_.end(),
                                   [](const auto& a, const auto& b) { return a.second.used < b.second.used; });
       if (last_ == lru->second.stream.get()) last_ = nullptr;
       graphs_.erase(lru);
     }
     auto s = std::make_unique<Stream>(ctx_, profiling_);
-    record(*s, n, mode);
+    record(*s, n, seqs, mode);
     ++recorded_;
     it = graphs_.emplace(key, Graph{std::move(s), 0}).first;
   }
@@ -217,23 +278,83 @@ Stream& Transformer::graph(uint32_t n, LogitsMode mode) {
   return *it->second.stream;
 }
 
-std::span<const float> Transformer::forward(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode) {
-  uint32_t n = uint32_t(tokens.size());
-  ENSURE(n >= 1 && n <= max_batch_, fmt::format("a forward takes 1 to {} tokens, not {}", max_batch_, n));
-  ENSURE(uint64_t(pos0) + n <= cache_.n_ctx(),
-         fmt::format("positions {}..{} do not fit the context of {} tokens", pos0, pos0 + n - 1, cache_.n_ctx()));
-  for (int32_t t : tokens)
-    ENSURE(t >= 0 && uint32_t(t) < c_.vocab_size, fmt::format("token id {} is outside the vocabulary", t));
-  Stream& s = graph(n, mode);
-  std::memcpy(tokens_.mapped(), tokens.data(), 4ull * n);
+// Checks the batch and writes what the graph reads: token ids, positions and cache rows per
+// token, StepParams and the last token's index per sequence.
+void Transformer::write_step(std::span<const SeqChunk> batch) {
+  auto* ids = reinterpret_cast<int32_t*>(tokens_.mapped());
   auto* pos = reinterpret_cast<int32_t*>(positions_.mapped());
-  for (uint32_t i = 0; i < n; ++i) pos[i] = int32_t(pos0 + i);
-  push::StepParams step{.pos0 = pos0, .n_tokens = n, .n_kv = pos0 + n, .reserved = 0};
-  std::memcpy(step_.mapped(), &step, sizeof(step));
+  auto* rows = reinterpret_cast<int32_t*>(kv_rows_.mapped());
+  auto* last = reinterpret_cast<int32_t*>(last_rows_.mapped());
+  std::vector<push::StepParams> step(batch.size());
+  std::vector<bool> used(cache_.slots());
+  uint32_t i = 0;
+  for (size_t q = 0; q < batch.size(); ++q) {
+    const SeqChunk& c = batch[q];
+    uint32_t n = uint32_t(c.tokens.size());
+    ENSURE(n >= 1, "a sequence in a step has at least one token");
+    ENSURE(
+        c.slot < cache_.slots() && !used[c.slot],
+        fmt::format("slot {} is not one of the {} KV-cache slots, or appears twice in a step", c.slot, cache_.slots()));
+    used[c.slot] = true;
+    ENSURE(uint64_t(c.pos0) + n <= cache_.n_ctx(), fmt::format("positions {}..{} do not fit the context of {} tokens",
+                                                               c.pos0, uint64_t(c.pos0) + n - 1, cache_.n_ctx()));
+    for (uint32_t j = 0; j < n; ++j, ++i) {
+      int32_t t = c.tokens[j];
+      ENSURE(t >= 0 && uint32_t(t) < c_.vocab_size, fmt::format("token id {} is outside the vocabulary", t));
+      ids[i] = t, pos[i] = int32_t(c.pos0 + j), rows[i] = int32_t(c.slot * cache_.n_ctx() + c.pos0 + j);
+    }
+    step[q] = {.pos0 = c.pos0, .n_tokens = n, .n_kv = c.pos0 + n, .slot = c.slot};
+    last[q] = int32_t(i - 1);
+  }
+  std::memcpy(step_.mapped(), step.data(), step.size() * sizeof(push::StepParams));
+}
+
+std::span<const float> Transformer::forward(std::span<const SeqChunk> batch, LogitsMode mode) {
+  size_t n = 0;
+  for (const SeqChunk& c : batch) n += c.tokens.size();
+  ENSURE(n >= 1 && n <= max_batch_, fmt::format("a forward takes 1 to {} tokens, not {}", max_batch_, n));
+  ENSURE(batch.size() <= cache_.slots(),
+         fmt::format("a step has at most {} sequences (one per KV-cache slot), not {}", cache_.slots(), batch.size()));
+  write_step(batch);
+  uint32_t seqs = uint32_t(batch.size());
+  Stream& s = graph(uint32_t(n), seqs, mode);
   s.submit_wait();
   last_ = &s;
+  uint64_t rows = mode == LogitsMode::All ? n : seqs;
+  return {reinterpret_cast<const float*>(logits_->mapped()), rows * c_.vocab_size};
+}
+
+// Recorded for this call only, with the taps; the cached graphs stay as they are.
+std::span<const float> Transformer::forward_tapped(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode,
+                                                   std::vector<Tap>& taps) {
+  uint32_t n = uint32_t(tokens.size());
+  ENSURE(n >= 1 && n <= max_batch_, fmt::format("a forward takes 1 to {} tokens, not {}", max_batch_, n));
+  SeqChunk one{.slot = 0, .pos0 = pos0, .tokens = tokens};
+  write_step(std::span<const SeqChunk>(&one, 1));
+  fit_logits(mode == LogitsMode::All ? n : 1);
+  std::vector<Tapped> tapped;
+  Stream s(ctx_);
+  tapping_ = &tapped;
+  try {
+    record(s, n, 1, mode);
+  } catch (...) {
+    tapping_ = nullptr;
+    throw;
+  }
+  tapping_ = nullptr;
+  s.submit_wait();
+  last_ = nullptr;
+  for (Tapped& t : tapped) {
+    t.tap.values = t.host->download<float>(size_t(t.tap.rows) * t.tap.width);
+    taps.push_back(std::move(t.tap));
+  }
   uint64_t rows = mode == LogitsMode::All ? n : 1;
   return {reinterpret_cast<const float*>(logits_->mapped()), rows * c_.vocab_size};
+}
+
+std::span<const float> Transformer::forward(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode) {
+  SeqChunk one{.slot = 0, .pos0 = pos0, .tokens = tokens};
+  return forward(std::span<const SeqChunk>(&one, 1), mode);
 }
 
 std::vector<KernelTime> Transformer::last_timings() const {

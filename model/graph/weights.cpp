@@ -49,11 +49,71 @@ static void split_kv_b(const GgufTensor& t, const ModelConfig& c, std::vector<st
   k_b = as_bytes(kt);
 }
 
-std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelConfig& config) const {
+// Matrices are read by the kernels in their stored type; 1-D tensors and the fused attn_kv_b are
+// converted on the host by the reference dequantiser, which reads the same types.
+std::vector<const GgufTensor*> unsupported_weights(const GgufFile& file) {
+  std::vector<const GgufTensor*> out;
+  for (const GgufTensor& t : file.tensors())
+    if (!ops::matmul_supports(t.type)) out.push_back(&t);
+  return out;
+}
+
+void check_weight_types(const GgufFile& file) {
   for (const GgufTensor& t : file.tensors())  // before any work: one line naming the first such tensor
     if (!ops::matmul_supports(t.type))
       file.fail(fmt::format("tensor {} has type {}, which vkllm cannot read (it reads {})", printable(t.name),
                             info(t.type).name, ops::weight_type_names()));
+}
+
+namespace {
+
+uint64_t source_bytes(const Tensor& t, uint32_t slice_experts) {
+  return row_bytes(t.type, t.cols) * t.rows * std::max(1u, slice_experts);
+}
+
+}  // namespace
+
+// Routed experts: slices of whole experts, each within one binding and the buffer size, so that
+// a tensor larger than either is spread over several buffers (the kernels take one slice each).
+void Weights::add_experts(std::vector<Source>& out, Source s, uint64_t max_buffer_bytes, uint64_t max_binding) const {
+  uint64_t expert = source_bytes(s.tensor, 0);
+  ENSURE(expert <= max_binding, fmt::format("one expert of {} ({:.0f} MiB) exceeds a storage buffer binding",
+                                            s.tensor.name, expert / 1048576.0));
+  uint32_t n = s.tensor.n_experts;
+  uint32_t per = uint32_t(std::clamp<uint64_t>(std::min(max_buffer_bytes, max_binding) / expert, 1, n));
+  for (uint32_t e0 = 0; e0 < n; e0 += per) {
+    Source slice{.tensor = s.tensor, .role = s.role, .layer = s.layer, .data = s.data + e0 * expert};
+    slice.expert0 = e0, slice.slice_experts = std::min(per, n - e0);
+    out.push_back(std::move(slice));
+  }
+}
+
+// Fused projections are uploaded as their parts, zero-copy: phi3's attn_qkv rows are q, then k,
+// then v; its ffn_up rows are the gate, then up (docs/formats.md §9.4).
+bool Weights::add_fused_parts(std::vector<Source>& out, const Source& s, const ModelConfig& c) {
+  std::vector<std::pair<TensorRole, uint32_t>> parts;  // role, rows
+  if (s.role == TensorRole::AttnQkv)
+    parts = {{TensorRole::AttnQ, c.n_heads * c.head_dim},
+             {TensorRole::AttnK, c.n_kv_heads * c.head_dim},
+             {TensorRole::AttnV, c.n_kv_heads * c.v_head_dim}};
+  else if (s.role == TensorRole::FfnGateUp)
+    parts = {{TensorRole::FfnGate, s.tensor.rows / 2}, {TensorRole::FfnUp, s.tensor.rows / 2}};
+  else
+    return false;
+  uint64_t rb = row_bytes(s.tensor.type, s.tensor.cols), row0 = 0;
+  for (auto [role, rows] : parts) {
+    Source part{.tensor = s.tensor, .role = role, .layer = s.layer, .data = s.data + row0 * rb};
+    part.tensor.name = fmt::format("{} ({} rows)", s.tensor.name, to_string(role));
+    part.tensor.rows = rows;
+    out.push_back(std::move(part));
+    row0 += rows;
+  }
+  return true;
+}
+
+std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelConfig& config,
+                                              uint64_t max_buffer_bytes, uint64_t max_binding) const {
+  check_weight_types(file);
   TensorCatalogue catalogue = tensor_catalogue(config);
   std::vector<Source> out;
   for (const GgufTensor& t : file.tensors()) {
@@ -78,6 +138,13 @@ std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelC
       continue;
     }
     Source s{.tensor = tensor, .role = spec->role, .layer = spec->layer, .data = t.data.data()};
+    if (is_experts(spec->role)) {
+      s.tensor.n_experts = uint32_t(t.ne[2]);
+      s.tensor.rows = uint32_t(t.ne[1]);
+      add_experts(out, std::move(s), max_buffer_bytes, max_binding);
+      continue;
+    }
+    if (add_fused_parts(out, s, config)) continue;
     if (t.n_dims == 1 && t.type != DType::F32) {  // norms, biases, rope factors: kernels read f32
       std::vector<float> f(t.ne[0]);
       ref::dequantize_row(t.type, t.data.data(), f.data(), f.size());
@@ -117,7 +184,7 @@ void Weights::upload(const Context& ctx, std::vector<Source>& sources,
   std::vector<std::pair<size_t, uint64_t>> place;  // (buffer, offset) per source
   LoadProgress p;
   for (const Source& s : sources) {
-    uint64_t bytes = row_bytes(s.tensor.type, s.tensor.cols) * s.tensor.rows;
+    uint64_t bytes = source_bytes(s.tensor, s.slice_experts);
     ENSURE(bytes <= std::min(caps.max_memory_allocation, caps.max_buffer_size),
            fmt::format("tensor {} ({:.0f} MiB) is larger than this device's largest allocation", s.tensor.name,
                        bytes / 1048576.0));
@@ -129,74 +196,85 @@ void Weights::upload(const Context& ctx, std::vector<Source>& sources,
   }
   for (size_t i = 0; i < sizes.size(); ++i)
     buffers_.emplace_back(ctx, sizes[i], Memory::Device, fmt::format("weights {}", i));
-  Uploader up(ctx);
+  Uploader up(ctx, std::min<uint64_t>(p.bytes_total, 64ull << 20));
   for (size_t i = 0; i < sources.size(); ++i) {
-    Tensor t = sources[i].tensor;
+    const Source& src = sources[i];
+    Tensor t = src.tensor;
     auto [b, offset] = place[i];
-    uint64_t bytes = row_bytes(t.type, t.cols) * t.rows;
-    up.write(buffers_[b], offset, sources[i].data, bytes);
+    uint64_t bytes = source_bytes(t, src.slice_experts);
+    up.write(buffers_[b], offset, src.data, bytes);
     t.view = buffers_[b].view(offset, bytes);
-    tensors_.emplace(std::make_pair(sources[i].layer, sources[i].role), t);
+    auto it = tensors_.emplace(std::make_pair(src.layer, src.role), t).first;
+    if (src.slice_experts) it->second.experts.push_back({src.expert0, src.slice_experts, t.view});
     p.bytes_done += bytes;
     if (progress) progress(p);
   }
   up.flush();
   device_bytes_ = p.bytes_total;
+  staging_bytes_ = up.staging_bytes();
 }
 
 namespace {
 
-// Where a block tensor of each role goes in LayerWeights. The recipe chose the attention form.
-const Tensor** slot(LayerWeights& l, TensorRole r) {
-  FfnWeights& f = l.ffn;
-  if (auto* a = std::get_if<AttentionWeights>(&l.attention)) {
-    switch (r) {
-      case TensorRole::AttnNorm:
-        return &a->norm;
-      case TensorRole::AttnQ:
-        return &a->q;
-      case TensorRole::AttnK:
-        return &a->k;
-      case TensorRole::AttnV:
-        return &a->v;
-      case TensorRole::AttnQBias:
-        return &a->q_bias;
-      case TensorRole::AttnKBias:
-        return &a->k_bias;
-      case TensorRole::AttnVBias:
-        return &a->v_bias;
-      case TensorRole::AttnOut:
-        return &a->out;
-      default:
-        break;
-    }
-  } else {
-    auto& m = std::get<LatentAttentionWeights>(l.attention);
-    switch (r) {
-      case TensorRole::AttnNorm:
-        return &m.norm;
-      case TensorRole::AttnQ:
-        return &m.q;
-      case TensorRole::AttnQA:
-        return &m.q_a;
-      case TensorRole::AttnQANorm:
-        return &m.q_a_norm;
-      case TensorRole::AttnQB:
-        return &m.q_b;
-      case TensorRole::AttnKvA:
-        return &m.kv_a;
-      case TensorRole::AttnKvANorm:
-        return &m.kv_a_norm;
-      case TensorRole::AttnKB:
-        return &m.k_b;
-      case TensorRole::AttnVB:
-        return &m.v_b;
-      case TensorRole::AttnOut:
-        return &m.out;
-      default:
-        break;
-    }
+// Where a block tensor of each role goes in LayerWeights. The recipe chose the attention form,
+// the config the FFN kind.
+const Tensor** attention_slot(AttentionWeights& a, TensorRole r) {
+  switch (r) {
+    case TensorRole::AttnNorm:
+      return &a.norm;
+    case TensorRole::AttnQ:
+      return &a.q;
+    case TensorRole::AttnK:
+      return &a.k;
+    case TensorRole::AttnV:
+      return &a.v;
+    case TensorRole::AttnQBias:
+      return &a.q_bias;
+    case TensorRole::AttnKBias:
+      return &a.k_bias;
+    case TensorRole::AttnVBias:
+      return &a.v_bias;
+    case TensorRole::AttnQNorm:
+      return &a.q_norm;
+    case TensorRole::AttnKNorm:
+      return &a.k_norm;
+    case TensorRole::AttnOut:
+      return &a.out;
+    case TensorRole::AttnPostNorm:
+      return &a.post_norm;
+    default:
+      return nullptr;
   }
+}
+
+const Tensor** latent_slot(LatentAttentionWeights& m, TensorRole r) {
+  switch (r) {
+    case TensorRole::AttnNorm:
+      return &m.norm;
+    case TensorRole::AttnQ:
+      return &m.q;
+    case TensorRole::AttnQA:
+      return &m.q_a;
+    case TensorRole::AttnQANorm:
+      return &m.q_a_norm;
+    case TensorRole::AttnQB:
+      return &m.q_b;
+    case TensorRole::AttnKvA:
+      return &m.kv_a;
+    case TensorRole::AttnKvANorm:
+      return &m.kv_a_norm;
+    case TensorRole::AttnKB:
+      return &m.k_b;
+    case TensorRole::AttnVB:
+      return &m.v_b;
+    case TensorRole::AttnOut:
+      return &m.out;
+    default:
+      return nullptr;
+  }
+}
+
+const Tensor** ffn_slot(FfnWeights& f, TensorRole r) {
   switch (r) {
     case TensorRole::FfnNorm:
       return &f.norm;
@@ -206,9 +284,49 @@ const Tensor** slot(LayerWeights& l, TensorRole r) {
       return &f.up;
     case TensorRole::FfnDown:
       return &f.down;
+    case TensorRole::FfnPostNorm:
+      return &f.post_norm;
     default:
-      throw Error(fmt::format("a {} tensor has no place in this block", to_string(r)));
+      return nullptr;
   }
+}
+
+const Tensor** ffn_slot(MoeWeights& m, TensorRole r) {
+  switch (r) {
+    case TensorRole::FfnNorm:
+      return &m.norm;
+    case TensorRole::FfnGateInp:
+      return &m.router;
+    case TensorRole::ExpProbsB:
+      return &m.probs_bias;
+    case TensorRole::FfnGateExps:
+      return &m.gate;
+    case TensorRole::FfnUpExps:
+      return &m.up;
+    case TensorRole::FfnDownExps:
+      return &m.down;
+    case TensorRole::FfnGateShexp:
+      return &m.shared_gate;
+    case TensorRole::FfnUpShexp:
+      return &m.shared_up;
+    case TensorRole::FfnDownShexp:
+      return &m.shared_down;
+    case TensorRole::FfnGateInpShexp:
+      return &m.shared_router;
+    default:
+      return nullptr;
+  }
+}
+
+const Tensor** slot(LayerWeights& l, TensorRole r) {
+  const Tensor** s = nullptr;
+  if (auto* a = std::get_if<AttentionWeights>(&l.attention))
+    s = attention_slot(*a, r);
+  else
+    s = latent_slot(std::get<LatentAttentionWeights>(l.attention), r);
+  if (!s) s = std::visit([&](auto& f) { return ffn_slot(f, r); }, l.ffn);
+  ENSURE(s, fmt::format("a {} tensor has no place in this block", to_string(r)));
+  return s;
 }
 
 }  // namespace
@@ -221,15 +339,17 @@ void Weights::bind_layers(const ModelConfig& c) {
   ENSURE(output_, "the model has no output tensor");
   rope_freqs_ = find(TensorRole::RopeFreqs);
   layers_.resize(c.n_layers);
-  for (LayerWeights& l : layers_)
-    if (c.architecture().recipe.attention == AttentionForm::Latent) l.attention = LatentAttentionWeights{};
+  for (uint32_t i = 0; i < c.n_layers; ++i) {
+    if (c.architecture().recipe.attention == AttentionForm::Latent) layers_[i].attention = LatentAttentionWeights{};
+    if (c.is_moe_layer(i)) layers_[i].ffn = MoeWeights{};
+  }
   for (auto& [key, tensor] : tensors_)
     if (key.first != kGlobal) *slot(layers_.at(key.first), key.second) = &tensor;
 }
 
 Weights::Weights(const Context& ctx, const GgufFile& file, const ModelConfig& config,
                  const std::function<void(const LoadProgress&)>& progress, uint64_t max_buffer_bytes) {
-  std::vector<Source> sources = collect(file, config);
+  std::vector<Source> sources = collect(file, config, max_buffer_bytes, ctx.caps().max_storage_buffer_range);
   upload(ctx, sources, progress, max_buffer_bytes);
   bind_layers(config);
 }

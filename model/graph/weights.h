@@ -13,19 +13,25 @@
 #include "arch/tensors.h"
 #include "buffer.h"
 #include "dtype.h"
+#include "ops_moe.h"
 
 namespace vkllm {
 
 class GgufFile;
+struct GgufTensor;
 
 // One tensor in device memory: rows of `cols` values stored as `type` (ggml layout: ne[0] = cols
-// contiguous, rows = ne[1]·ne[2]·ne[3]).
+// contiguous, rows = ne[1]·ne[2]·ne[3]). Routed experts (ne = {cols, rows, n_experts}) have
+// rows per expert and are held as slices of whole experts, each within one storage binding
+// (an expert tensor may span buffers); `view` is then the first slice's.
 struct Tensor {
   std::string name;
   DType type = DType::F32;
   uint32_t cols = 0;
   uint32_t rows = 0;
   BufferView view;
+  uint32_t n_experts = 0;
+  std::vector<ops::ExpertSlice> experts;
 };
 
 // One block's weights, grouped by part; null where the file has no such tensor (biases, q_lora).
@@ -33,7 +39,9 @@ struct AttentionWeights {                                                // stan
   const Tensor* norm = nullptr;                                          // (dim) f32
   const Tensor *q = nullptr, *k = nullptr, *v = nullptr;                 // (n_heads·head_dim | n_kv_heads·.., dim)
   const Tensor *q_bias = nullptr, *k_bias = nullptr, *v_bias = nullptr;  // f32
+  const Tensor *q_norm = nullptr, *k_norm = nullptr;                     // (head_dim) f32, per-head RMSNorm
   const Tensor* out = nullptr;                                           // (dim, n_heads·v_head_dim)
+  const Tensor* post_norm = nullptr;                                     // (dim) f32, of the block's output
 };
 struct LatentAttentionWeights {  // multi-head latent attention (docs/formats.md §5), absorbed form
   const Tensor* norm = nullptr;  // (dim) f32
@@ -46,10 +54,20 @@ struct LatentAttentionWeights {  // multi-head latent attention (docs/formats.md
 struct FfnWeights {                                              // gated feed-forward
   const Tensor* norm = nullptr;                                  // (dim) f32
   const Tensor *gate = nullptr, *up = nullptr, *down = nullptr;  // (hidden, dim), (hidden, dim), (dim, hidden)
+  const Tensor* post_norm = nullptr;                             // (dim) f32, of the block's output
+};
+struct MoeWeights {                             // mixture of experts (docs/formats.md §8)
+  const Tensor* norm = nullptr;                 // (dim) f32
+  const Tensor* router = nullptr;               // (n_experts, dim)
+  const Tensor* probs_bias = nullptr;           // (n_experts) f32, exp_probs_b
+  const Tensor *gate = nullptr, *up = nullptr;  // experts × (F, dim)
+  const Tensor* down = nullptr;                 // experts × (dim, F)
+  const Tensor *shared_gate = nullptr, *shared_up = nullptr, *shared_down = nullptr;  // the shared FFN
+  const Tensor* shared_router = nullptr;  // (1, dim): sigmoid gate of the shared expert
 };
 struct LayerWeights {
   std::variant<AttentionWeights, LatentAttentionWeights> attention;  // as the block recipe says
-  FfnWeights ffn;
+  std::variant<FfnWeights, MoeWeights> ffn;                          // ModelConfig::is_moe_layer
 };
 
 struct LoadProgress {
@@ -72,6 +90,8 @@ class Weights {
   const LayerWeights& layer(uint32_t i) const { return layers_.at(i); }
   uint64_t device_bytes() const { return device_bytes_; }
   size_t buffer_count() const { return buffers_.size(); }
+  // Host-visible staging memory the upload held while loading (0 on unified memory), freed since.
+  uint64_t staging_bytes() const { return staging_bytes_; }
 
  private:
   struct Source {  // a tensor as it will be uploaded: bytes from the file or converted at load
@@ -80,8 +100,13 @@ class Weights {
     int layer;
     const std::byte* data;
     std::vector<std::byte> converted;
+    uint32_t expert0 = 0;  // a slice of routed experts: its first (tensor.n_experts: all of them)
+    uint32_t slice_experts = 0;
   };
-  std::vector<Source> collect(const GgufFile& file, const ModelConfig& config) const;
+  void add_experts(std::vector<Source>& out, Source s, uint64_t max_buffer_bytes, uint64_t max_binding) const;
+  static bool add_fused_parts(std::vector<Source>& out, const Source& s, const ModelConfig& c);
+  std::vector<Source> collect(const GgufFile& file, const ModelConfig& config, uint64_t max_buffer_bytes,
+                              uint64_t max_binding) const;
   void upload(const Context& ctx, std::vector<Source>& sources,
               const std::function<void(const LoadProgress&)>& progress, uint64_t max_buffer_bytes);
   void bind_layers(const ModelConfig& config);
@@ -90,7 +115,13 @@ class Weights {
   std::map<std::pair<int, TensorRole>, Tensor> tensors_;  // by (layer, role)
   const Tensor *token_embd_ = nullptr, *output_norm_ = nullptr, *output_ = nullptr, *rope_freqs_ = nullptr;
   std::vector<LayerWeights> layers_;
-  uint64_t device_bytes_ = 0;
+  uint64_t device_bytes_ = 0, staging_bytes_ = 0;
 };
+
+// Throws an Error naming the first tensor whose type the kernels cannot read (with the list
+// they can, from ops::weight_types()); called before anything is uploaded.
+void check_weight_types(const GgufFile& file);
+// Every such tensor, for `vkllm info`.
+std::vector<const GgufTensor*> unsupported_weights(const GgufFile& file);
 
 }  // namespace vkllm

@@ -76,6 +76,10 @@ void gelu(float* y, const float* x, size_t n) {
 
 // --- softmax and selection
 
+void softcap(float* y, const float* x, size_t n, float cap) {
+  for (size_t i = 0; i < n; ++i) y[i] = float(cap * std::tanh(double(x[i]) / cap));
+}
+
 void softmax_rows(float* y, const float* x, size_t rows, size_t cols, float scale) {
   std::vector<double> e(cols);
   for (size_t r = 0; r < rows; ++r) {

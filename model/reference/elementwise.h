@@ -27,6 +27,9 @@ void swiglu(float* y, const float* gate, const float* up, size_t n);
 // y(n) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), GELU's tanh approximation
 void gelu(float* y, const float* x, size_t n);
 
+// y(n) = cap * tanh(x / cap): logit soft-capping (gemma2)
+void softcap(float* y, const float* x, size_t n, float cap);
+
 // y(rows, cols) = softmax(scale * x) per row
 void softmax_rows(float* y, const float* x, size_t rows, size_t cols, float scale);
 

@@ -54,4 +54,12 @@ void get_rows(DType t, const void* table, const int32_t* ids, float* y, size_t n
     dequantize_row(t, static_cast<const uint8_t*>(table) + size_t(ids[i]) * row, y + i * K, K);
 }
 
+std::vector<float> project(const std::vector<float>& w, const float* x, size_t n, size_t K, size_t x_row_stride,
+                           const float* bias) {
+  size_t M = w.size() / K;
+  std::vector<float> y(n * M);
+  matmul(y.data(), w.data(), x, M, n, K, x_row_stride, 0, bias);
+  return y;
+}
+
 }  // namespace vkllm::ref

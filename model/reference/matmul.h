@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "dtype.h"
 
@@ -13,6 +14,10 @@ namespace vkllm::ref {
 // (0: packed, i.e. K and M). bias may be null.
 void matmul(float* y, const float* w, const float* x, size_t M, size_t N, size_t K, size_t x_row_stride = 0,
             size_t y_row_stride = 0, const float* bias = nullptr);
+
+// The same for a dequantised weight of w.size() / K rows, returning y (n, rows) packed.
+std::vector<float> project(const std::vector<float>& w, const float* x, size_t n, size_t K, size_t x_row_stride = 0,
+                           const float* bias = nullptr);
 
 // The fused products of ops::matmul_fused: the product of `matmul`, then an epilogue that does
 // the next op's work as the results are stored.

@@ -1,4 +1,6 @@
-// The CPU reference forward: pre-norm decoder, llama / qwen2 / deepseek2 (naive MLA).
+// The CPU reference forward: pre-norm decoder, standard or latent (naive MLA) attention with the
+// recipe's options (q/k head norms, post norms, sliding windows, soft-caps); the FFNs are in
+// model_ffn.cpp.
 #include "reference/model.h"
 
 #include <fmt/format.h>
@@ -18,15 +20,6 @@ namespace vkllm::ref {
 
 namespace {
 
-// y(n, M) = x(n, K) · w(M, K)ᵀ for a dequantised weight of M rows.
-std::vector<float> project(const std::vector<float>& w, const float* x, size_t n, size_t K, size_t x_stride = 0,
-                           const float* bias = nullptr) {
-  size_t M = w.size() / K;
-  std::vector<float> y(n * M);
-  matmul(y.data(), w.data(), x, M, n, K, x_stride, 0, bias);
-  return y;
-}
-
 void add_into(std::vector<float>& x, const std::vector<float>& d) { add(x.data(), x.data(), d.data(), x.size()); }
 
 }  // namespace
@@ -45,16 +38,32 @@ std::vector<float> Model::weight(TensorRole role, int layer) const {
   return out;
 }
 
+std::vector<float> Model::weight_rows(TensorRole role, int layer, size_t row0, size_t rows) const {
+  const TensorSpec* spec = catalogue_.find(role, layer);
+  ENSURE(spec, fmt::format("the {} model has no {} tensor in layer {}", c_.arch_name, to_string(role), layer));
+  const GgufTensor& t = file_.tensor(spec->name);
+  size_t K = t.ne[0], rb = row_bytes(t.type, K);
+  std::vector<float> out(rows * K);
+  dequantize_row(t.type, t.data.data() + row0 * rb, out.data(), out.size());
+  return out;
+}
+
+void Model::emit(int layer, std::string_view name, const std::vector<float>& v, size_t width) const {
+  if (tap_ && *tap_) (*tap_)(layer, name, v, width);
+}
+
 const float* Model::optional(TensorRole role, int layer, std::vector<float>& storage) const {
   if (!catalogue_.find(role, layer)) return nullptr;
   storage = weight(role, layer);
   return storage.data();
 }
 
-// Rotates dims [offset, offset + rot) of each head in place, positions 0..n-1.
-void Model::rope(float* x, size_t n, size_t heads, size_t head_dim, size_t offset, size_t token_stride) const {
-  const RopeConfig& r = c_.rope;
-  RopeSpec s{.n_tokens = n,
+// Rotates dims [offset, offset + rot) of each head in place, at each token's position, as the
+// layer rotates (sliding-window layers may have their own base).
+void Model::rope(float* x, const Step& step, size_t heads, size_t head_dim, size_t offset, size_t token_stride,
+                 uint32_t layer) const {
+  const RopeConfig& r = c_.rope_of(layer);
+  RopeSpec s{.n_tokens = step.n,
              .n_heads = heads,
              .head_dim = head_dim - offset,
              .rot_dim = r.dim,
@@ -65,57 +74,101 @@ void Model::rope(float* x, size_t n, size_t heads, size_t head_dim, size_t offse
              .head_stride = head_dim};
   if (r.scaling == RopeScaling::Yarn)
     s.ext_factor = 1, s.n_ctx_orig = r.original_ctx, s.attn_factor = r.yarn_attn_factor();
-  std::vector<int32_t> pos(n);
-  for (size_t i = 0; i < n; ++i) pos[i] = int32_t(i);
-  ref::rope(x + offset, x + offset, pos.data(), freq_factors_.empty() ? nullptr : freq_factors_.data(), s);
+  ref::rope(x + offset, x + offset, step.pos.data(), freq_factors_.empty() ? nullptr : freq_factors_.data(), s);
 }
 
-// Causal attention of n tokens over themselves (q: (n, H, hd), k: (n, G, hd), v: (n, G, vd),
-// token-major), then the output projection added to the residual x.
+// Per sequence: its new keys and values (k: (n, G, hd), v: (n, G, vd), token-major, rows of the
+// whole batch) join its cache, and its queries attend causally over everything cached; then the
+// output projection of all tokens is added to the residual x.
 void Model::attend(std::vector<float>& x, uint32_t l, const std::vector<float>& q, const std::vector<float>& k,
-                   const std::vector<float>& v, size_t n, size_t G) const {
-  size_t H = c_.n_heads, hd = q.size() / (n * H), vd = v.size() / (n * G);
+                   const std::vector<float>& v, const Step& step, size_t G) const {
+  size_t n = step.n, H = c_.n_heads, hd = q.size() / (n * H), vd = v.size() / (n * G);
   std::vector<float> o(n * H * vd);
-  AttentionParams a{.n_q = n,
-                    .n_heads = H,
-                    .n_kv_heads = G,
-                    .dk = hd,
-                    .dv = vd,
-                    .q_row_stride = H * hd,
-                    .o_row_stride = H * vd,
-                    .k_head_stride = hd,
-                    .k_row_stride = G * hd,
-                    .v_head_stride = vd,
-                    .v_row_stride = G * vd,
-                    .scale = c_.attention_scale(),
-                    .causal = true,
-                    .pos0 = 0,
-                    .n_kv = n};
-  attention(o.data(), q.data(), k.data(), v.data(), a);
-  add_into(x, project(weight(TensorRole::AttnOut, l), o.data(), n, H * vd));
+  for (size_t c = 0; c < step.chunks.size(); ++c) {
+    KvState& st = *step.chunks[c].state;
+    size_t first = step.first[c], m = step.chunks[c].tokens.size(), pos0 = st.n_;
+    std::vector<float>&kc = st.k_[l], &vc = st.v_[l];
+    kc.insert(kc.end(), k.begin() + first * G * hd, k.begin() + (first + m) * G * hd);
+    vc.insert(vc.end(), v.begin() + first * G * vd, v.begin() + (first + m) * G * vd);
+    AttentionParams a{.n_q = m,
+                      .n_heads = H,
+                      .n_kv_heads = G,
+                      .dk = hd,
+                      .dv = vd,
+                      .q_row_stride = H * hd,
+                      .o_row_stride = H * vd,
+                      .k_head_stride = hd,
+                      .k_row_stride = G * hd,
+                      .v_head_stride = vd,
+                      .v_row_stride = G * vd,
+                      .scale = c_.attention_scale(),
+                      .softcap = c_.attn_softcap,
+                      .causal = true,
+                      .window = c_.window(l),
+                      .pos0 = pos0,
+                      .n_kv = pos0 + m};
+    attention(&o[first * H * vd], &q[first * H * hd], kc.data(), vc.data(), a);
+    if (int(l) == step.capture_layer) {
+      step.probs->resize(H * m * (pos0 + m));
+      attention_probs(step.probs->data(), &q[first * H * hd], kc.data(), a, pos0 + m);
+    }
+  }
+  std::vector<float> out = project(weight(TensorRole::AttnOut, l), o.data(), n, H * vd);
+  if (has(TensorRole::AttnPostNorm, int(l)))
+    rmsnorm(out.data(), out.data(), weight(TensorRole::AttnPostNorm, l).data(), n, c_.dim, c_.norm_eps);
+  emit(int(l), "attn_out", out, c_.dim);
+  add_into(x, out);
+  emit(int(l), "ffn_inp", x, c_.dim);
 }
 
-void Model::attention_block(std::vector<float>& x, uint32_t l, size_t n) const {
-  size_t dim = c_.dim, H = c_.n_heads, G = c_.n_kv_heads, hd = c_.head_dim, vd = c_.v_head_dim;
-  std::vector<float> h(x.size()), bq, bk, bv;
+// q, k, v from separate matrices (with biases where present) or from phi3's fused attn_qkv,
+// whose rows are q, then k, then v.
+void Model::qkv(const std::vector<float>& h, uint32_t l, size_t n, std::vector<float>& q, std::vector<float>& k,
+                std::vector<float>& v) const {
+  size_t dim = c_.dim, Q = size_t(c_.n_heads) * c_.head_dim, K = size_t(c_.n_kv_heads) * c_.head_dim;
+  if (has(TensorRole::AttnQkv, int(l))) {
+    auto all = project(weight(TensorRole::AttnQkv, l), h.data(), n, dim);
+    size_t V = all.size() / n - Q - K;
+    q.resize(n * Q), k.resize(n * K), v.resize(n * V);
+    for (size_t t = 0; t < n; ++t) {
+      const float* row = &all[t * (Q + K + V)];
+      std::copy_n(row, Q, &q[t * Q]);
+      std::copy_n(row + Q, K, &k[t * K]);
+      std::copy_n(row + Q + K, V, &v[t * V]);
+    }
+    return;
+  }
+  std::vector<float> bq, bk, bv;
+  q = project(weight(TensorRole::AttnQ, l), h.data(), n, dim, 0, optional(TensorRole::AttnQBias, l, bq));
+  k = project(weight(TensorRole::AttnK, l), h.data(), n, dim, 0, optional(TensorRole::AttnKBias, l, bk));
+  v = project(weight(TensorRole::AttnV, l), h.data(), n, dim, 0, optional(TensorRole::AttnVBias, l, bv));
+}
+
+void Model::attention_block(std::vector<float>& x, uint32_t l, const Step& step) const {
+  size_t n = step.n, dim = c_.dim, H = c_.n_heads, G = c_.n_kv_heads, hd = c_.head_dim;
+  std::vector<float> h(x.size()), q, k, v;
   rmsnorm(h.data(), x.data(), weight(TensorRole::AttnNorm, l).data(), n, dim, c_.norm_eps);
-  auto q = project(weight(TensorRole::AttnQ, l), h.data(), n, dim, 0, optional(TensorRole::AttnQBias, l, bq));
-  auto k = project(weight(TensorRole::AttnK, l), h.data(), n, dim, 0, optional(TensorRole::AttnKBias, l, bk));
-  auto v = project(weight(TensorRole::AttnV, l), h.data(), n, dim, 0, optional(TensorRole::AttnVBias, l, bv));
-  rope(q.data(), n, H, hd, 0, H * hd);
-  rope(k.data(), n, G, hd, 0, G * hd);
+  emit(int(l), "attn_norm", h, dim);
+  qkv(h, l, n, q, k, v);
+  if (has(TensorRole::AttnQNorm, int(l))) {  // one weight for every head
+    rmsnorm(q.data(), q.data(), weight(TensorRole::AttnQNorm, l).data(), n * H, hd, c_.norm_eps);
+    rmsnorm(k.data(), k.data(), weight(TensorRole::AttnKNorm, l).data(), n * G, hd, c_.norm_eps);
+  }
+  rope(q.data(), step, H, hd, 0, H * hd, l);
+  rope(k.data(), step, G, hd, 0, G * hd, l);
   round_trip(kv_type_, k.data(), k.size());  // the cache's rows, as stored (whole blocks: hd % 32 == 0)
   round_trip(kv_type_, v.data(), v.size());
-  attend(x, l, q, k, v, n, G);
+  attend(x, l, q, k, v, step, G);
 }
 
 // MLA, naive form (docs/formats.md §5.2): decompress every cached latent into per-head keys and values.
-void Model::mla_block(std::vector<float>& x, uint32_t l, size_t n) const {
+void Model::mla_block(std::vector<float>& x, uint32_t l, const Step& step) const {
   const MlaConfig& m = c_.mla;
-  size_t dim = c_.dim, H = c_.n_heads, nope = m.qk_nope_head_dim, rot = m.qk_rope_head_dim;
+  size_t n = step.n, dim = c_.dim, H = c_.n_heads, nope = m.qk_nope_head_dim, rot = m.qk_rope_head_dim;
   size_t hd = nope + rot, lat = m.kv_lora_rank, vd = m.v_head_dim;
   std::vector<float> h(x.size());
   rmsnorm(h.data(), x.data(), weight(TensorRole::AttnNorm, l).data(), n, dim, c_.norm_eps);
+  emit(int(l), "attn_norm", h, dim);
   std::vector<float> q;
   if (m.q_lora_rank) {
     auto qa = project(weight(TensorRole::AttnQA, l), h.data(), n, dim);
@@ -128,9 +181,9 @@ void Model::mla_block(std::vector<float>& x, uint32_t l, size_t n) const {
   std::vector<float> c(n * lat);
   auto kv_norm = weight(TensorRole::AttnKvANorm, l);
   for (size_t t = 0; t < n; ++t) rmsnorm(&c[t * lat], &kv[t * (lat + rot)], kv_norm.data(), 1, lat, c_.norm_eps);
-  rope(q.data(), n, H, hd, nope, H * hd);
-  rope(kv.data(), n, 1, lat + rot, lat, lat + rot);  // the one k_pe all heads share
-  round_trip(kv_type_, c.data(), c.size());          // the cached latent row [c ; k_pe], as stored
+  rope(q.data(), step, H, hd, nope, H * hd, l);
+  rope(kv.data(), step, 1, lat + rot, lat, lat + rot, l);  // the one k_pe all heads share
+  round_trip(kv_type_, c.data(), c.size());                // the cached latent row [c ; k_pe], as stored
   for (size_t t = 0; t < n; ++t) round_trip(kv_type_, &kv[t * (lat + rot) + lat], rot);
 
   // Per head: k_nope = Wuk·c, v = Wuv·c; keys are [k_nope ; k_pe].
@@ -156,35 +209,71 @@ void Model::mla_block(std::vector<float>& x, uint32_t l, size_t n) const {
       std::copy_n(&vh[t * vd], vd, &v[(t * H + head) * vd]);
     }
   }
-  attend(x, l, q, k, v, n, H);
+  attend(x, l, q, k, v, step, H);
 }
 
-void Model::ffn_block(std::vector<float>& x, uint32_t l, size_t n) const {
-  size_t dim = c_.dim, hidden = c_.hidden_dim.at(l);
-  std::vector<float> h(x.size());
-  rmsnorm(h.data(), x.data(), weight(TensorRole::FfnNorm, l).data(), n, dim, c_.norm_eps);
-  auto gate = project(weight(TensorRole::FfnGate, l), h.data(), n, dim);
-  auto up = project(weight(TensorRole::FfnUp, l), h.data(), n, dim);
-  swiglu(gate.data(), gate.data(), up.data(), n * hidden);
-  add_into(x, project(weight(TensorRole::FfnDown, l), gate.data(), n, hidden));
+std::vector<float> Model::forward(std::span<const int32_t> tokens, const TapFn& tap) const {
+  KvState fresh;
+  Chunk one{&fresh, tokens};
+  return forward(std::span<const Chunk>(&one, 1), tap);
 }
 
-std::vector<float> Model::forward(std::span<const int32_t> tokens) const {
-  size_t n = tokens.size(), dim = c_.dim;
+std::vector<float> Model::forward(std::span<const Chunk> batch, const TapFn& tap) const {
+  Step step;
+  return run(batch, step, tap);
+}
+
+std::vector<float> Model::attention_probabilities(std::span<const int32_t> tokens, uint32_t layer) const {
+  ENSURE(layer < c_.n_layers, fmt::format("layer {} does not exist: the model has {} layers", layer, c_.n_layers));
+  KvState fresh;
+  Chunk one{&fresh, tokens};
+  std::vector<float> probs;
+  Step step{.capture_layer = int(layer), .probs = &probs};
+  run(std::span<const Chunk>(&one, 1), step, {});
+  return probs;
+}
+
+std::vector<float> Model::run(std::span<const Chunk> batch, Step& step, const TapFn& tap) const {
+  step.chunks = batch;
+  std::vector<int32_t> tokens;
+  for (const Chunk& c : batch) {
+    ENSURE(c.state && !c.tokens.empty(), "each sequence of a batch needs a state and at least one token");
+    for (const Chunk& d : batch) ENSURE(&c == &d || c.state != d.state, "a sequence appears twice in a batch");
+    c.state->k_.resize(c_.n_layers), c.state->v_.resize(c_.n_layers);
+    step.first.push_back(tokens.size());
+    for (size_t i = 0; i < c.tokens.size(); ++i) step.pos.push_back(int32_t(c.state->n_ + i));
+    tokens.insert(tokens.end(), c.tokens.begin(), c.tokens.end());
+  }
+  size_t n = step.n = tokens.size(), dim = c_.dim;
   ENSURE(n > 0, "forward of no tokens");
   const GgufTensor& embd = file_.tensor(catalogue_.find(TensorRole::TokenEmbd)->name);
   for (int32_t t : tokens) ENSURE(t >= 0 && uint32_t(t) < c_.vocab_size, fmt::format("token {} is out of range", t));
+  tap_ = &tap;
   std::vector<float> x(n * dim);
   get_rows(embd.type, embd.data.data(), tokens.data(), x.data(), n, dim);
+  if (c_.architecture().recipe.scale_embeddings) scale(x.data(), x.data(), x.size(), float(std::sqrt(double(dim))));
+  emit(-1, "inp_embd", x, dim);
   for (uint32_t l = 0; l < c_.n_layers; ++l) {
     if (c_.architecture().recipe.attention == AttentionForm::Latent)
-      mla_block(x, l, n);
+      mla_block(x, l, step);
     else
-      attention_block(x, l, n);
-    ffn_block(x, l, n);
+      attention_block(x, l, step);
+    if (int(l) == step.capture_layer) {
+      tap_ = nullptr;
+      return {};
+    }
+    if (c_.is_moe_layer(l))
+      moe_block(x, l, n);
+    else
+      ffn_block(x, l, n);
+    emit(int(l), "l_out", x, dim);
   }
+  tap_ = nullptr;
+  for (const Chunk& c : batch) c.state->n_ += c.tokens.size();
   rmsnorm(x.data(), x.data(), weight(TensorRole::OutputNorm).data(), n, dim, c_.norm_eps);
-  return project(weight(c_.tied_embeddings ? TensorRole::TokenEmbd : TensorRole::Output), x.data(), n, dim);
+  auto logits = project(weight(c_.tied_embeddings ? TensorRole::TokenEmbd : TensorRole::Output), x.data(), n, dim);
+  if (c_.final_softcap > 0) softcap(logits.data(), logits.data(), logits.size(), c_.final_softcap);
+  return logits;
 }
 
 }  // namespace vkllm::ref

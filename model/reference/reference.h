@@ -4,5 +4,6 @@
 #include "reference/copy.h"
 #include "reference/elementwise.h"
 #include "reference/matmul.h"
+#include "reference/moe.h"
 #include "reference/position.h"
 #include "reference/quant.h"

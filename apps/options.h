@@ -1,0 +1,82 @@
+// The flags the model commands share, declared once: which model and how it runs (-m, -c, -b,
+// --kv-type, --device, -ngl, -t), sampling (-n, --temp, ..., -s, --stop, --ignore-eos) and where
+// a prompt comes from (-p, -f, or the text as a positional argument). Every value is checked while
+// the command line is parsed, against the range --help shows, so nothing bad reaches the model.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/sampler.h"
+
+namespace vkllm::cli {
+
+// The program's shared settings: the help format (range and default of every option),
+// --version, one command required.
+void setup_app(CLI::App& app);
+
+// --- validators: the range is the help text and the error message alike
+
+// An integer in [lo, hi]: "-1 is not an integer from 0 to 4096".
+CLI::Validator int_range(int64_t lo, int64_t hi = std::numeric_limits<int64_t>::max());
+// A finite number with optional bounds, each closed or open: "(0, 1]", ">= 0".
+struct Bound {
+  double value;
+  bool open = false;
+};
+CLI::Validator real_range(std::optional<Bound> lo, std::optional<Bound> hi = std::nullopt);
+// One of a fixed list of words: "'q8' is not one of f16, f32".
+CLI::Validator one_of(std::vector<std::string> words);
+// A path that is not empty (an empty -m would otherwise mean the embedded model).
+extern const CLI::Validator non_empty;
+
+// --- the model and how it runs
+
+struct ModelOptions {
+  std::string path;  // empty: the embedded default model
+  std::optional<uint32_t> device;
+  uint32_t ctx = 0;  // 0: the model's context length (at most 4096)
+  uint32_t batch = 512;
+  std::string kv_type = "f16";
+  int gpu_layers = -1, threads = -1;  // accepted for llama.cpp habits; ignored
+  bool check = false;                 // --check (logits) or $VKLLM_CHECK: the reference model beside the GPU
+};
+
+// -m/--model, and with `engine` also -c/--ctx-size, -b/--batch, --kv-type, --device,
+// --n-gpu-layers (-ngl) and -t/--threads.
+void add_model_options(CLI::App* cmd, ModelOptions& o, bool engine = true);
+
+// --- generation
+
+struct GenerationOptions {
+  int32_t n_predict = 128;  // -1: until an end-of-generation token or a full context
+  SamplerOptions sampling;
+  int64_t seed = -1;  // -1: random, printed at the end
+  std::vector<std::string> stop;
+  bool ignore_eos = false;
+};
+
+// -n/--n-predict, --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n,
+// -s/--seed, and with `stops` --stop (repeatable) and --ignore-eos. The defaults shown in help are
+// the values `o` holds when this is called (chat asks for longer replies than run).
+void add_generation_options(CLI::App* cmd, GenerationOptions& o, bool stops = true);
+// The sampler options with the seed resolved (a random one for -1).
+SamplerOptions sampler_options(const GenerationOptions& o);
+
+// --- the prompt
+
+struct PromptOptions {
+  std::optional<std::string> text, file, positional;
+};
+
+// -p/--prompt TEXT, -f/--file FILE (- is stdin) or a positional TEXT: exactly one.
+void add_prompt_options(CLI::App* cmd, PromptOptions& o, const std::string& what = "The prompt");
+// The text the options name (reading the file or stdin); an Error when none was given.
+std::string read_prompt(const PromptOptions& o);
+// A whole file, or stdin for "-"; throws Error naming the file.
+std::string read_text_file(const std::string& path);
+
+}  // namespace vkllm::cli

@@ -1,0 +1,175 @@
+// The routes of vkllm serve: authentication, dispatch, and every handler but generation
+// (api_completions.cpp).
+#include "serve/api.h"
+
+#include <fmt/format.h>
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+#include "serve/openai.h"
+#include "serve/web_assets.h"
+
+namespace vkllm::serve {
+
+namespace {
+
+HttpReply json_reply(const json& j, int status = 200) { return {.status = status, .body = dump(j)}; }
+
+// Compares without an early exit, so the time taken does not tell how much of a guess was right.
+bool same_secret(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) diff |= uint8_t(a[i]) ^ uint8_t(i < b.size() ? b[i] : 0);
+  return diff == 0;
+}
+
+}  // namespace
+
+Api::Api(Generator& generator, ApiOptions options)
+    : gen_(generator),
+      options_(std::move(options)),
+      started_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                   .count()) {}
+
+Api::~Api() = default;
+
+HttpReply Api::error(int status, const std::string& type, const std::string& message) {
+  return json_reply(error_body(status, type, message), status);
+}
+
+bool Api::authorized(const HttpRequest& r) const {
+  if (options_.api_key.empty()) return true;
+  std::string_view auth = r.authorization;
+  constexpr std::string_view bearer = "Bearer ";
+  return auth.substr(0, bearer.size()) == bearer && same_secret(auth.substr(bearer.size()), options_.api_key);
+}
+
+HttpReply Api::handle(const HttpRequest& request, const ClientAlive& alive) const {
+  try {
+    return route(request, alive);
+  } catch (const ApiError& e) {
+    return error(e.status, e.type, e.what());
+  } catch (const QueueFull& e) {
+    return error(503, "unavailable_error", e.what());
+  } catch (const Error& e) {  // a template or tokenizer refused the request's content
+    return error(400, "invalid_request_error", e.what());
+  } catch (const std::exception& e) {
+    return error(500, "server_error", e.what());
+  }
+}
+
+HttpReply Api::route(const HttpRequest& r, const ClientAlive& alive) const {
+  struct Route {
+    const char* method;
+    const char* path;
+    std::function<HttpReply()> run;
+  };
+  const Route routes[] = {
+      {"GET", "/health",
+       [] {
+         return json_reply({{"status", "ok"}});
+       }},
+      {"GET", "/v1/models", [&] { return models(); }},
+      {"GET", "/metrics", [&] { return metrics(); }},
+      {"POST", "/v1/completions", [&] { return completions(r, false, alive); }},
+      {"POST", "/v1/chat/completions", [&] { return completions(r, true, alive); }},
+      {"POST", "/tokenize", [&] { return tokenize(r); }},
+      {"POST", "/detokenize", [&] { return detokenize(r); }},
+      {"POST", "/v1/attention", [&] { return attention(r); }},
+      {"GET", "/v1/info", [&] { return info(); }},
+  };
+  bool path_known = false;
+  for (const Route& route : routes) {
+    if (r.path != route.path) continue;
+    path_known = true;
+    if (r.method != route.method) continue;
+    if (r.path != "/health" && !authorized(r))
+      return error(401, "authentication_error", "invalid or missing API key (Authorization: Bearer <key>)");
+    return route.run();
+  }
+  if (!path_known && (r.method == "GET" || r.method == "HEAD") && find_web_asset(r.path)) return page_file(r);
+  if (path_known) return error(405, "invalid_request_error", fmt::format("{} does not accept {}", r.path, r.method));
+  return error(404, "not_found_error", fmt::format("no route {} {}", r.method, r.path));
+}
+
+// The page loads only its own files and talks only to this server (the CSP says so to the
+// browser); no-cache makes a browser ask again after the binary, and with it the page, changed.
+HttpReply Api::page_file(const HttpRequest& r) {
+  const WebAsset& a = *find_web_asset(r.path);
+  return {.content_type = std::string(a.content_type),
+          .body = std::string(a.body),
+          .headers = {{"Cache-Control", "no-cache"},
+                      {"X-Content-Type-Options", "nosniff"},
+                      {"Content-Security-Policy",
+                       "default-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"}}};
+}
+
+HttpReply Api::models() const {
+  json model = {{"id", options_.model_id},
+                {"object", "model"},
+                {"created", started_},
+                {"owned_by", "vkllm"},
+                {"meta", {{"n_ctx", gen_.n_ctx()}, {"n_vocab", gen_.tokenizer().vocab_size()}}}};
+  return json_reply({{"object", "list"}, {"data", json::array({model})}});
+}
+
+// Prometheus text format 0.0.4.
+HttpReply Api::metrics() const {
+  SchedulerStats s = gen_.stats();
+  std::string out;
+  auto metric = [&](const char* name, const char* type, const char* help, double value) {
+    out += fmt::format("# HELP vkllm_{0} {1}\n# TYPE vkllm_{0} {2}\nvkllm_{0} {3}\n", name, help, type, value);
+  };
+  metric("requests_total", "counter", "Generation requests accepted.", double(s.requests));
+  metric("requests_rejected_total", "counter", "Generation requests refused because the queue was full.",
+         double(s.rejected));
+  metric("requests_cancelled_total", "counter", "Generation requests cancelled (client gone or shutdown).",
+         double(s.cancelled));
+  metric("prompt_tokens_total", "counter", "Prompt tokens of accepted requests (tokens in).", double(s.prompt_tokens));
+  metric("prompt_tokens_cached_total", "counter", "Prompt tokens reused from a KV-cache slot.",
+         double(s.cached_tokens));
+  metric("generated_tokens_total", "counter", "Generated tokens (tokens out).", double(s.generated_tokens));
+  metric("forward_steps_total", "counter", "Forward steps run.", double(s.steps));
+  metric("queue_depth", "gauge", "Requests waiting for a slot.", double(s.queued));
+  metric("slots_busy", "gauge", "KV-cache slots running a request.", double(s.running));
+  metric("slots_total", "gauge", "KV-cache slots (--parallel).", double(s.slots));
+  metric("generation_tokens_per_second", "gauge", "Generated tokens per second over the last 10 s.", s.generation_tps);
+  return {.content_type = "text/plain; version=0.0.4", .body = out};
+}
+
+HttpReply Api::tokenize(const HttpRequest& r) const {
+  json body = parse_body(r.body);
+  if (!body.contains("content") || !body["content"].is_string()) throw bad_request("'content' must be a string");
+  auto flag = [&](const char* key, bool fallback) {
+    if (!body.contains(key) || body[key].is_null()) return fallback;
+    if (!body[key].is_boolean()) throw bad_request(fmt::format("'{}' must be true or false", key));
+    return body[key].get<bool>();
+  };
+  bool add_special = flag("add_special", false), parse_special = flag("parse_special", true);
+  bool pieces = flag("with_pieces", false);
+  const Tokenizer& tok = gen_.tokenizer();
+  std::vector<int32_t> ids = tok.encode(body["content"].get<std::string>(), add_special, parse_special);
+  json tokens = json::array();
+  for (int32_t id : ids) {
+    if (pieces)
+      tokens.push_back({{"id", id}, {"piece", tok.piece(id)}});
+    else
+      tokens.push_back(id);
+  }
+  return json_reply({{"tokens", tokens}});
+}
+
+HttpReply Api::detokenize(const HttpRequest& r) const {
+  json body = parse_body(r.body);
+  const Tokenizer& tok = gen_.tokenizer();
+  if (!body.contains("tokens") || !body["tokens"].is_array()) throw bad_request("'tokens' must be an array");
+  std::vector<int32_t> ids;
+  for (const json& t : body["tokens"]) {
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= int64_t(tok.vocab_size()))
+      throw bad_request(fmt::format("'tokens' must hold token ids in 0..{}", tok.vocab_size() - 1));
+    ids.push_back(int32_t(t.get<int64_t>()));
+  }
+  return json_reply({{"content", tok.decode(ids)}});
+}
+
+}  // namespace vkllm::serve

@@ -1,0 +1,84 @@
+// Api: every route of vkllm serve as a function of (method, path, headers, body), independent of
+// the HTTP library: the server (http_server.cpp) and the request fuzzer (tests/fuzz) run the same
+// code. Any request gives a response; errors are OpenAI-shaped JSON.
+//   POST /v1/chat/completions, POST /v1/completions   generation (streamed as server-sent events)
+//   GET /v1/models, GET /health, GET /metrics (Prometheus), POST /tokenize, POST /detokenize
+//   POST /v1/attention (one layer's attention probabilities), GET /v1/info (the model and its
+//   KV-cache cost beside the other attention kinds) for the demo page (api_attention.cpp)
+//   GET / and GET /<file>: the demo page (web_assets.h), open like /health: it holds no data
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "dtype.h"
+#include "engine/sequence.h"
+
+namespace vkllm {
+class ChatTemplate;
+}
+
+namespace vkllm::serve {
+
+struct CompletionParams;
+
+struct HttpRequest {
+  std::string method, path, body;
+  std::string authorization;  // the Authorization header ("" when absent)
+};
+
+// Writes part of a streamed body; false once the client is gone.
+using BodyWriter = std::function<bool(std::string_view)>;
+// Whether the client is still connected (asked while nothing is being written).
+using ClientAlive = std::function<bool()>;
+
+struct HttpReply {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // besides Content-Type
+  // Set for streamed replies: produces the body through the writer, then returns.
+  std::function<void(const BodyWriter&, const ClientAlive&)> stream;
+};
+
+struct ApiOptions {
+  std::string model_id;  // what /v1/models lists and responses name
+  std::string api_key;   // non-empty: every route but /health needs "Authorization: Bearer <key>"
+  std::shared_ptr<const ChatTemplate> chat_template;  // null: /v1/chat/completions is unavailable
+  std::string device;                                 // the GPU's name, for /v1/info
+  DType kv_type = DType::F16;                         // the KV cache's storage, for /v1/info
+};
+
+// The longest sequence POST /v1/attention takes: a map the page can draw (and a few MB of JSON).
+inline constexpr uint32_t kMaxAttentionTokens = 512;
+
+class Api {
+ public:
+  Api(Generator& generator, ApiOptions options);
+  ~Api();
+  // Never throws: any failure becomes an error reply.
+  HttpReply handle(const HttpRequest& request, const ClientAlive& alive) const;
+  static HttpReply error(int status, const std::string& type, const std::string& message);
+
+ private:
+  HttpReply route(const HttpRequest& request, const ClientAlive& alive) const;
+  HttpReply completions(const HttpRequest& request, bool chat, const ClientAlive& alive) const;
+  HttpReply models() const;
+  HttpReply metrics() const;
+  HttpReply tokenize(const HttpRequest& request) const;
+  HttpReply detokenize(const HttpRequest& request) const;
+  HttpReply attention(const HttpRequest& request) const;
+  HttpReply info() const;
+  static HttpReply page_file(const HttpRequest& request);
+  std::vector<int32_t> prompt_tokens(const CompletionParams& p) const;
+  bool authorized(const HttpRequest& request) const;
+
+  Generator& gen_;
+  ApiOptions options_;
+  int64_t started_;  // Unix seconds, the model's "created"
+};
+
+}  // namespace vkllm::serve

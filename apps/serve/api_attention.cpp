@@ -1,0 +1,66 @@
+// The demo page's routes: POST /v1/attention (one layer's attention probabilities over a
+// conversation, a prompt or token ids) and GET /v1/info (what model runs where, and what its KV
+// cache costs beside the other attention kinds at the same dimensions, as `vkllm info` reports).
+#include <fmt/format.h>
+#include <algorithm>
+#include <cctype>
+
+#include "arch/kv_comparison.h"
+#include "engine/attention_map.h"
+#include "serve/api.h"
+#include "serve/openai.h"
+
+namespace vkllm::serve {
+
+HttpReply Api::attention(const HttpRequest& r) const {
+  json body = parse_body(r.body);
+  AttentionParams a = parse_attention(body, gen_.tokenizer().vocab_size(), gen_.config().n_layers);
+  std::vector<int32_t> ids = prompt_tokens(a.input);
+  if (ids.empty()) throw bad_request("the input gives no tokens");
+  uint32_t limit = std::min(kMaxAttentionTokens, gen_.n_ctx());
+  if (ids.size() > limit)
+    throw bad_request(fmt::format("the input is {} tokens; the attention view takes at most {}", ids.size(), limit));
+  std::vector<float> probs = gen_.attention(ids, a.layer);
+  return {.body = dump(to_json(attention_map(gen_.tokenizer(), ids, a.layer, std::move(probs))))};
+}
+
+HttpReply Api::info() const {
+  const ModelConfig& c = gen_.config();
+  json by_kind = json::object(), dims = json::object();
+  for (const KvKindCost& k : kv_costs_by_kind(c, options_.kv_type)) {
+    std::string name(to_string(k.kind));
+    std::transform(name.begin(), name.end(), name.begin(), [](char ch) { return char(std::tolower(ch)); });
+    by_kind[name] = k.bytes_per_token;
+    if (k.kind == AttentionKind::GQA) dims["gqa_n_head_kv"] = k.kv_heads;
+    if (k.kind == AttentionKind::MLA) dims["mla_kv_lora_rank"] = k.latent, dims["mla_rope_dim"] = k.rope;
+  }
+  json j = {{"model", options_.model_id},
+            {"name", c.name},
+            {"architecture", c.arch_name},
+            {"attention", to_string(c.attention_kind())},
+            {"n_layer", c.n_layers},
+            {"n_head", c.n_heads},
+            {"n_head_kv", c.n_kv_heads},
+            {"head_dim", c.head_dim},
+            {"v_head_dim", c.v_head_dim},
+            {"n_embd", c.dim},
+            {"n_vocab", c.vocab_size},
+            {"n_ctx", gen_.n_ctx()},
+            {"n_ctx_train", c.seq_len},
+            {"parallel", gen_.stats().slots},
+            {"device", options_.device},
+            {"kv_type", vkllm::info(options_.kv_type).name},
+            {"kv_bytes_per_token", c.kv_bytes_per_token(options_.kv_type)},
+            {"kv_bytes_per_token_by_kind", by_kind},
+            {"kv_by_kind_dims", dims},
+            {"attention_max_tokens", std::min(kMaxAttentionTokens, gen_.n_ctx())}};
+  if (c.attention_kind() == AttentionKind::MLA)
+    j["mla"] = {{"q_lora_rank", c.mla.q_lora_rank},
+                {"kv_lora_rank", c.mla.kv_lora_rank},
+                {"qk_nope_head_dim", c.mla.qk_nope_head_dim},
+                {"qk_rope_head_dim", c.mla.qk_rope_head_dim},
+                {"v_head_dim", c.mla.v_head_dim}};
+  return {.body = dump(j)};
+}
+
+}  // namespace vkllm::serve

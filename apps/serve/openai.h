@@ -1,0 +1,84 @@
+// The OpenAI API's schema as vkllm serve speaks it: request bodies of /v1/completions and
+// /v1/chat/completions checked field by field into CompletionParams, and the response objects,
+// stream chunks and errors built from generation results. No HTTP and no GPU here.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "engine/sampler.h"
+#include "engine/sequence.h"
+
+namespace vkllm::serve {
+
+// Request and response objects keep their keys in order (a chat template's tojson shows it).
+using json = nlohmann::ordered_json;
+
+// An error the client gets as {"error": {"message", "type", "code"}} with an HTTP status.
+struct ApiError : std::runtime_error {
+  int status;
+  std::string type;
+  ApiError(int status, std::string type, const std::string& message)
+      : std::runtime_error(message), status(status), type(std::move(type)) {}
+};
+ApiError bad_request(const std::string& message);  // 400 invalid_request_error
+
+json error_body(int status, const std::string& type, const std::string& message);
+
+// Parses a request body: a JSON object, nested at most 64 deep; 400 otherwise.
+json parse_body(const std::string& body);
+
+// What a completion request asks for, checked. Defaults as llama-server: temperature 0.8,
+// top_k 40, top_p 0.95, min_p 0.05, no repetition penalty; a random seed when none is given.
+struct CompletionParams {
+  bool chat = false;
+  json messages;  // chat: [{role, content: string, ...}] (text parts joined)
+  json tools;     // chat: passed to the template, or null
+  json extra;     // chat: chat_template_kwargs (extra template variables), or null
+  std::variant<std::string, std::vector<int32_t>> prompt;  // completions: text or token ids
+  std::optional<uint32_t> max_tokens;                      // none: until the context is full
+  SamplerOptions sampling;
+  std::vector<std::string> stop;
+  bool stream = false, include_usage = false, ignore_eos = false;
+};
+CompletionParams parse_completion(const json& body, bool chat, uint32_t vocab_size);
+
+// POST /v1/attention: exactly one of messages (as a chat request: rendered with the chat
+// template), prompt (as a completion request: a string or token ids) or tokens (ids), and the
+// layer (0 .. n_layers - 1); 400 otherwise.
+struct AttentionParams {
+  CompletionParams input;
+  uint32_t layer = 0;
+};
+AttentionParams parse_attention(const json& body, uint32_t vocab_size, uint32_t n_layers);
+
+// The fields every response object and stream chunk of one request share.
+struct ResponseHeader {
+  std::string id;     // "chatcmpl-..." or "cmpl-..."
+  std::string model;  // the served model's id
+  int64_t created = 0;
+  bool chat = false;
+};
+ResponseHeader new_response_header(bool chat, const std::string& model);
+
+json usage_json(const Usage& u);
+const char* finish_reason(RequestFinish r);  // "stop" or "length"
+// The whole response of a non-streamed request.
+json completion_json(const ResponseHeader& h, const std::string& text, RequestFinish finish, const Usage& u);
+// One stream chunk: text (chat: a content delta; role: the first chunk's role delta), or the
+// finish reason with an empty delta.
+json chunk_json(const ResponseHeader& h, const std::string& text, std::optional<RequestFinish> finish,
+                bool role = false);
+// The usage chunk sent last when stream_options.include_usage is set (choices is empty).
+json usage_chunk_json(const ResponseHeader& h, const Usage& u);
+
+// JSON text for the wire: invalid UTF-8 (bytes a model generated) becomes U+FFFD, never an error.
+std::string dump(const json& j);
+// "data: <json>\n\n", one server-sent event.
+std::string sse(const json& j);
+
+}  // namespace vkllm::serve

@@ -1,0 +1,262 @@
+// The scheduler's thread: admit requests into slots, build a step, run it, hand out tokens.
+#include "engine/scheduler.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <cstdio>
+
+#include "error.h"
+
+namespace vkllm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kTpsWindow = std::chrono::seconds(10);
+
+size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  size_t n = std::min(a.size(), b.size()), i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(Engine& engine, const SchedulerOptions& options)
+    : engine_(engine), options_(options), slots_(engine.slots()), batch_(engine.max_batch()) {
+  stats_.slots = engine.slots();
+  thread_ = std::thread([this] { loop(); });
+}
+
+Scheduler::~Scheduler() { shutdown(std::chrono::milliseconds(0)); }
+
+std::shared_ptr<GenerationHandle> Scheduler::submit(GenerationRequest request) {
+  // Checked here too, so that a bad request fails in the caller's thread with its message.
+  ENSURE(!request.prompt.empty() && request.prompt.size() < engine_.n_ctx(),
+         fmt::format("a prompt of {} tokens does not fit the context of {} tokens with one to generate",
+                     request.prompt.size(), engine_.n_ctx()));
+  for (int32_t t : request.prompt)
+    ENSURE(t >= 0 && uint32_t(t) < engine_.config().vocab_size,
+           fmt::format("token id {} is outside the vocabulary", t));
+  auto handle = std::make_shared<GenerationHandle>();
+  {
+    std::lock_guard lock(mutex_);
+    if (!accepting_) throw QueueFull("the server is stopping");
+    if (queue_.size() >= options_.max_queue) {
+      ++stats_.rejected;
+      throw QueueFull();
+    }
+    ++stats_.requests;
+    queue_.push_back({std::move(request), handle});
+  }
+  wake_.notify_all();
+  return handle;
+}
+
+std::vector<float> Scheduler::attention(std::vector<int32_t> tokens, uint32_t layer) {
+  const ModelConfig& c = engine_.config();
+  ENSURE(!tokens.empty(), "attention of no tokens");
+  ENSURE(tokens.size() <= engine_.n_ctx(),
+         fmt::format("{} tokens do not fit the context of {} tokens", tokens.size(), engine_.n_ctx()));
+  ENSURE(layer < c.n_layers,
+         fmt::format("layer {} does not exist: the model has {} layers (0 to {})", layer, c.n_layers, c.n_layers - 1));
+  check_token_ids(tokens, c.vocab_size);
+  auto job = std::make_shared<AttentionJob>(AttentionJob{.tokens = std::move(tokens), .layer = layer});
+  std::future<std::vector<float>> result = job->result.get_future();
+  {
+    std::lock_guard lock(mutex_);
+    if (!accepting_) throw QueueFull("the server is stopping");
+    attention_.push_back(job);
+  }
+  wake_.notify_all();
+  return result.get();
+}
+
+// Each capture takes the least recently used idle slot; the rest wait for the next round.
+void Scheduler::run_attention() {
+  for (;;) {
+    uint32_t slot = UINT32_MAX;
+    for (uint32_t i = 0; i < slots_.size(); ++i)
+      if (!slots_[i].seq && (slot == UINT32_MAX || slots_[i].last_used < slots_[slot].last_used)) slot = i;
+    std::shared_ptr<AttentionJob> job;
+    {
+      std::lock_guard lock(mutex_);
+      if (attention_.empty() || slot == UINT32_MAX) return;
+      job = std::move(attention_.front());
+      attention_.pop_front();
+    }
+    slots_[slot].cached.clear();  // its keys and values are about to be overwritten
+    slots_[slot].last_used = ++clock_;
+    try {
+      job->result.set_value(engine_.attention_probabilities(job->tokens, job->layer, slot));
+    } catch (...) {
+      job->result.set_exception(std::current_exception());
+    }
+  }
+}
+
+SchedulerStats Scheduler::stats() const {
+  std::lock_guard lock(mutex_);
+  SchedulerStats s = stats_;
+  s.queued = uint32_t(queue_.size());
+  uint64_t recent = 0;
+  for (auto& [t, n] : recent_) recent += n;
+  s.generation_tps = recent / std::chrono::duration<double>(kTpsWindow).count();
+  return s;
+}
+
+void Scheduler::shutdown(std::chrono::milliseconds grace) {
+  {
+    std::unique_lock lock(mutex_);
+    accepting_ = false;
+    wake_.wait_for(lock, grace, [&] { return queue_.empty() && stats_.running == 0; });
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+// The idle slot for a prompt: the longest shared prefix, then the least recently used. `reuse`:
+// how many of its cached tokens the request keeps (at least one prompt token is evaluated again,
+// for the logits).
+uint32_t Scheduler::pick_slot(const std::vector<int32_t>& prompt, uint32_t& reuse) const {
+  uint32_t best = UINT32_MAX;
+  size_t best_prefix = 0;
+  for (uint32_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    if (s.seq) continue;
+    size_t prefix = std::min(common_prefix(s.cached, prompt), prompt.size() - 1);
+    if (best == UINT32_MAX || prefix > best_prefix || (prefix == best_prefix && s.last_used < slots_[best].last_used))
+      best = i, best_prefix = prefix;
+  }
+  reuse = uint32_t(best_prefix);
+  return best;
+}
+
+void Scheduler::admit() {
+  // Requests whose clients left while waiting give their place in the queue up at once.
+  std::erase_if(queue_, [&](Waiting& w) {
+    if (!w.handle->cancelled()) return false;
+    w.handle->push({.done = true, .finish = RequestFinish::Cancelled});
+    ++stats_.cancelled;
+    return true;
+  });
+  while (!queue_.empty()) {
+    Waiting& w = queue_.front();
+    uint32_t reuse = 0, slot = pick_slot(w.request.prompt, reuse);
+    if (slot == UINT32_MAX) return;
+    auto seq = std::make_unique<Sequence>(std::move(w.request), w.handle, engine_.tokenizer(), engine_.n_ctx());
+    queue_.pop_front();
+    seq->reuse(reuse);
+    stats_.prompt_tokens += seq->usage().prompt_tokens;
+    stats_.cached_tokens += reuse;
+    ++stats_.running;
+    slots_[slot].seq = std::move(seq);
+    slots_[slot].cached.clear();
+    order_.push_back(slot);
+  }
+}
+
+// Frees a finished or cancelled sequence's slot; its tokens stay cached for prefix reuse.
+void Scheduler::release(uint32_t slot) {
+  Slot& s = slots_[slot];
+  auto all = s.seq->tokens();
+  s.cached.assign(all.begin(), all.begin() + s.seq->n_cached());
+  s.last_used = ++clock_;
+  s.seq.reset();
+  order_.erase(std::find(order_.begin(), order_.end(), slot));
+  std::lock_guard lock(mutex_);
+  --stats_.running;
+  ++stats_.finished;
+}
+
+void Scheduler::drop_cancelled() {
+  for (uint32_t slot : std::vector<uint32_t>(order_))
+    if (slots_[slot].seq->cancelled()) {
+      slots_[slot].seq->finish(RequestFinish::Cancelled);
+      release(slot);
+      std::lock_guard lock(mutex_);
+      ++stats_.cancelled;
+    }
+}
+
+void Scheduler::record_tokens(uint64_t n) {
+  auto now = Clock::now();
+  std::lock_guard lock(mutex_);
+  stats_.generated_tokens += n;
+  recent_.emplace_back(now, n);
+  while (!recent_.empty() && now - recent_.front().first > kTpsWindow) recent_.pop_front();
+}
+
+// One forward: every sequence that sampled gives its one token, then the sequences still
+// reading their prompt give chunks, first come first served, until the batch is full.
+void Scheduler::step() {
+  batch_.clear();
+  for (uint32_t slot : order_)
+    if (slots_[slot].seq->pending().size() == 1) batch_.add(slot, *slots_[slot].seq, true);
+  for (uint32_t slot : order_)
+    if (slots_[slot].seq->pending().size() > 1) batch_.add(slot, *slots_[slot].seq);
+  if (batch_.empty()) return;
+  auto t0 = Clock::now();
+  std::span<const float> logits = engine_.step(batch_.chunks());
+  uint32_t vocab = engine_.config().vocab_size;
+  uint64_t sampled = 0;
+  std::vector<uint32_t> finished;
+  for (size_t i = 0; i < batch_.chunks().size(); ++i) {
+    Sequence& seq = batch_.sequence(i);
+    seq.evaluated(uint32_t(batch_.chunks()[i].tokens.size()));
+    if (!seq.pending().empty()) continue;  // more of its prompt to read
+    ++sampled;
+    if (!seq.sample(logits.subspan(i * vocab, vocab))) finished.push_back(batch_.chunks()[i].slot);
+  }
+  for (uint32_t slot : finished) release(slot);
+  record_tokens(sampled);
+  std::lock_guard lock(mutex_);
+  ++stats_.steps;
+  stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// A step threw (a device error): the running requests end as cancelled rather than hang.
+void Scheduler::fail_running() {
+  for (uint32_t slot : std::vector<uint32_t>(order_)) {
+    slots_[slot].seq->finish(RequestFinish::Cancelled);
+    slots_[slot].cached.clear();
+    release(slot);
+  }
+}
+
+void Scheduler::loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !order_.empty() || !attention_.empty(); });
+      if (stopping_) {
+        for (Waiting& w : queue_) w.handle->push({.done = true, .finish = RequestFinish::Cancelled});
+        queue_.clear();
+        for (auto& job : attention_)
+          job->result.set_exception(std::make_exception_ptr(QueueFull("the server is stopping")));
+        attention_.clear();
+        break;
+      }
+    }
+    run_attention();  // before admitting, so that a steady queue of requests cannot starve it
+    {
+      std::lock_guard lock(mutex_);
+      admit();
+    }
+    drop_cancelled();
+    try {
+      step();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: forward step failed: %s\n", e.what());
+      fail_running();
+    }
+    wake_.notify_all();  // shutdown() waits for the work to drain
+  }
+  for (uint32_t slot : std::vector<uint32_t>(order_)) {
+    slots_[slot].seq->finish(RequestFinish::Cancelled);
+    release(slot);
+  }
+}
+
+}  // namespace vkllm

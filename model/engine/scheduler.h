@@ -1,0 +1,87 @@
+// Scheduler: runs many generation requests on one Engine by continuous batching. A thread of its
+// own owns the GPU; each forward step takes the decode token of every running sequence plus
+// prefill chunks of new ones, up to the engine's batch size, and each sequence lives in a
+// KV-cache slot of its own. Requests wait in a bounded queue for a free slot; a new request
+// reuses the idle slot whose cached tokens share the longest prefix with its prompt (chat
+// clients resend the whole conversation every turn). docs/decisions.md "vkllm serve".
+#pragma once
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "engine/batch.h"
+#include "engine/engine.h"
+#include "engine/sequence.h"
+
+namespace vkllm {
+
+struct SchedulerOptions {
+  uint32_t max_queue = 64;  // requests waiting for a slot; beyond it submit() throws QueueFull
+};
+
+class Scheduler : public Generator {
+ public:
+  Scheduler(Engine& engine, const SchedulerOptions& options = {});
+  ~Scheduler() override;  // cancels what is left and joins the thread
+
+  std::shared_ptr<GenerationHandle> submit(GenerationRequest request) override;
+  const Tokenizer& tokenizer() const override { return engine_.tokenizer(); }
+  uint32_t n_ctx() const override { return engine_.n_ctx(); }
+  SchedulerStats stats() const override;
+  const ModelConfig& config() const override { return engine_.config(); }
+  // Runs on the scheduler's thread before admitting new requests, in the least recently used idle
+  // slot (whose cached tokens are then forgotten); waits while every slot is running.
+  std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer) override;
+  // Refuses new requests (QueueFull), lets the running and queued ones go on for up to `grace`,
+  // then cancels the rest and stops the thread.
+  void shutdown(std::chrono::milliseconds grace);
+
+ private:
+  struct Slot {
+    std::unique_ptr<Sequence> seq;  // running, or null when idle
+    std::vector<int32_t> cached;    // tokens whose keys and values the slot holds (when idle)
+    uint64_t last_used = 0;
+  };
+  struct Waiting {
+    GenerationRequest request;
+    std::shared_ptr<GenerationHandle> handle;
+  };
+  struct AttentionJob {
+    std::vector<int32_t> tokens;
+    uint32_t layer = 0;
+    std::promise<std::vector<float>> result;
+  };
+  void loop();
+  void admit();          // queued requests into idle slots (mutex held)
+  void run_attention();  // queued attention captures, each in an idle slot
+  uint32_t pick_slot(const std::vector<int32_t>& prompt, uint32_t& reuse) const;
+  void release(uint32_t slot);
+  void drop_cancelled();
+  void step();
+  void fail_running();
+  void record_tokens(uint64_t n);
+
+  Engine& engine_;
+  SchedulerOptions options_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> order_;  // running slots in admission order (prefill is first come, first served)
+  Batch batch_;
+  uint64_t clock_ = 0;
+
+  mutable std::mutex mutex_;  // guards queue_, attention_, accepting_, stopping_ and stats_
+  std::condition_variable wake_;
+  std::deque<Waiting> queue_;
+  std::deque<std::shared_ptr<AttentionJob>> attention_;  // attention captures waiting for an idle slot
+  bool accepting_ = true, stopping_ = false;
+  SchedulerStats stats_;
+  std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> recent_;  // for generation_tps
+  std::thread thread_;
+};
+
+}  // namespace vkllm

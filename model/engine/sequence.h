@@ -1,0 +1,143 @@
+// One generation request as the scheduler runs it: what a client asks for (GenerationRequest),
+// what it hears back (GenerationEvent, through a GenerationHandle it holds), and the state of the
+// running sequence (Sequence): its tokens, sampler, detokenizer and stop strings. Nothing here
+// touches the GPU, so the server's request handling (and its fuzzer) can use it alone.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "arch/model_config.h"
+#include "engine/sampler.h"
+#include "text/stop_strings.h"
+#include "text/tokenizer.h"
+
+namespace vkllm {
+
+struct GenerationRequest {
+  std::vector<int32_t> prompt;         // not empty, shorter than a slot's context
+  std::optional<uint32_t> max_tokens;  // none: until the context is full
+  SamplerOptions sampling;             // penalties look at prompt and generated tokens
+  std::vector<std::string> stop;       // generation ends before the first of these strings
+  bool ignore_eos = false;             // end-of-generation tokens are never sampled
+};
+
+// stop: an end-of-generation token or a stop string; length: max_tokens or the context;
+// cancelled: the client went away or the server is shutting down.
+enum class RequestFinish { None, Stop, Length, Cancelled };
+const char* to_string(RequestFinish r);
+
+struct Usage {
+  uint32_t prompt_tokens = 0, completion_tokens = 0;
+  uint32_t cached_tokens = 0;  // prompt tokens whose keys and values were reused from a slot
+};
+
+// New text in order; the last event has `done` set, with the finish reason and usage. Text never
+// contains any part of a stop string, and is whole UTF-8 except for bytes the model generated
+// that never became a character.
+struct GenerationEvent {
+  std::string text;
+  uint32_t tokens = 0;  // tokens generated since the previous event
+  bool done = false;
+  RequestFinish finish = RequestFinish::None;
+  Usage usage;
+};
+
+// The client's end of a request: events arrive from the scheduler's thread; cancel() asks it to
+// stop (the slot is freed at the next step).
+class GenerationHandle {
+ public:
+  // Waits up to `timeout` for the next event; false if none came.
+  bool next(GenerationEvent& out, std::chrono::milliseconds timeout);
+  void cancel() { cancelled_ = true; }
+  bool cancelled() const { return cancelled_; }
+  void push(GenerationEvent e);  // the scheduler's side
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<GenerationEvent> events_;
+  std::atomic<bool> cancelled_{false};
+};
+
+// Counters since start, and the state now (the server's /metrics).
+struct SchedulerStats {
+  uint64_t requests = 0, rejected = 0, finished = 0, cancelled = 0;
+  uint64_t prompt_tokens = 0, cached_tokens = 0, generated_tokens = 0, steps = 0;
+  uint32_t queued = 0, running = 0, slots = 0;
+  double generation_tps = 0;  // generated tokens per second over the last 10 s
+  double busy_seconds = 0;    // time spent in forward steps
+};
+
+// Something that runs generation requests: the Scheduler on the GPU, or a stand-in (fuzzing).
+class Generator {
+ public:
+  virtual ~Generator() = default;
+  // Queues a request; throws QueueFull when too many are waiting for a slot.
+  virtual std::shared_ptr<GenerationHandle> submit(GenerationRequest request) = 0;
+  virtual const Tokenizer& tokenizer() const = 0;
+  virtual uint32_t n_ctx() const = 0;  // tokens per sequence
+  virtual SchedulerStats stats() const = 0;
+  virtual const ModelConfig& config() const = 0;
+  // The attention probabilities of every head of `layer` over a sequence from position 0
+  // (Engine::attention_probabilities: (heads, n, n) f32), computed between forward steps in a
+  // KV-cache slot no request is using (it waits for one). Throws Error for a bad layer, sequence
+  // or token id, QueueFull when the generator is stopping.
+  virtual std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer) = 0;
+};
+
+// submit() refuses: too many requests wait for a slot, or the generator is stopping.
+struct QueueFull : std::runtime_error {
+  explicit QueueFull(const char* why = "the server is busy: too many requests are waiting; try again later")
+      : std::runtime_error(why) {}
+};
+
+// A request while it runs: its tokens so far, how many are in its KV-cache slot, and the text
+// machinery. The scheduler feeds it logits after each forward step that ended its pending tokens.
+class Sequence {
+ public:
+  Sequence(GenerationRequest request, std::shared_ptr<GenerationHandle> handle, const Tokenizer& tokenizer,
+           uint32_t n_ctx);
+
+  // Tokens to evaluate next: the rest of the prompt, or the last sampled token.
+  std::span<const int32_t> pending() const { return std::span(tokens_).subspan(n_cached_); }
+  std::span<const int32_t> tokens() const { return tokens_; }
+  uint32_t n_cached() const { return n_cached_; }
+  // The first n tokens are already in the slot (prefix reuse); at most prompt length - 1.
+  void reuse(uint32_t n);
+  void evaluated(uint32_t n) { n_cached_ += n; }  // n more pending tokens are in the slot
+  // Samples the next token from the logits of the last evaluated token and reports its text;
+  // returns false when the sequence has finished (the final event is sent).
+  bool sample(std::span<const float> logits);
+  // Ends the sequence now (cancelled, or zero tokens asked for).
+  void finish(RequestFinish reason);
+  bool done() const { return done_; }
+  bool cancelled() const { return handle_->cancelled(); }
+  const Usage& usage() const { return usage_; }
+
+ private:
+  void emit(std::string text, RequestFinish reason);
+
+  GenerationRequest request_;
+  std::shared_ptr<GenerationHandle> handle_;
+  const Tokenizer& tokenizer_;
+  uint32_t n_ctx_;
+  std::vector<int32_t> tokens_;
+  uint32_t n_cached_ = 0, generated_ = 0, unreported_ = 0;
+  Sampler sampler_;
+  Detokenizer detok_;
+  StopStrings stop_;
+  Usage usage_;
+  bool done_ = false;
+};
+
+}  // namespace vkllm

@@ -1,0 +1,77 @@
+// The attention capture: the probabilities of one layer's attention over a sequence, for
+// visualisation (`vkllm attention`, POST /v1/attention). A graph of its own, recorded per call,
+// runs the forward in chunks up to that layer's attention and then ops::attention_probs on the
+// Q and the cached K flash attention has just used, so the numbers are those of the forward
+// (same rope, scale, masks, K as the cache stores it) while the normal graphs stay untouched.
+#include <fmt/format.h>
+#include <algorithm>
+#include <cstring>
+
+#include "context.h"
+#include "error.h"
+#include "graph/transformer.h"
+#include "ops.h"
+#include "push.h"
+
+namespace vkllm {
+
+namespace {
+
+// The result is (heads, n, n) floats on the host: a bound, so a long context cannot ask for tens
+// of GiB by accident (4 heads x 8192 tokens, or 32 heads x 2896).
+constexpr uint64_t kMaxProbabilityBytes = 1ull << 30;
+
+}  // namespace
+
+void Transformer::capture_probs(Stream& s, const ops::AttentionShape& shape, BufferView q, uint32_t l) {
+  if (!capture_ || capture_->layer != l) return;
+  ops::attention_probs(s, shape, q, cache_.k(l), step_.view(0, sizeof(push::StepParams)), capture_->out,
+                       capture_->n_keys);
+}
+
+void Transformer::record_capture(Stream& s, uint32_t n, const Capture& capture) {
+  seqs_ = 1;
+  capture_ = &capture;
+  struct Reset {  // the capture pointer never outlives this recording, even when it throws
+    const Capture*& c;
+    ~Reset() { c = nullptr; }
+  } reset{capture_};
+  record_embeddings(s, n);
+  for (uint32_t l = 0; l <= capture.layer; ++l) record_layer(s, l, n, l < capture.layer);
+}
+
+std::vector<float> Transformer::attention_probabilities(std::span<const int32_t> tokens, uint32_t layer,
+                                                        uint32_t slot) {
+  uint64_t n = tokens.size(), H = c_.n_heads;
+  ENSURE(n >= 1, "attention of no tokens");
+  ENSURE(layer < c_.n_layers, fmt::format("layer {} does not exist: the model has {} layers (0 to {})", layer,
+                                          c_.n_layers, c_.n_layers - 1));
+  ENSURE(n <= cache_.n_ctx(), fmt::format("{} tokens do not fit the context of {} tokens", n, cache_.n_ctx()));
+  ENSURE(H * n * n * 4 <= kMaxProbabilityBytes,
+         fmt::format("attention probabilities of {} tokens: {} heads x {} x {} floats are {} MiB, more than {} MiB; "
+                     "use fewer tokens",
+                     n, H, n, n, (H * n * n * 4) >> 20, kMaxProbabilityBytes >> 20));
+  // Queries per chunk: a prefill chunk, fewer when their rows of n keys would not fit one binding.
+  uint64_t row_bytes = H * n * 4;
+  ENSURE(row_bytes <= ctx_.caps().max_storage_buffer_range,
+         fmt::format("attention probabilities of {} tokens: one query's {} heads x {} keys do not fit a storage "
+                     "buffer binding of this device",
+                     n, H, n));
+  uint32_t chunk = uint32_t(std::min<uint64_t>({max_batch_, n, ctx_.caps().max_storage_buffer_range / row_bytes}));
+  Buffer out(ctx_, uint64_t(chunk) * row_bytes, Memory::Host, "attention probabilities");
+  std::vector<float> probs(H * n * n);
+  for (uint32_t pos0 = 0; pos0 < n; pos0 += chunk) {
+    uint32_t m = uint32_t(std::min<uint64_t>(chunk, n - pos0));
+    SeqChunk one{.slot = slot, .pos0 = pos0, .tokens = tokens.subspan(pos0, m)};
+    write_step(std::span<const SeqChunk>(&one, 1));
+    Stream s(ctx_);
+    record_capture(s, m, {.layer = layer, .out = out.view(0, m * row_bytes), .n_keys = uint32_t(n)});
+    s.submit_wait();
+    // (heads, m, n) of this chunk's queries into rows pos0 .. pos0 + m - 1 of each head.
+    const auto* got = reinterpret_cast<const float*>(out.mapped());
+    for (uint64_t h = 0; h < H; ++h) std::memcpy(&probs[(h * n + pos0) * n], got + h * m * n, m * n * sizeof(float));
+  }
+  return probs;
+}
+
+}  // namespace vkllm

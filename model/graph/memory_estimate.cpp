@@ -1,0 +1,57 @@
+// The device memory of a model before loading it. Mirrors what weights.cpp uploads (1-D tensors
+// as f32; the fused attn_kv_b split into an f32 k part and a v part in its stored type) and the
+// activations transformer.cpp declares (tests/test_memory_estimate.cpp holds both to the real ones).
+#include "graph/memory_estimate.h"
+
+#include <algorithm>
+
+#include "arch/tensors.h"
+#include "gguf/reader.h"
+
+namespace vkllm {
+
+namespace {
+
+uint64_t weight_bytes(const GgufFile& file, const ModelConfig& c) {
+  TensorCatalogue catalogue = tensor_catalogue(c);
+  uint64_t total = 0;
+  for (const GgufTensor& t : file.tensors()) {
+    const TensorSpec* spec = catalogue.find(t.name);
+    if (spec && spec->role == TensorRole::AttnKvB) {
+      const MlaConfig& m = c.mla;
+      total += 4ull * c.n_heads * m.kv_lora_rank * m.qk_nope_head_dim;
+      total += uint64_t(c.n_heads) * m.v_head_dim * row_bytes(t.type, m.kv_lora_rank);
+    } else if (t.n_dims == 1) {
+      total += 4 * t.n_elements();
+    } else {
+      total += t.data.size();
+    }
+  }
+  return total;
+}
+
+// Floats per token of every activation the graph declares, plus the step inputs and one row of logits.
+uint64_t activation_bytes(const ModelConfig& c, uint64_t batch) {
+  uint64_t H = c.n_heads, hidden = *std::max_element(c.hidden_dim.begin(), c.hidden_dim.end());
+  uint64_t floats = 3ull * c.dim + 2 * hidden;  // x, h, proj; gate, up
+  if (c.attention_kind() == AttentionKind::MLA) {
+    const MlaConfig& m = c.mla;
+    uint64_t lat = m.kv_lora_rank, rot = m.qk_rope_head_dim;
+    floats += m.q_lora_rank + H * c.head_dim + (lat + rot) + lat + rot + H * rot + H * (lat + rot) + H * lat +
+              H * m.v_head_dim;
+  } else {
+    floats += H * c.head_dim + uint64_t(c.n_kv_heads) * (c.head_dim + c.v_head_dim) + H * c.v_head_dim;
+  }
+  return 4 * (batch * floats + uint64_t(c.vocab_size) + 2 * batch) + 64;
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const GgufFile& file, const ModelConfig& config, uint32_t n_ctx, uint32_t batch,
+                               DType kv_type) {
+  return {.weights = weight_bytes(file, config),
+          .kv_cache = config.kv_bytes_per_token(kv_type) * n_ctx,
+          .activations = activation_bytes(config, std::max(1u, std::min(batch, n_ctx)))};
+}
+
+}  // namespace vkllm

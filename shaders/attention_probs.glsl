@@ -1,0 +1,98 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Attention probabilities, for visualisation (`vkllm attention`, POST /v1/attention): the
+// normalised softmax of every (query head, query token) row of one sequence over its keys,
+// from the Q and the KV cache the forward's flash attention reads, with the same scale and
+// masks. Flash attention never materialises these; this kernel runs only in a capture graph.
+// Built as the attention_probs_<type> variants (CMakeLists.txt) for each KV-cache type.
+//   q: (n_q, n_heads, dk) f32, row stride p.q_row_stride
+//   k: element (g, t, i) at g * k_head_stride + (slot * max_kv + t) * k_row_stride + i, read two
+//      elements at a time through kv_read.glsl (quantised caches dequantised per pair)
+//   step: StepParams of the one sequence (pos0, n_kv, slot)
+//   out: (n_heads, n_q, n_keys) f32 probabilities; 0 for masked keys and keys >= n_kv
+// One workgroup per row. Three passes over the row's keys, each thread taking keys t = tid,
+// tid + WG, ...: scores (base-2 domain) written to out and their maximum, then the sum of
+// 2^(s - max), then out = 2^(s - max) / sum. A thread reads back only what it wrote itself, so
+// the passes need no barrier on out; the row max and sum are workgroup reductions.
+#extension GL_EXT_control_flow_attributes : require
+#include "grid.glsl"
+#include "push.h"
+
+// K is read as KV_PAIR, two consecutive elements, as in flash_attn.glsl.
+#if defined(KV_F16)
+#define KV_PAIR uint  // two f16 in a 32-bit word
+vec2 kv_pair(uint w) { return unpackHalf2x16(w); }
+#elif defined(KV_F32)
+#define KV_PAIR vec2
+vec2 kv_pair(vec2 w) { return w; }
+#elif defined(KV_Q8_0) || defined(KV_Q4_0)
+#define KV_PAIR uint  // the raw blocks; kv_read.glsl dequantises pairs from 16-bit words
+#else
+#error "build attention_probs.glsl with -DKV_F16, -DKV_F32, -DKV_Q8_0 or -DKV_Q4_0"
+#endif
+
+layout(constant_id = 0) const uint WG = 64;  // a power of two
+layout(constant_id = 1) const bool USE_SUBGROUP = true;
+layout(constant_id = 2) const uint DK = 64;  // Q/K head dim (even)
+layout(local_size_x_id = 0) in;
+shared float red[WG];
+#include "common.glsl"
+
+layout(std430, binding = 0) readonly buffer Q { float q[]; };
+layout(std430, binding = 1) readonly buffer K { KV_PAIR k[]; };  // element pairs
+layout(std430, binding = 2) readonly buffer Step { StepParams step; };
+layout(std430, binding = 3) buffer Out { float o[]; };
+layout(push_constant) uniform PushBlock { AttentionProbsPush p; };
+
+#include "attention_common.glsl"
+#include "tanh.glsl"
+#define KV_READ_K_ONLY
+#include "kv_read.glsl"
+
+const uint DP = DK / 2;  // element pairs per head
+shared vec2 q_s[DP];     // this row's query, scaled into the base-2 domain
+
+// q . k of key row `row` (in elements, even), times scale * log2(e) (already in q_s).
+float score(uint row) {
+  uint b = row / 2;
+  float dot = 0.0;
+  [[dont_unroll]] for (uint i = 0; i < DP; ++i) {
+    vec2 kk = k_pair(b + i);
+    dot += q_s[i].x * kk.x + q_s[i].y * kk.y;
+  }
+  return dot;
+}
+
+void main() {
+  uint row = group_index();  // head * n_q + token
+  if (row >= p.n_heads * p.n_q) return;  // uniform across the workgroup
+  uint head = row / p.n_q, token = row % p.n_q, tid = gl_LocalInvocationIndex;
+  uint qb = token * p.q_row_stride + head * DK;
+  for (uint i = tid; i < DP; i += WG) q_s[i] = vec2(q[qb + 2 * i], q[qb + 2 * i + 1]) * p.scale_log2;
+  barrier();
+
+  uint g = head / (p.n_heads / p.n_kv_heads), n_kv = min(step.n_kv, p.max_kv), base = row * p.n_keys;
+  uint kb = g * p.k_head_stride + step.slot * p.max_kv * p.k_row_stride;
+  int pos = int(step.pos0 + token);
+  float mx = NEG;
+  for (uint t = tid; t < p.n_keys; t += WG) {
+    float s = NEG;
+    if (t < n_kv && key_visible(int(t), pos)) {
+      s = score(kb + t * p.k_row_stride);
+      if (p.softcap_log2 > 0.0) s = p.softcap_log2 * tanh_accurate(s);
+    }
+    o[base + t] = s;
+    mx = max(mx, s);
+  }
+  mx = workgroup_max(mx);
+  float sum = 0.0;
+  for (uint t = tid; t < p.n_keys; t += WG) {
+    float s = o[base + t];
+    sum += s == NEG ? 0.0 : exp2(s - mx);
+  }
+  sum = workgroup_sum(sum);
+  for (uint t = tid; t < p.n_keys; t += WG) {
+    float s = o[base + t];
+    o[base + t] = s == NEG || sum == 0.0 ? 0.0 : exp2(s - mx) / sum;
+  }
+}

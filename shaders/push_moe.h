@@ -1,0 +1,51 @@
+// Push constants of the mixture-of-experts kernels (included by push.h; plain structs only).
+// docs/formats.md §8 states the routing rules; runtime/ops_moe.h the layouts.
+
+// moe_route: per token, router logits (n_tokens, n_experts) -> the n_used chosen experts' ids
+// and weights (n_tokens, n_used). The logits are replaced by the scores (softmax or sigmoid).
+struct MoeRoutePush {
+  uint n_tokens;
+  uint n_experts;
+  uint n_used;
+  uint sigmoid;   // 1: score = sigmoid(logit); 0: softmax over the experts
+  uint n_groups;  // > 1: only the n_groups_used best groups of n_experts / n_groups compete
+  uint n_groups_used;
+  uint norm;    // 1: weights divided by their sum (at least 6.103515625e-5)
+  float scale;  // then multiplied by this (0: unchanged)
+};
+
+// moe_plan: the (token, slot) pairs p = token * n_used + slot grouped by expert, and the list of
+// tiles (up to `tile` pairs of one expert) the expert-product kernels take one each. The plan
+// buffer holds int32: counts[n_experts], offsets[n_experts], a scratch cursor[n_experts],
+// pairs[n_pairs] (grouped by expert), then tiles[max_tiles] as (expert, index of its first pair
+// in `pairs`), with expert -1 for the unused tail.
+struct MoePlanPush {
+  uint n_pairs;
+  uint n_experts;
+  uint tile;
+  uint max_tiles;
+};
+
+// matvec_id / matmul_id: y(n_pairs, M) row p = W[expert of p] (M, K) · x row p / x_div. The
+// weight binding holds experts expert0 .. expert1 - 1 (expert e at rows (e - expert0) * M); a
+// tile of another expert is left to another dispatch.
+struct MatmulIdPush {
+  uint M;
+  uint K;
+  uint n_pairs;
+  uint n_experts;
+  uint max_tiles;
+  uint x_div;         // n_used for inputs per token (gate, up), 1 for inputs per pair (down)
+  uint x_row_stride;  // floats between x rows
+  uint y_row_stride;  // floats between y rows
+  uint expert0;
+  uint expert1;
+};
+
+// moe_combine: x(n_tokens, dim) += sum_j weights[t, j] * y[t * n_used + j] (+ shared[t] *
+// sigmoid(gate[t]) or shared[t]).
+struct MoeCombinePush {
+  uint n_tokens;
+  uint n_used;
+  uint dim;
+};

@@ -1,0 +1,52 @@
+// Writes a seed corpus for fuzz_serve: byte 0 the route (fuzz_serve.cpp's table), byte 1 the key
+// flags, then a request body: good requests of every route and a few bad ones.
+// Usage: fuzz_serve_seeds DIR
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
+    return 2;
+  }
+  struct Seed {
+    char route, flags;
+    const char* body;
+  };
+  const Seed seeds[] = {
+      {0, 0, R"({"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]})"},
+      {0, 0, R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}]}], "stream": true,
+               "stream_options": {"include_usage": true}, "max_tokens": 5})"},
+      {0, 3, R"({"messages": [{"role": "user", "content": "x"}], "stop": ["e", "the"], "seed": 7, "temperature": 1})"},
+      {0, 0, R"({"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": null,
+               "reasoning_content": "r", "tool_calls": [{"type": "function", "function": {"name": "f",
+               "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "1", "content": "2"}],
+               "tools": [{"type": "function"}], "chat_template_kwargs": {"enable_thinking": false}})"},
+      {1, 0, R"({"prompt": "In the beginning", "max_tokens": 8, "temperature": 0})"},
+      {1, 0, R"({"prompt": "And God", "stream": true, "stop": "d", "logit_bias": {"5": -100, "6": 3}})"},
+      {1, 0, R"({"prompt": [1, 200, 300], "max_tokens": 0, "top_k": 3, "top_p": 0.5, "min_p": 0.1})"},
+      {1, 0, R"({"prompt": "x", "presence_penalty": 1, "frequency_penalty": -1, "repeat_penalty": 1.2,
+               "ignore_eos": true, "max_completion_tokens": 3})"},
+      {1, 0, R"({"prompt": "x", "response_format": {"type": "json_object"}})"},
+      {1, 0, R"({"prompt": "x", "n": 2})"},
+      {1, 1, R"({"prompt": "x"})"},
+      {2, 0, ""},
+      {3, 1, ""},
+      {4, 0, ""},
+      {5, 0, R"({"content": "Hello world", "add_special": true, "with_pieces": true})"},
+      {6, 0, R"({"tokens": [1, 2, 3, 300, 4000]})"},
+      {7, 0, ""},
+      {8, 0, "{}"},
+      {9, 0, R"({"prompt": "In the beginning", "layer": 1})"},
+      {9, 0, R"({"messages": [{"role": "user", "content": "Hi"}], "layer": 0})"},
+      {9, 0, R"({"tokens": [1, 2, 3], "layer": 99})"},
+      {10, 0, ""},
+  };
+  int n = 0;
+  for (const Seed& s : seeds) {
+    std::ofstream f(std::string(argv[1]) + "/seed" + std::to_string(n++), std::ios::binary);
+    f.put(s.route).put(s.flags) << s.body;
+  }
+  return 0;
+}

@@ -1,0 +1,45 @@
+// A stand-in Generator for driving serve::Api without a GPU: it records the tokens of each
+// generation or attention request and answers at once ("ok"; every query attending to its first key).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "engine/sequence.h"
+
+namespace vkllm::test {
+
+class RecordingGenerator : public Generator {
+ public:
+  RecordingGenerator(Tokenizer t, ModelConfig c, uint32_t ctx = 256)
+      : tok_(std::move(t)), config_(std::move(c)), ctx_(ctx) {}
+  std::shared_ptr<GenerationHandle> submit(GenerationRequest r) override {
+    prompt = r.prompt;
+    auto h = std::make_shared<GenerationHandle>();
+    h->push({.text = "ok",
+             .tokens = 1,
+             .done = true,
+             .finish = RequestFinish::Stop,
+             .usage = {.prompt_tokens = uint32_t(r.prompt.size()), .completion_tokens = 1}});
+    return h;
+  }
+  const Tokenizer& tokenizer() const override { return tok_; }
+  uint32_t n_ctx() const override { return ctx_; }
+  SchedulerStats stats() const override { return {.slots = 1}; }
+  const ModelConfig& config() const override { return config_; }
+  std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer) override {
+    prompt = tokens, attention_layer = layer;
+    size_t n = tokens.size();
+    std::vector<float> p(config_.n_heads * n * n);
+    for (size_t row = 0; row < config_.n_heads * n; ++row) p[row * n] = 1;
+    return p;
+  }
+  std::vector<int32_t> prompt;  // of the last request
+  uint32_t attention_layer = 0;
+
+ private:
+  Tokenizer tok_;
+  ModelConfig config_;
+  uint32_t ctx_;
+};
+
+}  // namespace vkllm::test
