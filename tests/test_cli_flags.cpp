@@ -56,7 +56,7 @@ TEST_CASE("numeric flags are checked against the range help shows", "[cli-flags]
       {"run -b 0 -p x", "--batch-size: '0' is not an integer in [1, 4096]"},
       {"run --kv-type q8 -p x", "--kv-type: 'q8' is not one of f16, f32"},
       {"run --logprobs 101 -p x --json", "--logprobs: '101' is not an integer in [0, 100]"},
-      {"bench -p 0", "--n-prompt: '0' is not an integer in [1, 1048576]"},
+      {"bench -p -1", "--n-prompt: '-1' is not an integer in [0, 1048576]"},
       {"run --stop '' -p x", "--stop: an empty stop string"},
       {"run --logprobs 3 -p x", "--logprobs requires --json"},
       {"chat --top-p 0", "--top-p: '0' is not a number in (0, 1]"},
