@@ -61,8 +61,9 @@ uint64_t span(uint32_t B, uint64_t batch_stride, uint32_t N, uint64_t row_stride
   return (B - 1) * batch_stride + (N - 1) * row_stride + len;
 }
 
+// y_cols: the values of one token's first part of y (split1; M / 2 with glu).
 void check_matmul(const char* op, DType t, BufferView w, BufferView x, BufferView y, BufferView bias,
-                  const push::MatmulPush& pc, uint32_t B) {
+                  const push::MatmulPush& pc, uint32_t B, uint32_t y_cols) {
   const DTypeInfo& ti = info(t);
   ENSURE(pc.K > 0 && pc.K % ti.block_values == 0,
          fmt::format("{}: K = {} is not a multiple of {}'s block of {} values", op, pc.K, ti.name, ti.block_values));
@@ -73,7 +74,7 @@ void check_matmul(const char* op, DType t, BufferView w, BufferView x, BufferVie
   uint64_t x_need = 4 * span(B, pc.x_batch_stride, pc.N, pc.x_row_stride, pc.K);
   ENSURE(x.size >= x_need, fmt::format("{}: x view of {} bytes is smaller than its {} x {} tokens of K = {} ({} bytes)",
                                        op, x.size, B, pc.N, pc.K, x_need));
-  uint64_t y_need = 4 * span(B, pc.y_batch_stride, pc.N, pc.y_row_stride, pc.split1);  // the first part
+  uint64_t y_need = 4 * span(B, pc.y_batch_stride, pc.N, pc.y_row_stride, y_cols);  // the first part
   ENSURE(y.size >= y_need, fmt::format("{}: y view of {} bytes is smaller than its {} x {} tokens of M = {} ({} bytes)",
                                        op, y.size, B, pc.N, pc.M, y_need));
   ENSURE(bias.size == 0 || bias.size >= 4ull * B * pc.M,
@@ -81,13 +82,22 @@ void check_matmul(const char* op, DType t, BufferView w, BufferView x, BufferVie
   ENSURE(!x.overlaps(y), fmt::format("{}: y overlaps x", op));
 }
 
-void check_profile(const Context& ctx, Kind kind, DType t, uint32_t n_tokens, uint32_t B) {
+// Rows per matvec workgroup and per thread: the profile's, at least 2 with glu (a thread holds
+// the gate and up rows of one output).
+uint32_t matvec_rows(const Profile& p, const MatmulFusion& f) {
+  return f.glu == Glu::None ? p.matvec_rows : std::max(2u, p.matvec_rows);
+}
+uint32_t matvec_rows_per_thread(const Profile& p, const MatmulFusion& f) {
+  return f.glu == Glu::None ? p.matvec_rows_per_thread : std::max(2u, p.matvec_rows_per_thread);
+}
+
+void check_profile(const Context& ctx, Kind kind, DType t, uint32_t n_tokens, uint32_t B, const MatmulFusion& f) {
   const Profile& p = ctx.profile();
   uint32_t shared = ctx.caps().max_shared_memory - table_bytes(t);
   if (kind == Kind::Matvec) {
-    uint32_t rt = p.matvec_rows_per_thread;
-    ENSURE(std::has_single_bit(p.matvec_wg) && std::has_single_bit(p.matvec_rows) && std::has_single_bit(rt) &&
-               rt <= p.matvec_rows && p.matvec_rows <= p.matvec_wg * rt && p.matvec_tokens > 0,
+    uint32_t rt = matvec_rows_per_thread(p, f), rows = matvec_rows(p, f);
+    ENSURE(std::has_single_bit(p.matvec_wg) && std::has_single_bit(rows) && std::has_single_bit(rt) && rt <= rows &&
+               rows <= p.matvec_wg * rt && p.matvec_tokens > 0,
            fmt::format("profile {}: matvec_wg, matvec_rows and matvec_rows_per_thread must be powers of two with "
                        "rows_per_thread <= rows <= wg x rows_per_thread",
                        p.name));
@@ -147,13 +157,13 @@ void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferVi
   if (kind == Kind::Matvec) {
     // Float rows start 16-byte aligned and x loads as vec4 (else a scalar path is compiled).
     bool aligned = pc.K % 8 == 0 && pc.x_row_stride % 4 == 0 && (B == 1 || pc.x_batch_stride % 4 == 0);
-    uint32_t nt = std::min(pc.N, p.matvec_tokens);
-    Groups g = grid(ceil_div(pc.M, p.matvec_rows));
+    uint32_t nt = std::min(pc.N, p.matvec_tokens), rows = matvec_rows(p, f);
+    Groups g = grid(ceil_div(pc.M, rows));
     g.z = B * ceil_div(pc.N, nt);  // batch-major token blocks; check_profile bounds it
-    s.dispatch(
-        *k.matvec,
-        {p.matvec_wg, p.subgroup_ops, p.matvec_rows, nt, aligned, has_bias, p.matvec_rows_per_thread, f.accumulate},
-        {.reads = {w, x, b}, .writes = {y}, .writes_read = {f.accumulate ? y : BufferView{}}}, pc, g);
+    s.dispatch(*k.matvec,
+               {p.matvec_wg, p.subgroup_ops, rows, nt, aligned, has_bias, matvec_rows_per_thread(p, f), f.accumulate,
+                uint32_t(f.glu)},
+               {.reads = {w, x, b}, .writes = {y}, .writes_read = {f.accumulate ? y : BufferView{}}}, pc, g);
   } else {
     Groups g{ceil_div(pc.M, p.matmul_bm), ceil_div(pc.N, p.matmul_bn), B};
     s.dispatch(*k.matmul,
@@ -175,8 +185,13 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
                       .y_batch_stride = batch.y_batch_stride,
                       .y_row_stride = batch.y_row_stride ? batch.y_row_stride : M};
   set_parts(op, pc, f, y);
-  check_matmul(op, t, w, x, y, bias, pc, B);
-  check_profile(s.context(), kind, t, N, B);
+  if (f.glu != Glu::None) {
+    ENSURE(kind == Kind::Matvec && B == 1 && !bias.size && !f.accumulate && !f.split[0] && M % 2 == 0,
+           fmt::format("{}: a gated product runs on the matvec kernel alone, without bias, parts or accumulate", op));
+    pc.y_row_stride = M / 2;
+  }
+  check_matmul(op, t, w, x, y, bias, pc, B, f.glu != Glu::None ? M / 2 : pc.split1);
+  check_profile(s.context(), kind, t, N, B, f);
   const DeviceCaps& caps = s.context().caps();
   uint64_t rb = row_bytes(t, K);
   if (uint64_t(B) * M * rb <= caps.max_storage_buffer_range) {
@@ -184,7 +199,8 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
     return;
   }
   // One binding cannot hold the weights: ranges of rows, each writing its columns of y.
-  ENSURE(pc.split1 == M, fmt::format("{}: a product in parts must fit one binding", op));
+  ENSURE(pc.split1 == M && f.glu == Glu::None,
+         fmt::format("{}: a product in parts or a gated one must fit one binding", op));
   ENSURE(B == 1, fmt::format("{}: batched weights of {} bytes exceed maxStorageBufferRange", op, uint64_t(B) * M * rb));
   uint32_t step = rows_per_binding(caps, rb, true);
   for (uint32_t m0 = 0; m0 < M; m0 += step) {
@@ -214,13 +230,26 @@ void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView
   run_matmul("matmul_tiled", Kind::Tiled, s, wtype, w, x, y, M, N, K, batch, bias);
 }
 
+namespace {
+
+Kind fused_kind(const Stream& s, const MatmulFusion& fusion, uint32_t N) {
+  return fusion.kernel == MatmulKernel::Matvec          ? Kind::Matvec
+         : fusion.kernel == MatmulKernel::Tiled         ? Kind::Tiled
+         : N < s.context().profile().matmul_tiled_min_n ? Kind::Matvec
+                                                        : Kind::Tiled;
+}
+
+}  // namespace
+
+bool matmul_fusable(const Stream& s, const MatmulFusion& fusion, uint32_t N) {
+  return fusion.glu == Glu::None || fused_kind(s, fusion, N) == Kind::Matvec;
+}
+
 void matmul_fused(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
                   const MatmulFusion& fusion, BufferView bias) {
-  Kind kind = fusion.kernel == MatmulKernel::Matvec          ? Kind::Matvec
-              : fusion.kernel == MatmulKernel::Tiled         ? Kind::Tiled
-              : N < s.context().profile().matmul_tiled_min_n ? Kind::Matvec
-                                                             : Kind::Tiled;
-  run_matmul("matmul_fused", kind, s, wtype, w, x, y, M, N, K, {}, bias, fusion);
+  // With glu the kernel's rows are the 2M rows of gate and up.
+  uint32_t rows = fusion.glu == Glu::None ? M : 2 * M;
+  run_matmul("matmul_fused", fused_kind(s, fusion, N), s, wtype, w, x, y, rows, N, K, {}, bias, fusion);
 }
 
 void get_rows(Stream& s, DType type, BufferView table, BufferView ids, BufferView y, uint32_t n_ids, uint32_t K) {

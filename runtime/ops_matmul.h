@@ -47,7 +47,8 @@ void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView
 
 // What a product does with its results before storing them: work that would otherwise be a
 // dispatch of its own and a round trip through memory.
-enum class MatmulKernel { Auto, Matvec, Tiled };  // Auto: as matmul chooses; the others for tests
+enum class MatmulKernel { Auto, Matvec, Tiled };             // Auto: as matmul chooses; the others for tests
+enum class Glu : uint32_t { None = 0, Silu = 1, Gelu = 2 };  // the spec constant matvec.glsl's GLU
 struct MatmulFusion {
   bool accumulate = false;  // y += x·wᵀ (+ bias): the residual add after a block's last projection
   // Planar parts, for one product over matrices stored back to back (q, k and v): rows split[0] ..
@@ -55,8 +56,15 @@ struct MatmulFusion {
   // split[1] .. M - 1 from offset[1]; rows before split[0] packed from the start. 0: no split.
   uint32_t split[2] = {0, 0};
   uint32_t offset[2] = {0, 0};
+  // A gated FFN's hidden state (matvec only; no bias, split or accumulate): w holds 2M rows, the
+  // gate's M then the up projection's M (stored back to back), and y(N, M) = act(x·gateᵀ) ⊙
+  // (x·upᵀ), act = SiLU or tanh-GELU: the up product and the activation need no dispatch.
+  Glu glu = Glu::None;
   MatmulKernel kernel = MatmulKernel::Auto;
 };
+// Whether matmul_fused with this fusion can run for N tokens on this stream's device (glu: only
+// where matmul picks the matvec kernel); the graph falls back to separate products otherwise.
+bool matmul_fusable(const Stream& s, const MatmulFusion& fusion, uint32_t N);
 
 // y(N, M) = x(N, K) · w(M, K)ᵀ (+ bias) with the fusion's epilogue; packed x and y, one matrix.
 void matmul_fused(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,

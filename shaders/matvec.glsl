@@ -15,7 +15,12 @@
 //   NT = 4 this also beats the shared-memory tiled kernel on llvmpipe (whose every shared load is
 //   a per-lane gather too).
 // Epilogue: + bias, then y = result or (ACCUMULATE) y += result, saving the residual add's dispatch.
+// GLU (a gated FFN's gate|up product, saving the up product's and the activation's dispatches):
+// w holds gate rows 0 .. M/2 - 1 then up rows M/2 .. M - 1; the kernel's rows 2m and 2m + 1 are
+// gate row m and up row m, so one thread (RT even) holds both and stores y[n][m] =
+// act(gate) * up (act: SiLU or tanh-GELU, activation.glsl), y's rows M/2 wide.
 // Bindings: 0 w (stored type), 1 x f32, 2 bias f32 (bound even when unused), 3 y f32.
+#include "activation.glsl"
 #include "grid.glsl"
 #include "push.h"
 #include "quant.glsl"
@@ -31,6 +36,7 @@ layout(constant_id = 4) const bool ALIGNED = false;       // K % 8 == 0 and x st
 layout(constant_id = 5) const bool HAS_BIAS = false;
 layout(constant_id = 6) const uint RT = 1;                // rows per thread, divides ROWS
 layout(constant_id = 7) const bool ACCUMULATE = false;    // y += product (a residual add)
+layout(constant_id = 8) const uint GLU = 0;               // 0: none; 1: SiLU-gated, 2: GELU-gated
 layout(local_size_x_id = 0) in;
 #include "quant_unit.glsl"
 
@@ -61,8 +67,25 @@ void store(uint row, uint n, uint batch, float v) {
 // x of token n (of this block) at k; tokens past N read the last one (their sums are not stored).
 uint x_at(uint x0, uint n, uint k) { return x0 + (n_base + min(n, n_valid - 1)) * p.x_row_stride + k; }
 
+// The stored row of the kernel's row r: itself, or with GLU gate row r/2 (r even) or up row r/2.
+uint stored_row(uint r) { return GLU == 0 ? r : (r & 1u) == 0u ? r >> 1 : p.M / 2 + (r >> 1); }
+
 // Start (16-bit words) of row + i of this batch's matrix; rows past M read row M-1 (not stored).
-uint row_start(uint batch, uint row, uint i) { return (batch * p.M + min(row + i, p.M - 1)) * (p.K / QK * (QB / 2)); }
+uint row_start(uint batch, uint row, uint i) {
+  return (batch * p.M + stored_row(min(row + i, p.M - 1))) * (p.K / QK * (QB / 2));
+}
+
+// The thread's sums for rows row .. row + RT - 1 into y (with GLU, pairs into rows (row + i) / 2).
+void store_rows(uint row, uint batch) {
+  for (uint i = 0; i < RT; i += GLU == 0 ? 1 : 2) {
+    if (row + i >= p.M) break;
+    for (uint n = 0; n < NT; ++n) {
+      float v = acc[i * NT + n];
+      if (GLU != 0) v = (GLU == 1 ? silu(v) : gelu_tanh(v)) * acc[(i + 1) * NT + n];
+      store(GLU == 0 ? row + i : (row + i) >> 1, n, batch, v);
+    }
+  }
+}
 
 // acc[i·NT + n] += unit u of row + i · unit u of token n's x, for the thread's RT rows. Holds
 // whichever is smaller in registers: this unit of x for all tokens, or of the weights for all rows.
@@ -117,9 +140,7 @@ void main() {
 #endif
 
   if (TK == 1) {
-    for (uint i = 0; i < RT; ++i)
-      if (row + i < p.M)
-        for (uint n = 0; n < NT; ++n) store(row + i, n, batch, acc[i * NT + n]);
+    store_rows(row, batch);
     return;
   }
   if (sg) {
@@ -145,8 +166,5 @@ void main() {
     }
     for (uint i = 0; i < RT * NT; ++i) acc[i] = red[i * WG + t];
   }
-  if (j == 0)
-    for (uint i = 0; i < RT; ++i)
-      if (row + i < p.M)
-        for (uint n = 0; n < NT; ++n) store(row + i, n, batch, acc[i * NT + n]);
+  if (j == 0) store_rows(row, batch);
 }

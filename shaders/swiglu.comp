@@ -2,6 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 // SwiGLU gate: y = silu(gate) * up = gate / (1 + exp(-gate)) * up, elementwise over n floats.
 // gate and up may be two views of one buffer (a fused gate|up projection); y may alias either.
+#include "activation.glsl"
 #include "grid.glsl"
 #include "push.h"
 
@@ -16,7 +17,5 @@ layout(push_constant) uniform PushBlock { UnaryPush p; };
 void main() {
   uint i = thread_index(WG);
   if (i >= p.n) return;
-  float g = gate[i];
-  // exp(-g) overflows to inf for g < -88: g / inf = -0, the right limit.
-  y[i] = g / (1.0 + exp(-g)) * up[i];
+  y[i] = silu(gate[i]) * up[i];
 }

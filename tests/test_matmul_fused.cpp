@@ -1,5 +1,6 @@
 // ops::matmul_fused vs ref::matmul_fused: the products whose epilogue does the next op's work
-// (the residual add) or writes planar parts (q, k, v from one product), on both kernels over awkward shapes, a few
+// (the residual add, a gated FFN's activation) or writes planar parts (q, k, v from one product), on both kernels
+// (the gate only on matvec) over awkward shapes, a few
 // weight types and every profile. Pipelines are the cost here (each spec-constant set compiles for 0.5-3 s on
 // llvmpipe), so types are spread thinly over kernels and profiles.
 #include <fmt/format.h>
@@ -16,7 +17,7 @@ const char* kernel_name(ops::MatmulKernel k) { return k == ops::MatmulKernel::Ma
 // y starts as random values (the residual stream) when accumulating.
 void check_fused(DType t, test::MatmulCase c, const ref::MatmulFusion& rf, ops::MatmulKernel kernel, uint32_t seed,
                  bool with_bias = false, const std::string& note = "") {
-  uint32_t rows = c.M;
+  uint32_t rows = rf.glu ? 2 * c.M : c.M;  // gate then up
   test::Weights w = test::random_weights(t, rows, c.K, seed);
   std::vector<float> x = test::random_floats(size_t(c.N) * c.K, seed + 1);
   std::vector<float> bias = test::random_floats(with_bias ? rows : 1, seed + 2);
@@ -29,12 +30,14 @@ void check_fused(DType t, test::MatmulCase c, const ref::MatmulFusion& rf, ops::
   ops::MatmulFusion f{.accumulate = rf.accumulate,
                       .split = {uint32_t(rf.split[0]), uint32_t(rf.split[1])},
                       .offset = {uint32_t(rf.offset[0]), uint32_t(rf.offset[1])},
+                      .glu = ops::Glu(rf.glu),
                       .kernel = kernel};
   ops::matmul_fused(s, t, gw, gx, gy, c.M, c.N, c.K, f, with_bias ? gb.view() : BufferView{});
   s.submit_wait();
   test::check_nmse(test::from_gpu(gy), want, test::nmse_bound(t),
-                   fmt::format("matmul_fused {} {} M={} N={} K={}{}{}{}", kernel_name(kernel), test::type_name(t), c.M,
-                               c.N, c.K, rf.accumulate ? " accumulate" : "", with_bias ? " bias" : "", note));
+                   fmt::format("matmul_fused {} {} M={} N={} K={}{}{}{}{}", kernel_name(kernel), test::type_name(t),
+                               c.M, c.N, c.K, rf.accumulate ? " accumulate" : "", with_bias ? " bias" : "",
+                               rf.glu ? fmt::format(" glu={}", rf.glu) : "", note));
 }
 
 constexpr ops::MatmulKernel kKernels[] = {ops::MatmulKernel::Matvec, ops::MatmulKernel::Tiled};
@@ -64,10 +67,37 @@ TEST_CASE("matmul_fused stores planar parts", "[matmul_fused]") {
   check_fused(DType::F32, {9, 2, 45}, two, ops::MatmulKernel::Matvec, 9);
 }
 
+// gate|up as one product with SiLU or GELU in the epilogue: one output row, rows not a multiple of
+// any profile's rows per workgroup, several token blocks.
+TEST_CASE("matmul_fused gates the FFN's hidden state", "[matmul_fused]") {
+  for (DType t : {DType::F32, DType::Q8_0, DType::Q4_K}) {
+    std::vector<uint32_t> ks = test::awkward_k(t);
+    for (int glu : {1, 2}) {
+      check_fused(t, {1, 1, ks[0]}, {.glu = glu}, ops::MatmulKernel::Matvec, 20 + glu);
+      check_fused(t, {37, 3, ks[1]}, {.glu = glu}, ops::MatmulKernel::Matvec, 22 + glu);
+      check_fused(t, {70, 6, ks.back()}, {.glu = glu}, ops::MatmulKernel::Matvec, 24 + glu);
+    }
+  }
+}
+
+TEST_CASE("matmul_fused refuses a gated product it cannot run", "[matmul_fused]") {
+  Context& ctx = test::gpu();
+  Buffer b(ctx, 1 << 16, Memory::Device, "b"), y(ctx, 1 << 12, Memory::Device, "y");
+  Stream s(ctx);
+  ops::MatmulFusion tiled{.glu = ops::Glu::Silu, .kernel = ops::MatmulKernel::Tiled};
+  CHECK_THROWS_WITH(ops::matmul_fused(s, DType::F32, b, b, y, 8, 9, 32, tiled), Catch::Contains("matvec kernel alone"));
+  ops::MatmulFusion accumulate{.accumulate = true, .glu = ops::Glu::Gelu};
+  CHECK_THROWS_WITH(ops::matmul_fused(s, DType::F32, b, b, y, 8, 1, 32, accumulate), Catch::Contains("matvec kernel"));
+  uint32_t big = 1u << 20;  // tiled on GPU profiles, matvec on llvmpipe
+  CHECK(ops::matmul_fusable(s, {.glu = ops::Glu::Silu}, big) == (big < ctx.profile().matmul_tiled_min_n));
+  CHECK(ops::matmul_fusable(s, {.glu = ops::Glu::Silu}, 1));
+}
+
 TEST_CASE("matmul_fused under every profile", "[matmul_fused]") {
   test::for_each_profile([&](const Profile& profile) {
     for (ops::MatmulKernel k : kKernels)
       check_fused(DType::Q8_0, {19, 5, 96}, {.accumulate = true, .split = {3, 11}, .offset = {16, 60}}, k, 4, false,
                   " profile=" + profile.name);
+    check_fused(DType::Q8_0, {19, 5, 96}, {.glu = 1}, ops::MatmulKernel::Matvec, 6, false, " profile=" + profile.name);
   });
 }

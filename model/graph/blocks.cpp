@@ -241,13 +241,23 @@ void Transformer::record_latent_attention(Stream& s, const LatentAttentionWeight
   tap(s, int(l), "ffn_inp", x, n, c_.dim);
 }
 
-// act(gate(h)) ⊙ up(h) into the gate activation, act = SiLU or tanh-GELU as the recipe says.
+// act(gate(h)) ⊙ up(h) into the gate activation, act = SiLU or tanh-GELU as the recipe says: one
+// product with the activation in its epilogue where gate and up lie back to back (Weights places
+// them so) and matmul takes the matvec kernel, else two products and the activation.
 BufferView Transformer::gated_hidden(Stream& s, const Tensor& gate_w, const Tensor& up_w, BufferView h, uint32_t n,
                                      uint32_t hidden) {
   BufferView gate = act(acts_.gate, 4ull * n * hidden), up = act(acts_.up, 4ull * n * hidden);
+  bool gelu = c_.architecture().recipe.ffn_activation == FfnActivation::Gelu;
+  ops::MatmulFusion glu{.glu = gelu ? ops::Glu::Gelu : ops::Glu::Silu};
+  std::optional<BufferView> both = joined({&gate_w, &up_w});
+  if (both && gate_w.type == up_w.type && gate_w.cols == up_w.cols && gate_w.rows == up_w.rows &&
+      both->size <= ctx_.caps().max_storage_buffer_range && ops::matmul_fusable(s, glu, n)) {
+    ops::matmul_fused(s, gate_w.type, *both, h, gate, hidden, n, gate_w.cols, glu);
+    return gate;
+  }
   project(s, gate_w, h, gate, n);
   project(s, up_w, h, up, n);
-  if (c_.architecture().recipe.ffn_activation == FfnActivation::Gelu) {
+  if (gelu) {
     ops::gelu(s, gate, gate, n * hidden);
     ops::mul(s, gate, up, gate, n * hidden);
   } else {

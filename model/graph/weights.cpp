@@ -160,10 +160,12 @@ std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelC
 namespace {
 
 // Tensors one product reads as a single matrix are placed back to back in this order: q, k, v
-// (and their biases), gate and up (Transformer::record_attention, record_ffn). Others follow.
+// (and their biases), gate and up (Transformer::record_attention, gated_hidden), the shared
+// expert's gate and up. Others follow.
 int fusion_rank(TensorRole r) {
-  const TensorRole order[] = {TensorRole::AttnQ,     TensorRole::AttnK,     TensorRole::AttnV,   TensorRole::AttnQBias,
-                              TensorRole::AttnKBias, TensorRole::AttnVBias, TensorRole::FfnGate, TensorRole::FfnUp};
+  const TensorRole order[] = {
+      TensorRole::AttnQ,     TensorRole::AttnK,   TensorRole::AttnV, TensorRole::AttnQBias,    TensorRole::AttnKBias,
+      TensorRole::AttnVBias, TensorRole::FfnGate, TensorRole::FfnUp, TensorRole::FfnGateShexp, TensorRole::FfnUpShexp};
   for (int i = 0; i < int(std::size(order)); ++i)
     if (order[i] == r) return i;
   return int(std::size(order));

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "reference/elementwise.h"
 #include "reference/quant.h"
 
 namespace vkllm::ref {
@@ -32,6 +33,7 @@ size_t fused_index(size_t M, size_t n, size_t m, const MatmulFusion& f) {
 }  // namespace
 
 size_t matmul_fused_size(size_t M, size_t N, const MatmulFusion& f) {
+  if (f.glu) return M * N;
   size_t end = 0;
   for (size_t m = 0; m < M; ++m) end = std::max(end, fused_index(M, N - 1, m, f) + 1);
   return end;
@@ -39,6 +41,20 @@ size_t matmul_fused_size(size_t M, size_t N, const MatmulFusion& f) {
 
 void matmul_fused(float* y, const float* w, const float* x, size_t M, size_t N, size_t K, const MatmulFusion& f,
                   const float* bias) {
+  if (f.glu) {  // the gate's and the up projection's products, then the activation, as unfused
+    std::vector<float> p(2 * M * N), act(M);
+    matmul(p.data(), w, x, 2 * M, N, K, 0, 0, bias);
+    for (size_t n = 0; n < N; ++n) {
+      const float *gate = &p[n * 2 * M], *up = gate + M;
+      if (f.glu == 1) {
+        swiglu(y + n * M, gate, up, M);
+        continue;
+      }
+      gelu(act.data(), gate, M);
+      for (size_t m = 0; m < M; ++m) y[n * M + m] = act[m] * up[m];
+    }
+    return;
+  }
   std::vector<float> p(M * N);
   matmul(p.data(), w, x, M, N, K, 0, 0, bias);
   for (size_t n = 0; n < N; ++n)

@@ -27,6 +27,9 @@ struct MatmulFusion {
   // offset[0], rows split[1] .. M - 1 at y + offset[1], rows before split[0] packed at y. 0: none.
   size_t split[2] = {0, 0};
   size_t offset[2] = {0, 0};
+  // 1 (SiLU) or 2 (tanh-GELU): a gated FFN's hidden state; w holds 2M rows, the gate's then the
+  // up projection's, and y (N, M) = act(x·gateᵀ) ⊙ (x·upᵀ) (no split or accumulate).
+  int glu = 0;
 };
 // Floats of y a fused product spans for N tokens.
 size_t matmul_fused_size(size_t M, size_t N, const MatmulFusion& f);
