@@ -40,8 +40,15 @@ void rope(Stream& s, BufferView x, BufferView positions, BufferView freq_factors
   ENSURE(p.ext_factor == 0 || p.n_ctx_orig > 0, "rope: YaRN (ext_factor != 0) needs n_ctx_orig");
   uint32_t head_stride = p.head_stride ? p.head_stride : p.head_dim;
   uint32_t token_stride = p.token_stride ? p.token_stride : p.n_heads * head_stride;
-  ENSURE(uint64_t(p.n_tokens) * p.n_heads * p.head_dim / 2 <= UINT32_MAX, "rope: too many elements");
+  uint32_t heads = p.n_heads + p.n_heads2;
+  ENSURE(uint64_t(p.n_tokens) * heads * p.head_dim / 2 <= UINT32_MAX, "rope: too many elements");
   uint64_t extent = rope_extent(p, token_stride, head_stride) * 4;
+  if (p.n_heads2) {
+    RopeParams second = p;
+    second.n_heads = p.n_heads2;
+    ENSURE(p.offset2 >= extent / 4, "rope: the second tensor must start after the first");
+    extent = (p.offset2 + rope_extent(second, p.token_stride2, head_stride)) * 4;
+  }
   ensure_holds(x, extent, "rope", "x");
   ensure_holds(y, extent, "rope", "y");
   ensure_holds(positions, uint64_t(p.n_tokens) * 4, "rope", "positions");
@@ -57,7 +64,7 @@ void rope(Stream& s, BufferView x, BufferView positions, BufferView freq_factors
     corr = rope_yarn_corr_dims(p.rot_dim, p.n_ctx_orig, p.theta_base, p.beta_fast, p.beta_slow);
     mscale *= float(1 + 0.1 * std::log(1.0 / p.freq_scale));
   }
-  push::RopePush push{.n_rows = p.n_tokens * p.n_heads,
+  push::RopePush push{.n_rows = p.n_tokens * heads,
                       .n_heads = p.n_heads,
                       .head_dim = p.head_dim,
                       .rot_half = p.rot_dim / 2,
@@ -70,9 +77,12 @@ void rope(Stream& s, BufferView x, BufferView positions, BufferView freq_factors
                       .ext_factor = p.ext_factor,
                       .corr_low = corr.low,
                       .corr_high = corr.high,
-                      .mscale = mscale};
+                      .mscale = mscale,
+                      .n_heads2 = p.n_heads2,
+                      .token_stride2 = p.token_stride2,
+                      .offset2 = p.offset2};
   uint32_t wg = s.context().profile().wg_size;
-  uint32_t threads = p.n_tokens * p.n_heads * (p.head_dim / 2);
+  uint32_t threads = p.n_tokens * heads * (p.head_dim / 2);
   // Without factors the kernel never reads binding 2; positions fill it, as every binding must be valid.
   s.dispatch(spirv::rope, {wg, has_ff}, {.reads = {x, positions, has_ff ? freq_factors : positions}, .writes = {y}},
              push, grid(ceil_div(threads, wg)));

@@ -36,6 +36,12 @@ struct RopeParams {
   // in place on part of a row, e.g. the 64 rope dims at the end of each 192-wide MLA query head.
   uint32_t token_stride = 0;
   uint32_t head_stride = 0;
+  // A second tensor rotated by the same dispatch (k beside q: one dispatch instead of two):
+  // n_tokens x n_heads2 heads of head_dim (head_stride apart), tokens token_stride2 apart,
+  // starting offset2 elements into x and y. 0 heads: none.
+  uint32_t n_heads2 = 0;
+  uint32_t token_stride2 = 0;
+  uint32_t offset2 = 0;
 };
 
 // ggml's YaRN correction range (pair indices) for rot_dim dims: [low, high].

@@ -20,6 +20,11 @@ struct RopePush {
   float corr_low;    // YaRN ramp bounds (pair indices)
   float corr_high;
   float mscale;  // cos/sin multiplier (attn_factor, times YaRN's magnitude term)
+  // Heads n_heads .. n_heads + n_heads2 - 1 of each token are a second tensor's (k beside q):
+  // head h at offset2 + t * token_stride2 + (h - n_heads) * head_stride. n_rows counts them.
+  uint n_heads2;
+  uint token_stride2;
+  uint offset2;
 };
 
 // Copy src(n_tokens, n_kv_heads, head_dim) into cache(n_kv_heads, n_ctx, cache_head_dim) at the

@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // Rotary position embedding (docs/formats.md §3.1, 3.4, 3.5): rotates the first rot_dim elements of every
 // head of every token by angles set by the token's position; the rest of the head is copied.
-//   x: rows (token t, head h) at t * token_stride + h * head_stride, head_dim elements each
+//   x: rows (token t, head h) at t * token_stride + h * head_stride, head_dim elements each, and
+//      for a second tensor (k beside q) heads n_heads.. at offset2 + t * token_stride2 + ...
 //   pos: (n_tokens) int32   ff: (rot_dim / 2) f32 frequency factors, bound only when HAS_FF
 //   (the ops:: entry binds pos in its place otherwise)   y: laid out as x, may alias x
 // One thread per pair. Pair i of NORM rope is (2i, 2i+1), of NEOX rope (i, i + rot_dim/2):
@@ -61,8 +62,9 @@ void main() {
   uint half_head = p.head_dim / 2;
   if (g >= p.n_rows * half_head) return;
   uint row = g / half_head, j = g % half_head;
-  uint t = row / p.n_heads, h = row % p.n_heads;
-  uint base = t * p.token_stride + h * p.head_stride;
+  uint heads = p.n_heads + p.n_heads2, t = row / heads, h = row % heads;
+  uint base = h < p.n_heads ? t * p.token_stride + h * p.head_stride
+                            : p.offset2 + t * p.token_stride2 + (h - p.n_heads) * p.head_stride;
   if (j >= p.rot_half) {  // beyond rot_dim: copied, two elements per thread
     uint d = 2u * j;
     y[base + d] = x[base + d];

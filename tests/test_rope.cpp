@@ -1,11 +1,13 @@
 // ops::rope vs ref::rope: both pairings, partial rotary dims, arbitrary positions, linear scaling,
 // Llama-3 frequency factors at long positions, YaRN on MLA-strided heads (deepseek2), in place,
-// replay with new positions, and the NORM/NEOX permutation identity (docs/formats.md §3.3).
+// replay with new positions, q and k in one dispatch, and the NORM/NEOX permutation identity
+// (docs/formats.md §3.3).
 // Bounds: the angle pos * freq is an f32 (as in ggml and HF), so its rounding error, up to half an
 // ulp of thousands of radians, sets the NMSE; it grows with the square of the position. Measured
 // on lavapipe: ~7e-10 at positions < 4096, ~1.4e-9 < 8192, ~6e-9 < 30000 (ggml's own CPU rope:
 // 2.6e-9 < 8192; the best any f32 angle can do: 3.7e-10).
 #include <fmt/format.h>
+#include <array>
 #include <cmath>
 
 #include "catch.h"
@@ -85,6 +87,26 @@ TEST_CASE("rope matches the reference in both pairings", "[rope]") {
                                      sh.head_dim, sh.rot_dim, sh.base, sh.freq_scale, profile.name));
       }
   });
+}
+
+// q (n, H, hd) and k (n, G, hd) of one qkv activation, k starting after a gap (the binding
+// alignment), rotated by one dispatch: equal to the reference applied to each, the gap untouched.
+TEST_CASE("rope rotates q and k in one dispatch", "[rope]") {
+  for (auto [n, H, G, hd, rot] : {std::array<uint32_t, 5>{1, 4, 1, 64, 64}, {7, 6, 2, 80, 80}, {13, 4, 4, 96, 32}})
+    for (ops::RopeMode mode : {ops::RopeMode::Norm, ops::RopeMode::Neox}) {
+      uint32_t gap = 37, offset2 = n * H * hd + gap;
+      ops::RopeParams q{.n_tokens = n, .n_heads = H, .head_dim = hd, .rot_dim = rot, .mode = mode, .theta_base = 1e6f};
+      ops::RopeParams k = q;
+      k.n_heads = G;
+      ops::RopeParams both = q;
+      both.n_heads2 = G, both.token_stride2 = G * hd, both.offset2 = offset2;
+      auto x = test::random_floats(offset2 + size_t(n) * G * hd, 90);
+      auto pos = random_positions(n, 0, 4096, 91);
+      std::vector<float> want = ref_rope(ref_rope(x, pos, {}, q), pos, {}, k, offset2);
+      test::check_nmse(gpu_rope(x, pos, {}, both), want, 2e-9,
+                       fmt::format("rope q+k {} tokens={} heads={}+{} head_dim={} rot_dim={}",
+                                   mode == ops::RopeMode::Neox ? "neox" : "norm", n, H, G, hd, rot));
+    }
 }
 
 TEST_CASE("rope with Llama-3.2-1B frequency factors up to position 8191", "[rope]") {

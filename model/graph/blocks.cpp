@@ -103,11 +103,10 @@ ops::AttentionShape Transformer::attention_shape(uint32_t n, uint32_t kv_heads, 
           .max_kv = cache_.n_ctx()};
 }
 
-// Rotates the first rope.dim values of each head of x (n, heads, head_dim; tokens token_stride
-// floats apart) in place, at the positions of this step, as the layer rotates (sliding-window
-// layers may have their own base).
-void Transformer::rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride,
-                       uint32_t layer) {
+// Rope of the first rope.dim values of each of `heads` heads (tokens token_stride floats apart) at
+// the positions of this step, as the layer rotates (sliding-window layers may have their own base).
+ops::RopeParams Transformer::rope_params(uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride,
+                                         uint32_t layer) const {
   const RopeConfig& r = c_.rope_of(layer);
   ops::RopeParams p{.n_tokens = n,
                     .n_heads = heads,
@@ -120,8 +119,29 @@ void Transformer::rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint
                     .head_stride = head_dim};
   if (r.scaling == RopeScaling::Yarn)
     p.ext_factor = 1.0f, p.n_ctx_orig = r.original_ctx, p.attn_factor = float(r.yarn_attn_factor());
+  return p;
+}
+
+// Rotates x (n, heads, head_dim; tokens token_stride floats apart) in place.
+void Transformer::rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride,
+                       uint32_t layer) {
   BufferView ff = w_.rope_freqs() ? w_.rope_freqs()->view : BufferView{};
-  ops::rope(s, x, positions_.view(0, n * 4ull), ff, x, p);
+  ops::rope(s, x, positions_.view(0, n * 4ull), ff, x, rope_params(n, heads, head_dim, token_stride, layer));
+}
+
+// q (n, H, hd) and k (n, G, hd), packed, in place: one dispatch where k follows q in one buffer.
+void Transformer::rope_qk(Stream& s, BufferView q, BufferView k, uint32_t n, uint32_t H, uint32_t G, uint32_t hd,
+                          uint32_t layer) {
+  if (q.buffer != k.buffer || k.offset < q.offset + q.size || (k.offset - q.offset) % 4) {
+    rope(s, q, n, H, hd, H * hd, layer);
+    rope(s, k, n, G, hd, G * hd, layer);
+    return;
+  }
+  ops::RopeParams p = rope_params(n, H, hd, H * hd, layer);
+  p.n_heads2 = G, p.token_stride2 = G * hd, p.offset2 = uint32_t((k.offset - q.offset) / 4);
+  BufferView both{q.buffer, q.offset, k.offset + k.size - q.offset};
+  BufferView ff = w_.rope_freqs() ? w_.rope_freqs()->view : BufferView{};
+  ops::rope(s, both, positions_.view(0, n * 4ull), ff, both, p);
 }
 
 // Standard attention: q/k/v projections (+ biases), rope, the K/V store, flash attention over the
@@ -137,8 +157,7 @@ void Transformer::record_attention(Stream& s, const AttentionWeights& w, uint32_
   project_qkv(s, w, h, n);
   if (w.q_norm) ops::rmsnorm(s, q, w.q_norm->view, q, n * H, hd, c_.norm_eps);  // per head
   if (w.k_norm) ops::rmsnorm(s, k, w.k_norm->view, k, n * G, hd, c_.norm_eps);
-  rope(s, q, n, H, hd, H * hd, l);
-  rope(s, k, n, G, hd, G * hd, l);
+  rope_qk(s, q, k, n, H, G, hd, l);
   // Each token's K/V go to its row of the cache (slot * n_ctx + position).
   DType kv_type = cache_.type();
   BufferView rows = kv_rows_.view(0, n * 4ull);

@@ -20,6 +20,7 @@
 #include "graph/planner.h"
 #include "graph/weights.h"
 #include "ops_attention.h"
+#include "ops_position.h"
 #include "stream.h"
 
 namespace vkllm {
@@ -146,6 +147,9 @@ class Transformer {
   BufferView gated_hidden(Stream& s, const Tensor& gate, const Tensor& up, BufferView h, uint32_t n, uint32_t hidden);
   void rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride,
             uint32_t layer);
+  void rope_qk(Stream& s, BufferView q, BufferView k, uint32_t n, uint32_t H, uint32_t G, uint32_t hd, uint32_t layer);
+  ops::RopeParams rope_params(uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride,
+                              uint32_t layer) const;
   // Copies (rows, width) floats of `v` to the host when recording a tapped forward; else nothing.
   void tap(Stream& s, int layer, const char* name, BufferView v, uint32_t rows, uint32_t width);
 
