@@ -108,8 +108,11 @@ const spirv::Shader& kv_store_shader(DType t) {
 
 }  // namespace
 
-void kv_store(Stream& s, BufferView src, BufferView positions, BufferView cache, const KvStoreParams& p) {
-  const spirv::Shader& shader = kv_store_shader(p.cache_type);
+namespace {
+
+// The push constants of one copy, after checking its views; threads: one per value or block.
+push::KvStorePush kv_store_push(const Stream& s, BufferView src, BufferView positions, BufferView cache,
+                                const KvStoreParams& p, uint64_t& threads) {
   uint32_t src_stride = p.src_token_stride ? p.src_token_stride : p.n_kv_heads * p.head_dim;
   uint32_t cache_head_dim = p.cache_head_dim ? p.cache_head_dim : p.head_dim;
   ENSURE(p.cache_col + p.head_dim <= cache_head_dim,
@@ -122,7 +125,7 @@ void kv_store(Stream& s, BufferView src, BufferView positions, BufferView cache,
          fmt::format("kv_store: a {} cache stores whole blocks of {} values; head_dim {}, cache_col {} and row {} "
                      "must be multiples of it",
                      info(p.cache_type).name, block, p.head_dim, p.cache_col, cache_head_dim));
-  uint64_t threads = uint64_t(p.n_tokens) * p.n_kv_heads * (p.head_dim / block);
+  threads = uint64_t(p.n_tokens) * p.n_kv_heads * (p.head_dim / block);
   uint64_t cache_elems = uint64_t(p.n_kv_heads) * p.n_ctx * cache_head_dim;
   ENSURE(threads <= UINT32_MAX && cache_elems <= UINT32_MAX, "kv_store: too many elements");
   if (threads > 0) {
@@ -132,9 +135,59 @@ void kv_store(Stream& s, BufferView src, BufferView positions, BufferView cache,
   ensure_holds(cache, row_bytes(p.cache_type, cache_elems), "kv_store", "cache");
   ENSURE(p.cache_type == DType::F32 || s.context().caps().storage16,
          "kv_store: an f16 or quantised cache needs 16-bit storage buffers");
-  push::KvStorePush push{p.n_tokens, p.n_kv_heads, p.head_dim, p.n_ctx, src_stride, cache_head_dim, p.cache_col};
+  return {p.n_tokens, p.n_kv_heads, p.head_dim, p.n_ctx, src_stride, cache_head_dim, p.cache_col};
+}
+
+void dispatch_kv_store(Stream& s, DType type, BufferView src, BufferView positions, BufferView cache,
+                       const push::KvStorePush& push, uint64_t threads) {
+  if (threads == 0) return;
   uint32_t wg = s.context().profile().wg_size;
-  s.dispatch(shader, {wg}, {.reads = {src, positions}, .writes = {cache}}, push, grid(ceil_div(threads, wg)));
+  ENSURE(threads <= UINT32_MAX, "kv_store: too many elements");
+  s.dispatch(kv_store_shader(type), {wg}, {.reads = {src, positions}, .writes = {cache}}, push,
+             grid(ceil_div(threads, wg)));
+}
+
+// Bytes of one cache word as the kv_store shaders index it (quantised: 16-bit words).
+uint32_t cache_word_bytes(DType t) { return t == DType::F32 ? 4 : 2; }
+
+}  // namespace
+
+void kv_store(Stream& s, BufferView src, BufferView positions, BufferView cache, const KvStoreParams& p) {
+  uint64_t threads = 0;
+  push::KvStorePush push = kv_store_push(s, src, positions, cache, p, threads);
+  dispatch_kv_store(s, p.cache_type, src, positions, cache, push, threads);
+}
+
+void kv_store_pair(Stream& s, BufferView k_src, BufferView v_src, BufferView positions, BufferView k_cache,
+                   BufferView v_cache, const KvStoreParams& k, uint32_t v_head_dim) {
+  KvStoreParams v{.n_tokens = k.n_tokens,
+                  .n_kv_heads = k.n_kv_heads,
+                  .head_dim = v_head_dim,
+                  .n_ctx = k.n_ctx,
+                  .cache_type = k.cache_type};
+  uint64_t k_threads = 0, v_threads = 0;
+  push::KvStorePush push = kv_store_push(s, k_src, positions, k_cache, k, k_threads);
+  push::KvStorePush second = kv_store_push(s, v_src, positions, v_cache, v, v_threads);
+  uint32_t word = cache_word_bytes(k.cache_type);
+  bool one = k_src.buffer == v_src.buffer && k_cache.buffer == v_cache.buffer && v_src.offset >= k_src.offset &&
+             v_cache.offset >= k_cache.offset && (v_src.offset - k_src.offset) % 4 == 0 &&
+             (v_cache.offset - k_cache.offset) % word == 0 && (v_src.offset - k_src.offset) / 4 <= UINT32_MAX &&
+             (v_cache.offset - k_cache.offset) / word <= UINT32_MAX;
+  if (!one) {
+    dispatch_kv_store(s, k.cache_type, k_src, positions, k_cache, push, k_threads);
+    dispatch_kv_store(s, k.cache_type, v_src, positions, v_cache, second, v_threads);
+    return;
+  }
+  push.head_dim2 = v_head_dim;
+  push.src_offset2 = uint32_t((v_src.offset - k_src.offset) / 4);
+  push.src_token_stride2 = second.src_token_stride;
+  push.cache_offset2 = uint32_t((v_cache.offset - k_cache.offset) / word);
+  push.cache_head_dim2 = second.cache_head_dim;
+  BufferView src{k_src.buffer, k_src.offset,
+                 std::max(k_src.offset + k_src.size, v_src.offset + v_src.size) - k_src.offset};
+  BufferView cache{k_cache.buffer, k_cache.offset,
+                   std::max(k_cache.offset + k_cache.size, v_cache.offset + v_cache.size) - k_cache.offset};
+  dispatch_kv_store(s, k.cache_type, src, positions, cache, push, k_threads + v_threads);
 }
 
 }  // namespace vkllm::ops

@@ -78,5 +78,10 @@ struct KvStoreParams {
   uint32_t cache_col = 0;
 };
 void kv_store(Stream& s, BufferView src, BufferView positions, BufferView cache, const KvStoreParams& p);
+// K and V of a step into their caches, as kv_store twice (k, and V with v_head_dim packed values
+// per head into rows of that width): one dispatch where the two sources share a buffer and so do
+// the two caches (the qkv activation; a layer's KV buffer), else two.
+void kv_store_pair(Stream& s, BufferView k_src, BufferView v_src, BufferView positions, BufferView k_cache,
+                   BufferView v_cache, const KvStoreParams& k, uint32_t v_head_dim);
 
 }  // namespace vkllm::ops

@@ -7,6 +7,7 @@
 //   cache: (n_kv_heads, n_ctx, cache_head_dim) CACHE_T; columns cache_col .. + head_dim written
 // Positions outside [0, n_ctx) are skipped (ops::kv_store cannot see them; the engine checks).
 // MLA's latent row [c_kv(512); k_pe(64)] is one head of cache_head_dim 576, written by two calls.
+// A second copy (V beside K in one buffer) may ride along: kv_store_part.glsl.
 #include "grid.glsl"
 #include "push.h"
 
@@ -27,14 +28,16 @@ layout(std430, binding = 0) readonly buffer Src { float src[]; };
 layout(std430, binding = 1) readonly buffer Pos { int pos[]; };
 layout(std430, binding = 2) writeonly buffer Cache { CACHE_T cache[]; };
 layout(push_constant) uniform PushBlock { KvStorePush p; };
+#include "kv_store_part.glsl"
 
 void main() {
   uint g = thread_index(WG);
-  if (g >= p.n_tokens * p.n_kv_heads * p.head_dim) return;
-  uint d = g % p.head_dim, th = g / p.head_dim;
+  KvPart k = kv_part(g, 1u);
+  if (g >= p.n_tokens * p.n_kv_heads * k.head_dim) return;
+  uint d = g % k.head_dim, th = g / k.head_dim;
   uint h = th % p.n_kv_heads, t = th / p.n_kv_heads;
   int ps = pos[t];
   if (ps < 0 || uint(ps) >= p.n_ctx) return;
-  uint dst = (h * p.n_ctx + uint(ps)) * p.cache_head_dim + p.cache_col + d;
-  cache[dst] = CACHE_T(src[t * p.src_token_stride + h * p.head_dim + d]);
+  uint dst = k.cache0 + (h * p.n_ctx + uint(ps)) * k.cache_head_dim + k.cache_col + d;
+  cache[dst] = CACHE_T(src[k.src0 + t * k.src_stride + h * k.head_dim + d]);
 }

@@ -30,16 +30,19 @@ layout(std430, binding = 0) readonly buffer Src { float src[]; };
 layout(std430, binding = 1) readonly buffer Pos { int pos[]; };
 layout(std430, binding = 2) writeonly buffer Cache { uint16_t cache[]; };
 layout(push_constant) uniform PushBlock { KvStorePush p; };
+#include "kv_store_part.glsl"
 
 void main() {
-  uint g = thread_index(WG), blocks = p.head_dim / 32;
+  uint g = thread_index(WG);
+  KvPart k = kv_part(g, 32u);
+  uint blocks = k.head_dim / 32;
   if (g >= p.n_tokens * p.n_kv_heads * blocks) return;
   uint b = g % blocks, th = g / blocks;
   uint h = th % p.n_kv_heads, t = th / p.n_kv_heads;
   int ps = pos[t];
   if (ps < 0 || uint(ps) >= p.n_ctx) return;
-  uint s0 = t * p.src_token_stride + h * p.head_dim + 32 * b;
-  uint dst = ((h * p.n_ctx + uint(ps)) * (p.cache_head_dim / 32) + p.cache_col / 32 + b) * BLOCK16;
+  uint s0 = k.src0 + t * k.src_stride + h * k.head_dim + 32 * b;
+  uint dst = k.cache0 + ((h * p.n_ctx + uint(ps)) * (k.cache_head_dim / 32) + k.cache_col / 32 + b) * BLOCK16;
   float x[32], amax = 0.0, mx = 0.0;
   for (uint j = 0; j < 32; ++j) {
     x[j] = src[s0 + j];

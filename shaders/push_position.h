@@ -37,4 +37,13 @@ struct KvStorePush {
   uint src_token_stride;  // elements between tokens in src
   uint cache_head_dim;    // elements per cache row
   uint cache_col;
+  // A second copy by the same dispatch (V beside K, kv_store_part.glsl): head_dim2 values per
+  // (token, head) from src_offset2 floats into src (tokens src_token_stride2 apart) into rows of
+  // cache_head_dim2 from column 0, starting cache_offset2 cache words in (16-bit words for
+  // quantised caches). head_dim2 = 0: none.
+  uint head_dim2;
+  uint src_offset2;
+  uint src_token_stride2;
+  uint cache_offset2;
+  uint cache_head_dim2;
 };

@@ -1,8 +1,9 @@
 // ops::kv_store vs ref::kv_store: f16, f32, q8_0 and q4_0 caches (quantised as rows are written),
 // GQA head counts, arbitrary and out-of-range positions, strided sources, and the MLA latent row
-// [c_kv; k_pe] written by two calls.
+// [c_kv; k_pe] written by two calls, and K and V by one dispatch (kv_store_pair).
 #include <fmt/format.h>
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <random>
 
@@ -130,4 +131,51 @@ TEST_CASE("kv_store rejects quantised rows that are not whole blocks", "[kv_stor
       ops::kv_store(s, b, b, b,
                     {.n_tokens = 1, .n_kv_heads = 1, .head_dim = 48, .n_ctx = 4, .cache_type = DType::Q8_0}),
       Catch::Contains("a q8_0 cache stores whole blocks of 32 values"));
+}
+
+// K and V as the graph stores them: sources in one buffer (k, a gap, v: the qkv activation), caches
+// in one buffer (K, then V at an aligned offset: a layer's KV buffer), one dispatch; and the same
+// from separate buffers (two dispatches). V may be narrower than K.
+TEST_CASE("kv_store_pair writes K and V as two kv_stores would", "[kv_store]") {
+  Context& ctx = test::gpu();
+  uint64_t align = ctx.caps().binding_alignment();
+  for (auto [n, G, hd, vd, n_ctx] : {std::array<uint32_t, 5>{1, 1, 64, 64, 3}, {6, 2, 128, 64, 21}})
+    for (DType t : {DType::F16, DType::F32, DType::Q8_0, DType::Q4_0}) {
+      std::vector<int32_t> pos(n);
+      std::iota(pos.begin(), pos.end(), int32_t(n_ctx - n));
+      size_t k_elems = size_t(G) * n_ctx * hd, v_elems = size_t(G) * n_ctx * vd;
+      auto k = test::random_floats(size_t(n) * G * hd, 92, -3, 3),
+           v = test::random_floats(size_t(n) * G * vd, 93, -3, 3);
+      std::vector<float> want_k = cache_values(cache_buffer(k_elems, t, 0.5f), k_elems, t);
+      std::vector<float> want_v = cache_values(cache_buffer(v_elems, t, 0.5f), v_elems, t);
+      ref::kv_store(want_k.data(), k.data(), pos.data(), n, G, hd, n_ctx, size_t(G) * hd, hd, 0, t);
+      ref::kv_store(want_v.data(), v.data(), pos.data(), n, G, vd, n_ctx, size_t(G) * vd, vd, 0, t);
+      // One source buffer: k, 13 floats of gap, v; one cache buffer: K, V at an aligned offset.
+      std::vector<float> src(k);
+      src.resize(k.size() + 13, 7.0f);
+      src.insert(src.end(), v.begin(), v.end());
+      uint64_t k_bytes = row_bytes(t, k_elems), v_at = (k_bytes + align - 1) / align * align;
+      std::vector<float> cache_init(k_elems, 0.5f);
+      std::vector<uint8_t> k0 = ref::quantize(t, cache_init.data(), 1, k_elems);
+      cache_init.assign(v_elems, 0.5f);
+      std::vector<uint8_t> v0 = ref::quantize(t, cache_init.data(), 1, v_elems), both(v_at + v0.size(), 0);
+      std::copy(k0.begin(), k0.end(), both.begin());
+      std::copy(v0.begin(), v0.end(), both.begin() + v_at);
+      Buffer gs = test::to_gpu(src), gp = test::to_gpu(pos), gc(ctx, both.size(), Memory::Device, "kv");
+      gc.upload(both.data(), both.size());
+      Buffer sk = test::to_gpu(k), sv = test::to_gpu(v), ck = cache_buffer(k_elems, t, 0.5f),
+             cv = cache_buffer(v_elems, t, 0.5f);
+      ops::KvStoreParams p{.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = n_ctx, .cache_type = t};
+      Stream s(ctx);
+      ops::kv_store_pair(s, gs.view(0, k.size() * 4), gs.view((k.size() + 13) * 4, v.size() * 4), gp,
+                         gc.view(0, k_bytes), gc.view(v_at, v0.size()), p, vd);
+      ops::kv_store_pair(s, sk, sv, gp, ck, cv, p, vd);
+      s.submit_wait();
+      std::vector<uint8_t> got = gc.download<uint8_t>(both.size());
+      std::string what = fmt::format("kv_store_pair {} tokens={} kv_heads={} k={} v={}", type_name(t), n, G, hd, vd);
+      test::check_nmse(ref::dequantize(t, got.data(), 1, k_elems), want_k, bound(t), what + " K");
+      test::check_nmse(ref::dequantize(t, got.data() + v_at, 1, v_elems), want_v, bound(t), what + " V");
+      test::check_nmse(cache_values(ck, k_elems, t), want_k, bound(t), what + " K, apart");
+      test::check_nmse(cache_values(cv, v_elems, t), want_v, bound(t), what + " V, apart");
+    }
 }

@@ -161,10 +161,9 @@ void Transformer::record_attention(Stream& s, const AttentionWeights& w, uint32_
   // Each token's K/V go to its row of the cache (slot * n_ctx + position).
   DType kv_type = cache_.type();
   BufferView rows = kv_rows_.view(0, n * 4ull);
-  ops::kv_store(s, k, rows, cache_.k(l),
-                {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.rows(), .cache_type = kv_type});
-  ops::kv_store(s, v, rows, cache_.v(l),
-                {.n_tokens = n, .n_kv_heads = G, .head_dim = vd, .n_ctx = cache_.rows(), .cache_type = kv_type});
+  ops::kv_store_pair(s, k, v, rows, cache_.k(l), cache_.v(l),
+                     {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = cache_.rows(), .cache_type = kv_type},
+                     vd);
   ops::AttentionShape shape = attention_shape(n, G, hd, vd);
   shape.window = c_.window(l), shape.softcap = c_.attn_softcap;
   ops::attention(s, shape, q, cache_.k(l), cache_.v(l), step_.view(0, seqs_ * sizeof(push::StepParams)), o,
