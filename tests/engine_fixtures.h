@@ -1,9 +1,13 @@
 // The fixture models the engine tests run: the four attention kinds, each in F16, Q8_0 and Q4_0.
 #pragma once
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "engine/engine.h"
 #include "fixture/fixture.h"
+#include "gguf/reader.h"
 
 namespace vkllm::test {
 
@@ -11,6 +15,19 @@ struct EngineFixture {
   std::string name;
   FixtureSpec spec;
 };
+
+// A fixture file parsed and an engine on the test GPU over it.
+struct Loaded {
+  GgufFile file;
+  std::unique_ptr<Engine> engine;
+};
+Loaded load(const FixtureSpec& spec, EngineOptions options = {});
+
+// n token ids below vocab, spread by a multiplicative hash; a seed gives another sequence.
+std::vector<int32_t> some_tokens(size_t n, uint32_t vocab, uint32_t seed);
+
+// The argmax of a logits row (greedy sampling).
+int32_t best(std::span<const float> logits);
 
 // MHA, GQA (qwen2, with biases and neox rope), MQA and MLA (new layout with q_lora, and the old
 // fused layout), each with weights in `type`.

@@ -15,26 +15,10 @@ using namespace vkllm;
 
 namespace {
 
-struct Loaded {
-  GgufFile file;
-  std::unique_ptr<Engine> engine;
-};
-
-Loaded load(const FixtureSpec& spec, EngineOptions options = {}) {
-  Loaded l{GgufFile::parse(make_fixture_model(spec), "fixture"), nullptr};
-  l.engine = std::make_unique<Engine>(test::gpu(), l.file, options);
-  return l;
-}
-
-std::vector<int32_t> some_tokens(size_t n, uint32_t vocab, uint32_t seed) {
-  std::vector<int32_t> t(n);
-  for (size_t i = 0; i < n; ++i) t[i] = int32_t((i * 2654435761u + seed * 97u) % vocab);
-  return t;
-}
-
-int32_t best(std::span<const float> logits) {
-  return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
-}
+using test::best;
+using test::load;
+using test::Loaded;
+using test::some_tokens;
 
 void check_family(const test::EngineFixture& f) {
   Loaded l = load(f.spec, {.kv_type = DType::F32});
