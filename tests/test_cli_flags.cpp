@@ -164,6 +164,24 @@ TEST_CASE("output lost on a full or closed stdout is an error", "[cli-flags]") {
   CHECK(piped.err.empty());
 }
 
+// A fixture bigger than memory is refused before any weight is made, with a --layers that fits
+// (Qwen3-30B-A3B in f32: 122 GB; where a machine has that much free, there is nothing to refuse).
+TEST_CASE("vkllm-bench fixture refuses a model that cannot fit in memory", "[cli-flags]") {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  while (meminfo >> key >> kib && key != "MemAvailable:") meminfo.ignore(1 << 20, '\n');
+  if (key != "MemAvailable:" || kib * 1024 / 4 * 3 >= 122'000'000'000ull) {
+    WARN("this machine could write the fixture: the refusal is not exercised");
+    return;
+  }
+  std::string out = fmt::format("/tmp/vkllm_test_huge_{}.gguf", getpid());
+  auto r = run_bench("fixture --preset qwen3-30b-a3b --type f32 -o " + out);
+  check_error({"fixture --preset qwen3-30b-a3b --type f32", "fixture: qwen3-30b-a3b with 48 layers needs 12", 1}, r);
+  CHECK(r.err.find("GB is available: pass --layers ") != std::string::npos);
+  CHECK(!std::ifstream(out).good());
+}
+
 TEST_CASE("vkllm-bench checks its flags before touching the device", "[cli-flags]") {
   const Case cases[] = {
       {"matvec --tokens 9", "--tokens: '9' is not an integer in [1, 8]"},

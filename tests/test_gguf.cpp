@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <random>
+#include <vector>
 
 #include "arch/model_config.h"
 #include "catch.h"
@@ -212,6 +215,13 @@ TEST_CASE("GGUF metadata getters name the file and the key", "[gguf]") {
 TEST_CASE("GGUF open maps a file and reports unreadable paths", "[gguf]") {
   std::string path = fmt::format("/tmp/vkllm_test_gguf_{}.gguf", getpid());
   every_type_writer().save(path);
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::vector<char> saved{std::istreambuf_iterator<char>(in), {}};
+    std::vector<std::byte> want = every_type_writer().bytes();
+    CHECK(saved.size() == want.size());
+    CHECK(std::memcmp(saved.data(), want.data(), std::min(saved.size(), want.size())) == 0);  // save streams bytes()
+  }
   {
     GgufFile f = GgufFile::open(path);
     CHECK(f.name() == path);

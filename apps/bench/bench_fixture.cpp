@@ -1,7 +1,12 @@
 // vkllm-bench fixture: writes a random-weight GGUF model in the shape of a real one (for
 // `vkllm bench` and `vkllm run` without downloads). Weights are random; the speed is real.
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
 #include <map>
+#include <optional>
 
 #include "bench.h"
 #include "error.h"
@@ -204,11 +209,36 @@ std::vector<std::string> preset_names() {
   return names;
 }
 
+// Memory the system can give without swapping (MemAvailable), or nothing where it does not say.
+std::optional<uint64_t> available_memory() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  while (f >> key >> kib) {
+    if (key == "MemAvailable:") return kib * 1024;
+    f.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return std::nullopt;
+}
+
 void write_fixture(const FixtureOptions& o) {
   FixtureSpec spec = presets().at(o.preset);  // the validators admitted only known names
   spec.weight_type = *dtype_named(o.type);
   spec.mix = o.mix;
   if (o.layers) spec.n_layers = *o.layers;
+  // The writer holds every tensor in memory before it writes (and one tensor twice while adding
+  // it): refuse early, naming a size that fits, rather than be killed half way.
+  uint64_t bytes = fixture_tensor_bytes(spec);
+  std::optional<uint64_t> free = available_memory();
+  if (free && bytes > *free / 4 * 3) {
+    uint64_t fits = uint64_t(double(spec.n_layers) * double(*free / 4 * 3) / double(bytes));
+    throw Error(
+        fmt::format("fixture: {} with {} needs {:.1f} GB of memory to write, {:.1f} GB is available: pass "
+                    "--layers {} or fewer",
+                    o.preset, cli::count(spec.n_layers, "layer"), double(bytes) / 1e9, double(*free) / 1e9,
+                    std::max<uint64_t>(fits, 1)));
+  }
+  fmt::print(stderr, "writing {} ({:.2f} GB)\n", o.out, double(bytes) / 1e9);
   fixture_writer(spec).save(o.out);
   fmt::print("wrote {} ({}, {} weights)\n", o.out, cli::count(spec.n_layers, "layer"), o.mix.empty() ? o.type : o.mix);
 }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -134,7 +135,8 @@ void GgufWriter::add_tensor(std::string_view name, std::span<const uint64_t> ne,
   tensors_.push_back({std::string(name), {ne.begin(), ne.end()}, type, {data.begin(), data.end()}});
 }
 
-std::vector<std::byte> GgufWriter::bytes() const {
+// Everything before the tensor data: header, metadata, tensor infos, padding to the alignment.
+std::vector<std::byte> GgufWriter::head() const {
   std::vector<std::byte> out;
   put(out, "GGUF", 4);
   put<uint32_t>(out, version_);
@@ -151,9 +153,12 @@ std::vector<std::byte> GgufWriter::bytes() const {
     offset += align_up(t.data.size(), alignment_);
   }
   // A file without tensors ends after its metadata, like llama.cpp's vocab-only files.
-  if (tensors_.empty()) return out;
-  pad(out, alignment_);
-  out.reserve(out.size() + offset);
+  if (!tensors_.empty()) pad(out, alignment_);
+  return out;
+}
+
+std::vector<std::byte> GgufWriter::bytes() const {
+  std::vector<std::byte> out = head();
   for (const Tensor& t : tensors_) {
     put(out, t.data.data(), t.data.size());
     pad(out, alignment_);
@@ -161,10 +166,22 @@ std::vector<std::byte> GgufWriter::bytes() const {
   return out;
 }
 
+// Streams the tensors rather than building bytes(): a model-sized file needs no second copy.
 void GgufWriter::save(const std::string& path) const {
-  std::vector<std::byte> b = bytes();
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+  auto write = [&f](std::span<const std::byte> b) {
+    f.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+  };
+  write(head());
+  const std::byte zeros[64] = {};
+  for (const Tensor& t : tensors_) {
+    write(t.data);
+    for (uint64_t left = align_up(t.data.size(), alignment_) - t.data.size(); left > 0;) {
+      uint64_t n = std::min<uint64_t>(left, sizeof zeros);
+      write({zeros, size_t(n)});
+      left -= n;
+    }
+  }
   f.close();
   ENSURE(f.good(), fmt::format("{}: cannot write the file", path));
 }

@@ -76,6 +76,7 @@ class GgufWriter {
     DType type;
     std::vector<std::byte> data;
   };
+  std::vector<std::byte> head() const;
   void add_scalar(std::string_view key, GgufType type, const void* v, size_t n);
   void begin_kv(std::string_view key, GgufType type);
 
