@@ -24,6 +24,19 @@ int32_t best(std::span<const float> logits) {
   return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
 }
 
+Greedy greedy_both(Loaded& l, const ref::Model& reference, uint32_t vocab, int steps) {
+  l.engine->reset();
+  Greedy g{some_tokens(5, vocab, 2), some_tokens(5, vocab, 2)};
+  std::span<const float> logits = l.engine->eval(g.gpu);
+  for (int step = 0; step < steps; ++step) {
+    std::vector<float> all = reference.forward(g.reference);
+    g.reference.push_back(best(std::span(all).last(vocab)));
+    g.gpu.push_back(best(logits));
+    logits = l.engine->eval(std::span<const int32_t>(&g.gpu.back(), 1));
+  }
+  return g;
+}
+
 std::vector<EngineFixture> engine_fixtures(DType type) {
   std::string t(info(type).name);
   FixtureSpec base{.dim = 128,

@@ -8,6 +8,7 @@
 #include "engine/engine.h"
 #include "fixture/fixture.h"
 #include "gguf/reader.h"
+#include "reference/model.h"
 
 namespace vkllm::test {
 
@@ -28,6 +29,13 @@ std::vector<int32_t> some_tokens(size_t n, uint32_t vocab, uint32_t seed);
 
 // The argmax of a logits row (greedy sampling).
 int32_t best(std::span<const float> logits);
+
+// `steps` greedy tokens after a fixed 5-token prompt, decoded by the engine (one token per eval,
+// from a reset cache) and by the reference model (a whole forward per token): {gpu, reference}.
+struct Greedy {
+  std::vector<int32_t> gpu, reference;
+};
+Greedy greedy_both(Loaded& l, const ref::Model& reference, uint32_t vocab, int steps);
 
 // MHA, GQA (qwen2, with biases and neox rope), MQA and MLA (new layout with q_lora, and the old
 // fused layout), each with weights in `type`.

@@ -26,17 +26,9 @@ void check_family(const test::EngineFixture& f) {
   auto tokens = some_tokens(29, f.spec.vocab_size, 1);
   test::check_nmse(l.engine->eval_all(tokens), reference.forward(tokens), 1e-5, "logits " + f.name);
 
-  l.engine->reset();
-  std::vector<int32_t> seq = some_tokens(5, f.spec.vocab_size, 2), gpu_seq = seq;
-  std::span<const float> logits = l.engine->eval(seq);
-  for (int step = 0; step < 32; ++step) {
-    std::vector<float> all = reference.forward(seq);
-    seq.push_back(best(std::span(all).last(f.spec.vocab_size)));
-    gpu_seq.push_back(best(logits));
-    logits = l.engine->eval(std::span<const int32_t>(&gpu_seq.back(), 1));
-  }
+  test::Greedy g = test::greedy_both(l, reference, f.spec.vocab_size, 32);
   INFO(f.name);
-  CHECK(gpu_seq == seq);
+  CHECK(g.gpu == g.reference);
 }
 
 std::vector<test::EngineFixture> pick(const std::vector<std::string>& archs) {

@@ -83,16 +83,9 @@ TEST_CASE("32 greedy tokens are the same on the GPU and the reference", "[transf
   for (const test::EngineFixture& f : test::engine_fixtures(DType::Q8_0)) {
     Loaded l = load(f.spec, {.kv_type = DType::F32});
     ref::Model reference(l.file, l.engine->config());
-    std::vector<int32_t> seq = some_tokens(5, f.spec.vocab_size, 2), gpu_seq = seq;
-    std::span<const float> logits = l.engine->eval(seq);
-    for (int step = 0; step < 32; ++step) {
-      std::vector<float> all = reference.forward(seq);
-      seq.push_back(best(std::span(all).last(f.spec.vocab_size)));
-      gpu_seq.push_back(best(logits));
-      logits = l.engine->eval(std::span<const int32_t>(&gpu_seq.back(), 1));
-    }
+    test::Greedy g = test::greedy_both(l, reference, f.spec.vocab_size, 32);
     INFO(f.name);
-    CHECK(gpu_seq == seq);
+    CHECK(g.gpu == g.reference);
   }
 }
 

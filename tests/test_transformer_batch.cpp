@@ -29,13 +29,8 @@ struct Run {
   std::vector<std::vector<float>> logits;    // logits at each sampled position, concatenated
 };
 
-std::vector<int32_t> some_tokens(size_t n, uint32_t vocab, uint32_t seed) {
-  std::vector<int32_t> t(n);
-  for (size_t i = 0; i < n; ++i) t[i] = int32_t((i * 2654435761u + seed * 97u) % vocab);
-  return t;
-}
-
-int32_t best(std::span<const float> l) { return int32_t(std::max_element(l.begin(), l.end()) - l.begin()); }
+using test::best;
+using test::some_tokens;
 
 // Runs the plans together for `steps` steps. forward(chunks) returns the logits of each chunk's
 // last token, (chunks, vocab).
