@@ -59,6 +59,7 @@ nlohmann::json to_json(const DeviceReport& r, bool chosen) {
       {"problems", r.problems},
       {"chosen", chosen},
       {"profile", r.profile.name},
+      {"profile_tuned", r.profile.tuned},
       {"features",
        {{"fp16", c.fp16},
         {"int8", c.int8},
@@ -100,7 +101,9 @@ void print_text(const DeviceReport& r, bool chosen, bool forced) {
   fmt::print("{} {}: {} ({}, Vulkan {}){}\n", chosen ? '*' : ' ', r.index, c.name, c.type,
              version_string(c.api_version), chosen ? "  <- chosen" : "");
   fmt::print("    driver: {}\n", c.driver);
-  fmt::print("    profile: {}{}\n", r.profile.name, forced ? " (VKLLM_PROFILE)" : "");
+  fmt::print("    profile: {}{}{}\n", r.profile.name, forced ? " (VKLLM_PROFILE)" : "",
+             r.profile.tuned ? ", tuned by measurement"
+                             : ", untuned: values reasoned from vendor documentation, not measured on hardware");
   if (!r.problems.empty()) fmt::print("    cannot run vkllm: {}\n", fmt::join(r.problems, "; "));
   fmt::print("    fp16 {}, int8 {}, 16-bit storage {}, 8-bit storage {}, integer dot {}\n", yes_no(c.fp16),
              yes_no(c.int8), yes_no(c.storage16), yes_no(c.storage8), yes_no(c.integer_dot_product));

@@ -218,6 +218,7 @@ std::vector<Profile> make_profiles() {
   intel.matmul_tm = 4, intel.matmul_tn = 2;
   intel.attn_br = 8, intel.attn_bc = 32, intel.attn_wg = 64;
   llvmpipe.name = "llvmpipe";
+  llvmpipe.tuned = true;
   // lavapipe runs each workgroup on one CPU thread with 8-wide SIMD: few big workgroups win.
   // Matvec: one SIMD-wide workgroup whose threads own 8 rows x 4 tokens. llvmpipe gathers every
   // load lane by lane, so x is loaded once per 8 rows (16 rows ran 10-25% faster but took 2x

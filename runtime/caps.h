@@ -75,6 +75,9 @@ DeviceCaps read_caps(VkPhysicalDevice pd);
 // run (slowly) on lavapipe, and no result may depend on which profile ran: tests run them all.
 struct Profile {
   std::string name;
+  // Whether the values below were chosen by measuring on this kind of device (docs/decisions.md
+  // keeps the sweeps); untuned profiles are reasoned from vendor documentation, and say so.
+  bool tuned = false;
   uint32_t wg_size = 256;               // threads per workgroup for elementwise and row kernels
   uint32_t matvec_wg = 128;             // threads per workgroup in matvec
   uint32_t matvec_rows = 2;             // output rows per matvec workgroup

@@ -1,4 +1,6 @@
 // `vkllm devices` as a user runs it, and the one-line errors of the command line.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -64,6 +66,14 @@ TEST_CASE("vkllm devices reports the choice run makes under VKLLM_DEVICE and VKL
   CHECK(j["profile_forced"] == true);
   CHECK(j["devices"][0]["chosen"] == true);
   for (auto& d : j["devices"]) CHECK(d["profile"] == "generic");
+  for (auto& d : j["devices"]) CHECK(d["profile_tuned"] == false);
+  // Only llvmpipe's values come from measurements so far; the GPU profiles say they are guesses.
+  for (const char* name : {"nvidia", "amd_rdna", "amd_gcn", "intel", "generic"}) {
+    auto text = run_vkllm("devices", fmt::format("VKLLM_PROFILE={} VKLLM_DEVICE=0", name));
+    CHECK(text.out.find(fmt::format("profile: {} (VKLLM_PROFILE), untuned: ", name)) != std::string::npos);
+  }
+  auto llvmpipe = run_vkllm("devices", "VKLLM_PROFILE=llvmpipe VKLLM_DEVICE=0");
+  CHECK(llvmpipe.out.find("profile: llvmpipe (VKLLM_PROFILE), tuned by measurement") != std::string::npos);
   auto run = run_vkllm("run -p x -n 1", "VKLLM_PROFILE=generic");
   CHECK(run.err.find("(profile generic)") != std::string::npos);
 
