@@ -18,18 +18,7 @@
 #include "grid.glsl"
 #include "push.h"
 
-// K is read as KV_PAIR, two consecutive elements, as in flash_attn.glsl.
-#if defined(KV_F16)
-#define KV_PAIR uint  // two f16 in a 32-bit word
-vec2 kv_pair(uint w) { return unpackHalf2x16(w); }
-#elif defined(KV_F32)
-#define KV_PAIR vec2
-vec2 kv_pair(vec2 w) { return w; }
-#elif defined(KV_Q8_0) || defined(KV_Q4_0)
-#define KV_PAIR uint  // the raw blocks; kv_read.glsl dequantises pairs from 16-bit words
-#else
-#error "build attention_probs.glsl with -DKV_F16, -DKV_F32, -DKV_Q8_0 or -DKV_Q4_0"
-#endif
+#include "kv_pair.glsl"  // K (and V) read as KV_PAIR, two consecutive elements
 
 layout(constant_id = 0) const uint WG = 64;  // a power of two
 layout(constant_id = 1) const bool USE_SUBGROUP = true;
