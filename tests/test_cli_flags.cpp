@@ -10,9 +10,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include "catch.h"
 #include "cli.h"
+#include "host_memory.h"
 
 using vkllm::test::run_bench;
 using vkllm::test::run_vkllm;
@@ -167,11 +169,8 @@ TEST_CASE("output lost on a full or closed stdout is an error", "[cli-flags]") {
 // A fixture bigger than memory is refused before any weight is made, with a --layers that fits
 // (Qwen3-30B-A3B in f32: 122 GB; where a machine has that much free, there is nothing to refuse).
 TEST_CASE("vkllm-bench fixture refuses a model that cannot fit in memory", "[cli-flags]") {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  uint64_t kib = 0;
-  while (meminfo >> key >> kib && key != "MemAvailable:") meminfo.ignore(1 << 20, '\n');
-  if (key != "MemAvailable:" || kib * 1024 / 4 * 3 >= 122'000'000'000ull) {
+  std::optional<uint64_t> free = vkllm::available_host_memory();
+  if (!free || *free / 4 * 3 >= 122'000'000'000ull) {
     WARN("this machine could write the fixture: the refusal is not exercised");
     return;
   }

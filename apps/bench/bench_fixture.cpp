@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <limits>
 #include <map>
 #include <optional>
 
@@ -12,6 +10,7 @@
 #include "error.h"
 #include "fixture/fixture.h"
 #include "gguf/writer.h"
+#include "host_memory.h"
 #include "output.h"
 
 namespace vkllm::bench {
@@ -209,18 +208,6 @@ std::vector<std::string> preset_names() {
   return names;
 }
 
-// Memory the system can give without swapping (MemAvailable), or nothing where it does not say.
-std::optional<uint64_t> available_memory() {
-  std::ifstream f("/proc/meminfo");
-  std::string key;
-  uint64_t kib = 0;
-  while (f >> key >> kib) {
-    if (key == "MemAvailable:") return kib * 1024;
-    f.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
-  }
-  return std::nullopt;
-}
-
 void write_fixture(const FixtureOptions& o) {
   FixtureSpec spec = presets().at(o.preset);  // the validators admitted only known names
   spec.weight_type = *dtype_named(o.type);
@@ -229,7 +216,7 @@ void write_fixture(const FixtureOptions& o) {
   // The writer holds every tensor in memory before it writes (and one tensor twice while adding
   // it): refuse early, naming a size that fits, rather than be killed half way.
   uint64_t bytes = fixture_tensor_bytes(spec);
-  std::optional<uint64_t> free = available_memory();
+  std::optional<uint64_t> free = available_host_memory();
   if (free && bytes > *free / 4 * 3) {
     uint64_t fits = uint64_t(double(spec.n_layers) * double(*free / 4 * 3) / double(bytes));
     throw Error(

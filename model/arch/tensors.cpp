@@ -102,11 +102,7 @@ TensorCatalogue tensor_catalogue(const ModelConfig& c) {
 
 uint64_t parameter_count(const ModelConfig& c) {
   uint64_t n = 0;
-  for (const TensorSpec& s : tensor_catalogue(c).specs()) {
-    uint64_t e = 1;
-    for (uint64_t d : s.ne) e *= d;
-    n += e;
-  }
+  for (const TensorSpec& s : tensor_catalogue(c).specs()) n += s.n_elements();
   return n;
 }
 

@@ -73,6 +73,11 @@ struct TensorSpec {
   std::vector<uint64_t> ne;  // ggml order, ne[0] fastest
   TensorRole role;
   int layer = kGlobal;
+  uint64_t n_elements() const {
+    uint64_t n = 1;
+    for (uint64_t d : ne) n *= d;
+    return n;
+  }
 };
 
 class TensorCatalogue {

@@ -159,6 +159,9 @@ std::vector<std::byte> GgufWriter::head() const {
 
 std::vector<std::byte> GgufWriter::bytes() const {
   std::vector<std::byte> out = head();
+  uint64_t data = 0;
+  for (const Tensor& t : tensors_) data += align_up(t.data.size(), alignment_);
+  out.reserve(out.size() + data);
   for (const Tensor& t : tensors_) {
     put(out, t.data.data(), t.data.size());
     pad(out, alignment_);
