@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "arch/model_config.h"
-#include "engine/check.h"
+#include "engine/reference_check.h"
 #include "engine/sampler.h"
 #include "graph/kv_cache.h"
 #include "graph/transformer.h"

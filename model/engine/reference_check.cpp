@@ -1,6 +1,6 @@
 // Matching the GPU's taps with the reference model's activations by (layer, name), rows of the
 // step's positions only, in the order the graph computed them.
-#include "engine/check.h"
+#include "engine/reference_check.h"
 
 #include <fmt/format.h>
 #include <map>

@@ -1,0 +1,16 @@
+# Fails when two headers in the tree share a file name (docs/design.md rule 4): an include then
+# says which one it means only by its path, and a reader can take one for the other.
+file(GLOB_RECURSE headers ${ROOT}/runtime/*.h ${ROOT}/model/*.h ${ROOT}/apps/*.h ${ROOT}/tests/*.h ${ROOT}/shaders/*.h)
+set(seen "")
+set(clashes "")
+foreach(h ${headers})
+  get_filename_component(name ${h} NAME)
+  list(FIND seen ${name} at)
+  if(at GREATER -1)
+    string(APPEND clashes "  ${name}: ${h}\n")
+  endif()
+  list(APPEND seen ${name})
+endforeach()
+if(clashes)
+  message(FATAL_ERROR "headers that share a name with another:\n${clashes}")
+endif()
