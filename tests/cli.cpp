@@ -21,8 +21,8 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
-static CliResult run_program(const std::string& bin, const std::string& args, const std::string& env,
-                             const std::string& input) {
+CliResult run_program(const std::string& bin, const std::string& args, const std::string& env,
+                      const std::string& input) {
   std::string base = "/tmp/vkllm_cli_" + std::to_string(getpid());
   std::string cmd = env + " " + bin + " " + args + " >" + base + ".out 2>" + base + ".err <" + input;
   int status = std::system(cmd.c_str());

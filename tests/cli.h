@@ -16,6 +16,9 @@ struct CliResult {
 CliResult run_vkllm(const std::string& args, const std::string& env = "", const std::string& input = "/dev/null");
 // The same for vkllm-bench.
 CliResult run_bench(const std::string& args, const std::string& env = "");
+// The same for any program.
+CliResult run_program(const std::string& bin, const std::string& args, const std::string& env = "",
+                      const std::string& input = "/dev/null");
 
 // A file under /tmp that removes itself.
 struct TempFile {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 
+#include "error.h"
 #include "harness.h"
 
 namespace vkllm::test {
@@ -70,6 +71,12 @@ std::vector<EngineFixture> family_fixtures(DType type) {
                    .vocab_size = 320,
                    .seq_len = 256,
                    .weight_type = type};
+  FixtureSpec llama = base;  // Llama 3.1: GQA, rope frequency factors
+  llama.rope_freqs = true, llama.rope_theta = 5e5f;
+  FixtureSpec mistral = base;
+  mistral.arch = "mistral", mistral.rope_theta = 1e6f;
+  FixtureSpec qwen2 = base;
+  qwen2.arch = "qwen2", qwen2.rope_theta = 1e6f, qwen2.tied_embeddings = true, qwen2.norm_eps = 1e-6f;
   FixtureSpec qwen3 = base;
   qwen3.arch = "qwen3", qwen3.head_dim = 64, qwen3.rope_theta = 1e6f, qwen3.tied_embeddings = true;
   FixtureSpec qwen3moe = qwen3;
@@ -78,10 +85,14 @@ std::vector<EngineFixture> family_fixtures(DType type) {
   FixtureSpec qwen2moe = base;
   qwen2moe.arch = "qwen2moe", qwen2moe.n_experts = 6, qwen2moe.n_experts_used = 2, qwen2moe.expert_hidden_dim = 96;
   qwen2moe.shared_hidden_dim = 160, qwen2moe.qkv_bias = true;
-  FixtureSpec v3 = base;
-  v3.arch = "deepseek2", v3.n_layers = 3, v3.q_lora_rank = 64, v3.kv_lora_rank = 64, v3.qk_nope_head_dim = 32;
-  v3.qk_rope_head_dim = 32, v3.v_head_dim = 32;
-  v3.n_experts = 16, v3.n_experts_used = 3, v3.expert_hidden_dim = 64, v3.n_shared_experts = 1;
+  FixtureSpec mla = base;  // every block dense (leading_dense_block_count = block_count)
+  mla.arch = "deepseek2", mla.q_lora_rank = 64, mla.kv_lora_rank = 64, mla.qk_nope_head_dim = 32;
+  mla.qk_rope_head_dim = 32, mla.v_head_dim = 32;
+  FixtureSpec v2 = mla;  // V2-Lite's shape: no q_lora, softmax routing; V2's expert groups
+  v2.n_layers = 3, v2.q_lora_rank = 0, v2.n_experts = 8, v2.n_experts_used = 3, v2.expert_hidden_dim = 64;
+  v2.n_shared_experts = 2, v2.leading_dense_blocks = 1, v2.n_groups = 4, v2.n_groups_used = 2, v2.weights_scale = 1.5f;
+  FixtureSpec v3 = mla;
+  v3.n_layers = 3, v3.n_experts = 16, v3.n_experts_used = 3, v3.expert_hidden_dim = 64, v3.n_shared_experts = 1;
   v3.leading_dense_blocks = 1, v3.gating = MoeGating::Sigmoid, v3.probs_bias = true, v3.n_groups = 4;
   v3.n_groups_used = 2, v3.weights_norm = true, v3.weights_scale = 2.5f;
   FixtureSpec gemma2 = base;
@@ -92,8 +103,18 @@ std::vector<EngineFixture> family_fixtures(DType type) {
   gemma3.attn_softcap = 0, gemma3.final_softcap = 0, gemma3.tied_embeddings = false;
   FixtureSpec phi3 = base;
   phi3.arch = "phi3", phi3.n_heads = 4, phi3.n_kv_heads = 4;
-  return {{"qwen3 " + t, qwen3},   {"qwen3moe " + t, qwen3moe}, {"qwen2moe " + t, qwen2moe}, {"deepseek2-v3 " + t, v3},
-          {"gemma2 " + t, gemma2}, {"gemma3 " + t, gemma3},     {"phi3 " + t, phi3}};
+  return {{"llama " + t, llama},       {"mistral " + t, mistral, "llama"},
+          {"qwen2 " + t, qwen2},       {"qwen3 " + t, qwen3},
+          {"qwen3moe " + t, qwen3moe}, {"qwen2moe " + t, qwen2moe},
+          {"deepseek2-mla " + t, mla}, {"deepseek2-v2 " + t, v2},
+          {"deepseek2-v3 " + t, v3},   {"gemma2 " + t, gemma2},
+          {"gemma3 " + t, gemma3},     {"phi3 " + t, phi3}};
+}
+
+EngineFixture family_fixture(const std::string& name, DType type) {
+  for (EngineFixture& f : family_fixtures(type))
+    if (f.name == name + " " + std::string(info(type).name)) return f;
+  throw Error(fmt::format("no family fixture named {}", name));
 }
 
 FixtureSpec mix_fixture(const std::string& mix) {

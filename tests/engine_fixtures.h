@@ -15,6 +15,9 @@ namespace vkllm::test {
 struct EngineFixture {
   std::string name;
   FixtureSpec spec;
+  // The architecture llama.cpp reads these weights as when it has no name for spec.arch (its
+  // files of that family carry another one): "" for most.
+  std::string oracle_arch = "";
 };
 
 // A fixture file parsed and an engine on the test GPU over it.
@@ -41,11 +44,16 @@ Greedy greedy_both(Loaded& l, const ref::Model& reference, uint32_t vocab, int s
 // fused layout), each with weights in `type`.
 std::vector<EngineFixture> engine_fixtures(DType type);
 
-// One fixture of each family beyond those (issue 16): qwen3 (head dim != dim / heads), qwen3moe,
-// qwen2moe (biases, gated shared expert), deepseek2 with V3 routing (a dense block, sigmoid
-// scores, selection bias, groups, shared expert), gemma2 and gemma3 (sliding windows small
-// enough to matter, soft-caps), phi3 (fused projections).
+// The fixture registry: at least one fixture of every registered architecture, the one list the
+// family tests, the batch tests and the llama.cpp agreement test iterate (a test fails when an
+// architecture has none). llama (3.1 rope factors), mistral, qwen2 (biases), qwen3 (head dim !=
+// dim / heads), qwen3moe, qwen2moe (biases, gated shared expert), deepseek2 three times (MLA with
+// every block dense; V2 routing: softmax, groups, shared experts, no q_lora; V3 routing: sigmoid
+// scores, selection bias, groups, normalised weights), gemma2 and gemma3 (sliding windows small
+// enough to matter, soft-caps), phi3 (fused projections). Names are "<family> <type>".
 std::vector<EngineFixture> family_fixtures(DType type);
+// The registry's fixture named "<name> <type>" (e.g. "qwen3moe"); throws if there is none.
+EngineFixture family_fixture(const std::string& name, DType type);
 
 // A GQA llama whose matrices have rows of 256 and 512 (so K-quants and IQ types apply), its
 // tensors typed as llama.cpp's quantizer types a file of `mix` ("Q3_K_M", "IQ3_M", ...).

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "catch.h"
@@ -76,5 +77,17 @@ void check_nmse(std::span<const float> got, std::span<const float> want, double 
   CHECK(c.extra_nonfinite == 0);
   CHECK(c.nmse <= bound);
 }
+
+namespace {
+std::vector<std::string> g_skipped;
+}
+
+void skip(const std::string& reason) {
+  std::printf("skipped: %s\n", reason.c_str());
+  std::fflush(stdout);
+  g_skipped.push_back(reason);
+}
+
+const std::vector<std::string>& skipped() { return g_skipped; }
 
 }  // namespace vkllm::test

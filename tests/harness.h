@@ -33,4 +33,10 @@ Comparison compare(std::span<const float> got, std::span<const float> want);
 // Checks NMSE <= bound and no NaN/inf the reference lacks; prints "nmse <what>: <value>".
 void check_nmse(std::span<const float> got, std::span<const float> want, double bound, const std::string& what);
 
+// Marks the running test case skipped (what it needs is missing) and prints "skipped: <reason>";
+// the caller returns right after. The runner then exits 77, which ctest reports as skipped, never
+// as passed (tests/main.cpp).
+void skip(const std::string& reason);
+const std::vector<std::string>& skipped();
+
 }  // namespace vkllm::test

@@ -1,5 +1,7 @@
 // Test runner: one shared GPU context with the validation layer on. A test case during which the
-// layer reports an error fails: the runner names it and exits non-zero.
+// layer reports an error fails: the runner names it and exits non-zero. When nothing failed but a
+// test was skipped (test::skip: an optional tool such as the llama.cpp oracle is missing), it
+// exits 77, which ctest counts as skipped.
 #define CATCH_CONFIG_RUNNER
 #include <algorithm>
 #include <cstdio>
@@ -8,6 +10,7 @@
 
 #include "catch.h"
 #include "context.h"
+#include "harness.h"
 
 namespace {
 
@@ -36,5 +39,9 @@ CATCH_REGISTER_LISTENER(ValidationListener)
 int main(int argc, char** argv) {
   int result = Catch::Session().run(argc, argv);
   if (!g_failed.empty() && result == 0) result = 1;
+  if (result == 0 && !vkllm::test::skipped().empty()) {
+    std::fprintf(stderr, "%zu skipped: %s\n", vkllm::test::skipped().size(), vkllm::test::skipped().front().c_str());
+    result = 77;
+  }
   return result;
 }

@@ -11,6 +11,7 @@
 #include "arch/model_config.h"
 #include "arch/tensors.h"
 #include "catch.h"
+#include "engine_fixtures.h"
 #include "error.h"
 #include "fixture/fixture.h"
 #include "gguf/reader.h"
@@ -277,23 +278,29 @@ TEST_CASE("config reads MoE blocks and refuses what it cannot route", "[config]"
   CHECK_NOTHROW(ModelConfig::from_gguf(GgufFile::parse(make_fixture_model(s), "mla.gguf")));
 }
 
-TEST_CASE("config of the issue-16 families survives a file round trip", "[config]") {
-  for (const char* arch : {"qwen3", "qwen3moe", "qwen2moe", "gemma2", "gemma3", "phi3"}) {
-    INFO(arch);
-    FixtureSpec s = small(arch, 4, 2);
-    s.head_dim = 32;
-    if (std::string(arch).find("moe") != std::string::npos)
-      s.n_experts = 4, s.n_experts_used = 2, s.expert_hidden_dim = 48;
-    if (std::string(arch) == "gemma3") s.sliding_window = 16, s.n_layers = 7;
+TEST_CASE("config of every family in the fixture registry survives a file round trip", "[config]") {
+  for (const test::EngineFixture& fx : test::family_fixtures(DType::F16)) {
+    INFO(fx.name);
+    const FixtureSpec& s = fx.spec;
     GgufFile f = GgufFile::parse(make_fixture_model(s), "family.gguf");
     ModelConfig c = ModelConfig::from_gguf(f);
     ModelConfig want = fixture_config(s);
     CHECK(c.arch == want.arch);
-    CHECK(c.head_dim == 32);
-    CHECK(c.moe.n_experts == want.moe.n_experts);
-    CHECK(c.moe.weights_norm == (std::string(arch) == "qwen3moe"));
+    CHECK(c.arch->name == s.arch);
+    CHECK((c.n_layers == s.n_layers && c.dim == s.dim && c.n_heads == s.n_heads));
+    CHECK((c.head_dim == want.head_dim && c.v_head_dim == want.v_head_dim && c.n_kv_heads == want.n_kv_heads));
+    CHECK((c.rope.mode == want.rope.mode && c.rope.theta == s.rope_theta && c.rope.dim == want.rope.dim));
+    CHECK(c.rope.has_freq_factors == want.rope.has_freq_factors);
+    CHECK((c.tied_embeddings == s.tied_embeddings && c.qkv_bias == want.qkv_bias));
+    const MoeConfig &m = c.moe, &wm = want.moe;
+    CHECK((m.n_experts == s.n_experts && m.n_experts_used == s.n_experts_used));
+    CHECK((m.expert_hidden_dim == wm.expert_hidden_dim && m.shared_hidden_dim == wm.shared_hidden_dim));
+    CHECK((m.leading_dense_blocks == wm.leading_dense_blocks && m.gating == wm.gating));
+    CHECK((m.weights_norm == wm.weights_norm && m.weights_scale == wm.weights_scale && m.probs_bias == wm.probs_bias));
+    CHECK((m.n_groups == s.n_groups && m.n_groups_used == s.n_groups_used));
+    for (uint32_t l = 0; l < c.n_layers; ++l) CHECK(c.is_moe_layer(l) == (s.n_experts && l >= s.leading_dense_blocks));
     CHECK(c.swa_layers == want.swa_layers);
-    CHECK(c.attn_softcap == want.attn_softcap);
+    CHECK((c.attn_softcap == want.attn_softcap && c.final_softcap == want.final_softcap));
     CHECK(c.query_scale == want.query_scale);
     CHECK(parameter_count(c) == [&] {
       uint64_t n = 0;
@@ -301,6 +308,13 @@ TEST_CASE("config of the issue-16 families survives a file round trip", "[config
       return n;
     }());
   }
+  // Fixed routing rules: qwen3moe normalises the selected weights, qwen2moe does not; qwen2moe's
+  // shared expert is feed_forward_length wide when the file does not say.
+  CHECK(fixture_config(test::family_fixture("qwen3moe", DType::F16).spec).moe.weights_norm);
+  FixtureSpec q2 = test::family_fixture("qwen2moe", DType::F16).spec;
+  CHECK(!fixture_config(q2).moe.weights_norm);
+  q2.shared_hidden_dim = 0;
+  CHECK(fixture_config(q2).moe.shared_hidden_dim == q2.hidden_dim);
   // A dense family with experts declared is refused by name.
   FixtureSpec moe_llama = small("llama", 4, 2);
   moe_llama.n_experts = 8, moe_llama.n_experts_used = 2, moe_llama.expert_hidden_dim = 48;

@@ -69,8 +69,12 @@ void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
   const MlaConfig& m = c.mla;
   bool split = m.layout == MlaLayout::Split;
   w.add(k("attention.head_count_kv"), split ? 1u : c.n_heads);
-  w.add(k("leading_dense_block_count"), c.moe.leading_dense_blocks);
-  if (m.q_lora_rank) w.add(k("attention.q_lora_rank"), m.q_lora_rank);
+  // Every deepseek2 file llama.cpp reads carries the expert keys, and its blocks from
+  // leading_dense_block_count on must be MoE: a model without experts is all leading dense blocks.
+  w.add(k("leading_dense_block_count"), c.moe.n_experts ? c.moe.leading_dense_blocks : c.n_layers);
+  // 0 is written too: llama.cpp requires the key unless the block count is V2-Lite's (27), by
+  // which it recognises the real files that leave it out.
+  w.add(k("attention.q_lora_rank"), m.q_lora_rank);
   w.add(k("attention.kv_lora_rank"), m.kv_lora_rank);
   w.add(k("attention.key_length"), split ? m.kv_lora_rank + m.qk_rope_head_dim : c.head_dim);
   w.add(k("attention.value_length"), split ? m.kv_lora_rank : c.v_head_dim);
@@ -78,9 +82,9 @@ void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
     w.add(k("attention.key_length_mla"), c.head_dim);
     w.add(k("attention.value_length_mla"), c.v_head_dim);
   }
+  w.add(k("expert_feed_forward_length"), c.moe.expert_hidden_dim);
+  w.add(k("expert_shared_count"), c.moe.n_shared_experts);
   if (c.moe.n_experts) {
-    w.add(k("expert_feed_forward_length"), c.moe.expert_hidden_dim);
-    w.add(k("expert_shared_count"), c.moe.n_shared_experts);
     w.add(k("expert_weights_scale"), c.moe.weights_scale);
     w.add(k("expert_weights_norm"), c.moe.weights_norm);
     w.add(k("expert_gating_func"), uint32_t(c.moe.gating));

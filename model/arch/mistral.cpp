@@ -1,7 +1,8 @@
 // mistral: files whose general.architecture is "mistral" (Mistral 7B style converters). The
 // blocks are llama's: standard attention, gated SiLU FFN, adjacent-pair rope; the metadata keys
 // sit under the "mistral." prefix. Mistral's sliding window is not in these files (4096 keys or
-// fewer run identically; docs/formats.md §6).
+// fewer run identically; docs/formats.md §6). llama.cpp has no architecture of this name (its
+// Mistral 7B files say "llama"): the agreement test checks this family against its llama.
 #include "arch/architecture.h"
 #include "arch/common_blocks.h"
 

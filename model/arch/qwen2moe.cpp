@@ -27,7 +27,9 @@ void read_hparams(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
 void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
   write_standard_heads(w, k, c);
   write_expert_width(w, k, c);
-  if (c.moe.n_experts) w.add(k("expert_shared_feed_forward_length"), c.moe.shared_hidden_dim);
+  // 0: the key is left out, so the reader's default (feed_forward_length) applies.
+  if (c.moe.n_experts && c.moe.shared_hidden_dim)
+    w.add(k("expert_shared_feed_forward_length"), c.moe.shared_hidden_dim);
 }
 
 void validate(const ModelConfig& c) {

@@ -33,6 +33,7 @@ void Transformer::record_moe(Stream& s, const MoeWeights& w, uint32_t l, uint32_
                             .scale = m.weights_scale};
   ops::moe_route(s, route, logits, w.probs_bias ? w.probs_bias->view : BufferView{}, ids, weights);
   tap(s, int(l), "ffn_moe_weights", weights, n, k);
+  tap(s, int(l), "ffn_moe_topk", ids, n, k);  // the chosen experts: i32 bit patterns (for comparing routings)
   ops::moe_plan(s, plan, ids, plan_buf);
 
   // The routed experts: pair p = t·k + j reads token t's h for gate and up, its own row for down.

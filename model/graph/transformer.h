@@ -30,7 +30,8 @@ enum class LogitsMode { Last, All };
 
 // An activation of a forward pass copied to the host for checking against the reference model
 // (VKLLM_CHECK, `vkllm logits --check`): (rows, width) floats, token-major. layer -1: before the
-// first layer. Names follow llama.cpp's graph callbacks (docs/decisions.md, issue 16).
+// first layer. Names follow llama.cpp's graph callbacks (docs/decisions.md, issue 16);
+// ffn_moe_topk holds the chosen expert ids as i32 bit patterns (the reference emits no such tap).
 struct Tap {
   int layer = -1;
   std::string name;

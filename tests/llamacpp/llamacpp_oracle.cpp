@@ -1,0 +1,258 @@
+// llamacpp_oracle: llama.cpp's own CPU backend as an oracle for the tests (never part of `vkllm`).
+// Built only against the prebuilt libraries of npm's node-llama-cpp and the llama.h of its source
+// bundle (scripts/fetch_llamacpp), so it shares no code with vkllm.
+//
+//   llamacpp_oracle logits -m FILE --tokens 1,2,3 [--kv-type f32|f16|q8_0|q4_0] [--chunk N]
+//                          [--greedy N] [--experts] [--threads N]
+//       one line per position: "logits POS v0 v1 ..." (every vocabulary entry, %.9g), the prompt
+//       evaluated as one batch, or in batches of N tokens with --chunk; then with --greedy N one
+//       line "greedy t1 ... tN": N argmax tokens decoded one at a time after the prompt;
+//       --experts adds "experts LAYER POS e1 ... ek" for every prompt token of every
+//       mixture-of-experts layer: the experts llama.cpp's router chose (its ffn_moe_topk)
+//   llamacpp_oracle quantize IN OUT TYPE
+//       llama_model_quantize (llama.cpp's quantizer) to TYPE: Q8_0, Q4_0, Q4_K_M, ...
+//
+// An error is one line on stderr ("error: ...", with llama.cpp's last logged error) and exit 1.
+#include <ggml-backend.h>
+#include <llama.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// llama.cpp logs a lot; keep its first error-level line (the cause; later ones say what gave up)
+// to explain a failure, and print nothing else.
+std::string g_first_error;
+
+void quiet_log(ggml_log_level level, const char* text, void*) {
+  if (level != GGML_LOG_LEVEL_ERROR || !text) return;
+  std::string line(text);
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+  if (!line.empty() && g_first_error.empty()) g_first_error = line;
+}
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::runtime_error(g_first_error.empty() ? what : what + " (llama.cpp: " + g_first_error + ")");
+}
+
+long to_int(const std::string& s, const char* flag) {
+  char* end = nullptr;
+  long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end || v < 0) throw std::runtime_error(std::string(flag) + ": not a non-negative integer: " + s);
+  return v;
+}
+
+std::vector<llama_token> parse_tokens(const std::string& list) {
+  std::vector<llama_token> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = std::min(list.find(',', start), list.size());
+    out.push_back(llama_token(to_int(list.substr(start, comma - start), "--tokens")));
+    start = comma + 1;
+  }
+  return out;
+}
+
+ggml_type kv_type(const std::string& name) {
+  static const std::map<std::string, ggml_type> types = {
+      {"f32", GGML_TYPE_F32}, {"f16", GGML_TYPE_F16}, {"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_Q4_0}};
+  auto it = types.find(name);
+  if (it == types.end()) throw std::runtime_error("--kv-type: expected f32, f16, q8_0 or q4_0, got " + name);
+  return it->second;
+}
+
+struct LogitsArgs {
+  std::string model;
+  std::vector<llama_token> tokens;
+  ggml_type kv = GGML_TYPE_F32;
+  size_t chunk = 0, greedy = 0;
+  bool experts = false;
+  int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+};
+
+LogitsArgs parse_logits_args(int argc, char** argv) {
+  LogitsArgs a;
+  for (int i = 2; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--experts") {
+      a.experts = true;
+      continue;
+    }
+    if (i + 1 >= argc) throw std::runtime_error(flag + ": missing value");
+    std::string value = argv[++i];
+    if (flag == "-m")
+      a.model = value;
+    else if (flag == "--tokens")
+      a.tokens = parse_tokens(value);
+    else if (flag == "--kv-type")
+      a.kv = kv_type(value);
+    else if (flag == "--chunk")
+      a.chunk = size_t(to_int(value, "--chunk"));
+    else if (flag == "--greedy")
+      a.greedy = size_t(to_int(value, "--greedy"));
+    else if (flag == "--threads")
+      a.threads = int(std::max(1L, to_int(value, "--threads")));
+    else
+      throw std::runtime_error("unknown option " + flag);
+  }
+  if (a.model.empty() || a.tokens.empty()) throw std::runtime_error("logits needs -m FILE and --tokens LIST");
+  return a;
+}
+
+struct Owned {
+  llama_model* model = nullptr;
+  llama_context* ctx = nullptr;
+  ~Owned() {
+    if (ctx) llama_free(ctx);
+    if (model) llama_model_free(model);
+  }
+};
+
+// The experts chosen in the batch being decoded: llama.cpp names the (k, n_tokens) i32 tensor of
+// layer L "ffn_moe_topk-L" (a view of the argsort, so rows are strided).
+struct ExpertDump {
+  size_t first = 0;  // position of the batch's first token
+  std::vector<std::string> lines;
+};
+
+bool capture_experts(ggml_tensor* t, bool ask, void* user) {
+  static const char kName[] = "ffn_moe_topk-";
+  if (std::strncmp(t->name, kName, sizeof(kName) - 1) != 0) return ask ? false : true;
+  if (ask) return true;
+  auto* dump = static_cast<ExpertDump*>(user);
+  if (t->type != GGML_TYPE_I32 || !ggml_backend_buffer_is_host(t->buffer)) fail("ffn_moe_topk is not host i32 data");
+  int layer = std::atoi(t->name + sizeof(kName) - 1);
+  for (int64_t row = 0; row < t->ne[1]; ++row) {
+    const auto* ids = reinterpret_cast<const int32_t*>(static_cast<const char*>(t->data) + row * t->nb[1]);
+    char head[64];
+    std::snprintf(head, sizeof head, "experts %d %zu", layer, dump->first + size_t(row));
+    std::string line = head;
+    for (int64_t j = 0; j < t->ne[0]; ++j) line += ' ' + std::to_string(ids[j]);
+    dump->lines.push_back(line);
+  }
+  return true;
+}
+
+// Decodes tokens[first, first + n) at their positions, asking for every position's logits.
+void decode(llama_context* ctx, const std::vector<llama_token>& tokens, size_t first, size_t n) {
+  llama_batch b = llama_batch_init(int32_t(n), 0, 1);
+  for (size_t i = 0; i < n; ++i) {
+    b.token[i] = tokens[first + i];
+    b.pos[i] = llama_pos(first + i);
+    b.n_seq_id[i] = 1;
+    b.seq_id[i][0] = 0;
+    b.logits[i] = 1;
+  }
+  b.n_tokens = int32_t(n);
+  int32_t rc = llama_decode(ctx, b);
+  llama_batch_free(b);
+  if (rc != 0) fail("llama_decode returned " + std::to_string(rc));
+}
+
+void print_row(const char* tag, size_t pos, const float* row, int n_vocab) {
+  std::printf("%s %zu", tag, pos);
+  for (int v = 0; v < n_vocab; ++v) std::printf(" %.9g", double(row[v]));
+  std::printf("\n");
+}
+
+int logits(int argc, char** argv) {
+  LogitsArgs a = parse_logits_args(argc, argv);
+  Owned o;
+  llama_model_params mp = llama_model_default_params();
+  mp.n_gpu_layers = 0;
+  o.model = llama_model_load_from_file(a.model.c_str(), mp);
+  if (!o.model) fail(a.model + ": llama.cpp cannot load this file");
+  int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(o.model));
+  for (llama_token t : a.tokens)
+    if (t >= n_vocab) throw std::runtime_error("--tokens: " + std::to_string(t) + " is past the vocabulary");
+
+  size_t total = a.tokens.size() + a.greedy;
+  size_t batch = a.chunk ? a.chunk : a.tokens.size();
+  llama_context_params cp = llama_context_default_params();
+  cp.n_ctx = uint32_t((total + 255) / 256 * 256);
+  cp.n_batch = cp.n_ubatch = uint32_t(batch);
+  cp.n_seq_max = 1;
+  cp.n_threads = cp.n_threads_batch = a.threads;
+  cp.type_k = cp.type_v = a.kv;
+  // Flash attention only where a quantised V cache needs it: otherwise the plain f32 path.
+  bool quantised = a.kv != GGML_TYPE_F32 && a.kv != GGML_TYPE_F16;
+  cp.flash_attn_type = quantised ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+  cp.no_perf = true;
+  ExpertDump experts;
+  if (a.experts) cp.cb_eval = capture_experts, cp.cb_eval_user_data = &experts;
+  o.ctx = llama_init_from_model(o.model, cp);
+  if (!o.ctx) fail(a.model + ": llama.cpp cannot create a context");
+
+  for (size_t first = 0; first < a.tokens.size(); first += batch) {
+    size_t n = std::min(batch, a.tokens.size() - first);
+    experts.first = first;
+    decode(o.ctx, a.tokens, first, n);
+    for (size_t i = 0; i < n; ++i) print_row("logits", first + i, llama_get_logits_ith(o.ctx, int32_t(i)), n_vocab);
+  }
+  for (const std::string& line : experts.lines) std::printf("%s\n", line.c_str());
+  experts.lines.clear();
+  std::vector<llama_token> seq = a.tokens;
+  if (a.greedy) std::printf("greedy");
+  for (size_t step = 0; step < a.greedy; ++step) {
+    const float* row = llama_get_logits_ith(o.ctx, -1);
+    llama_token next = llama_token(std::max_element(row, row + n_vocab) - row);
+    std::printf(" %d", next);
+    seq.push_back(next);
+    if (step + 1 < a.greedy) decode(o.ctx, seq, seq.size() - 1, 1);
+  }
+  if (a.greedy) std::printf("\n");
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw std::runtime_error("cannot write to stdout");
+  return 0;
+}
+
+llama_ftype ftype(const std::string& name) {
+  static const std::map<std::string, llama_ftype> types = {
+      {"F16", LLAMA_FTYPE_MOSTLY_F16},       {"Q8_0", LLAMA_FTYPE_MOSTLY_Q8_0},
+      {"Q4_0", LLAMA_FTYPE_MOSTLY_Q4_0},     {"Q4_1", LLAMA_FTYPE_MOSTLY_Q4_1},
+      {"Q5_0", LLAMA_FTYPE_MOSTLY_Q5_0},     {"Q5_1", LLAMA_FTYPE_MOSTLY_Q5_1},
+      {"Q2_K", LLAMA_FTYPE_MOSTLY_Q2_K},     {"Q3_K_M", LLAMA_FTYPE_MOSTLY_Q3_K_M},
+      {"Q4_K_M", LLAMA_FTYPE_MOSTLY_Q4_K_M}, {"Q5_K_M", LLAMA_FTYPE_MOSTLY_Q5_K_M},
+      {"Q6_K", LLAMA_FTYPE_MOSTLY_Q6_K},     {"IQ4_NL", LLAMA_FTYPE_MOSTLY_IQ4_NL},
+      {"IQ4_XS", LLAMA_FTYPE_MOSTLY_IQ4_XS},
+  };
+  auto it = types.find(name);
+  if (it == types.end()) throw std::runtime_error("quantize: unknown or unsupported type " + name);
+  return it->second;
+}
+
+int quantize(int argc, char** argv) {
+  if (argc != 5) throw std::runtime_error("usage: llamacpp_oracle quantize IN OUT TYPE");
+  llama_model_quantize_params p = llama_model_quantize_default_params();
+  p.ftype = ftype(argv[4]);
+  p.nthread = int(std::max(1u, std::thread::hardware_concurrency()));
+  if (llama_model_quantize(argv[2], argv[3], &p) != 0) fail(std::string(argv[2]) + ": llama_model_quantize failed");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    llama_log_set(quiet_log, nullptr);
+    ggml_backend_load_all();  // ggml's CPU backends live beside this executable
+    llama_backend_init();
+    std::string cmd = argc > 1 ? argv[1] : "";
+    int rc = cmd == "logits" ? logits(argc, argv)
+             : cmd == "quantize"
+                 ? quantize(argc, argv)
+                 : throw std::runtime_error("usage: llamacpp_oracle logits|quantize ... (see tests/llamacpp/)");
+    llama_backend_free();
+    return rc;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
