@@ -42,6 +42,10 @@ struct RopeParams {
   uint32_t n_heads2 = 0;
   uint32_t token_stride2 = 0;
   uint32_t offset2 = 0;
+  // Sectioned rope of text tokens (Qwen3.5's interleaved M-RoPE; ref::RopeSpec::sections): pairs
+  // of the 4th section turn with position 0, the others with the token's. All 0: no sections.
+  uint32_t sections[4] = {0, 0, 0, 0};
+  bool interleaved = false;
 };
 
 // ggml's YaRN correction range (pair indices) for rot_dim dims: [low, high].

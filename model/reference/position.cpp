@@ -26,6 +26,17 @@ double yarn_ramp(const RopeSpec& s, size_t i) {
 
 }  // namespace
 
+bool rope_pair_is_fourth_section(const RopeSpec& s, size_t i) {
+  const uint32_t* n = s.sections;
+  size_t all = size_t(n[0]) + n[1] + n[2] + n[3];
+  if (all == 0) return false;
+  size_t sector = i % all;
+  if (s.interleaved)
+    return !((sector % 3 == 0 && sector < 3 * n[0]) || (sector % 3 == 1 && sector < 3 * n[1]) ||
+             (sector % 3 == 2 && sector < 3 * n[2]));
+  return sector >= size_t(n[0]) + n[1] + n[2];
+}
+
 void rope(float* y, const float* x, const int32_t* pos, const float* ff, const RopeSpec& s) {
   size_t head_stride = s.head_stride ? s.head_stride : s.head_dim;
   size_t token_stride = s.token_stride ? s.token_stride : s.n_heads * head_stride;
@@ -38,7 +49,8 @@ void rope(float* y, const float* x, const int32_t* pos, const float* ff, const R
       float* yh = y + t * token_stride + h * head_stride;
       for (size_t d = s.rot_dim; d < s.head_dim; ++d) yh[d] = xh[d];
       for (size_t i = 0; i < half; ++i) {
-        double extrap = pos[t] * std::pow(s.theta_base, -2.0 * i / s.rot_dim) / (ff ? ff[i] : 1.0);
+        double p = rope_pair_is_fourth_section(s, i) ? 0.0 : double(pos[t]);
+        double extrap = p * std::pow(s.theta_base, -2.0 * i / s.rot_dim) / (ff ? ff[i] : 1.0);
         double interp = s.freq_scale * extrap;
         double mix = yarn ? yarn_ramp(s, i) * s.ext_factor : 0.0;
         double theta = interp * (1 - mix) + extrap * mix;

@@ -20,7 +20,17 @@ struct RopeSpec {
   double ext_factor = 0, attn_factor = 1;
   double n_ctx_orig = 0, beta_fast = 32, beta_slow = 1;
   size_t token_stride = 0, head_stride = 0;  // elements; 0: contiguous (n_tokens, n_heads, head_dim)
+  // Sectioned rope of text tokens (Qwen3.5's interleaved M-RoPE): pair i belongs to section
+  // i % (sections[0] + .. + sections[3]), the sections counted in turn, or interleaved (t h w t h w
+  // ..., each while it has pairs left; the rest is the 4th). Pairs of the 4th section turn with
+  // position 0, as llama.cpp gives text tokens; the other three with the token's position. All 0:
+  // no sections.
+  uint32_t sections[4] = {0, 0, 0, 0};
+  bool interleaved = false;
 };
+
+// Whether pair i of a sectioned rope turns with position 0 (it is in the 4th section).
+bool rope_pair_is_fourth_section(const RopeSpec& spec, size_t i);
 
 // y = x with each head's first rot_dim elements rotated: pair i at position p turns by
 //   theta_i = p base^(-2i/rot_dim) / ff_i, interpolated by freq_scale and (with YaRN) a ramp.

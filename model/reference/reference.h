@@ -3,6 +3,7 @@
 #include "reference/attention.h"
 #include "reference/copy.h"
 #include "reference/elementwise.h"
+#include "reference/linear_attention.h"
 #include "reference/matmul.h"
 #include "reference/moe.h"
 #include "reference/position.h"

@@ -1,0 +1,65 @@
+// Kernels of the linear-attention (Gated DeltaNet) layers of hybrid models (Qwen3.5/3.6): the
+// causal conv1d with its state carried over, the L2 norm of q/k, the gated delta rule (token by
+// token for decode, in chunks of 64 for prefill), the gated RMSNorm of the output, and the sigmoid
+// output gate of the full-attention layers. Each has its specification in
+// model/reference/linear_attention.h (ref::ssm_conv, ...).
+//
+// The recurrent ops run over the sequences of a step as flash attention does: `step` holds one
+// StepParams per sequence (push.h), whose tokens are consecutive in the batch after those of the
+// sequences before it; a sequence reads and writes the state of its slot (`slot`), and one that
+// starts at position 0 (pos0 = 0) starts from a zero state instead of reading it.
+#pragma once
+#include "buffer.h"
+#include "stream.h"
+
+namespace vkllm::ops {
+
+// The conv1d of every sequence of the step, SiLU applied (ref::ssm_conv per sequence):
+//   x (n_tokens, channels): the step's inputs, rows token_stride floats apart (0: channels)
+//   w (channels, kernel) f32
+//   state (slots, kernel - 1, channels) f32, read and written per the sequence's slot
+//   y (n_tokens, channels) packed
+struct SsmConvParams {
+  uint32_t n_tokens = 0, seqs = 1;
+  uint32_t channels = 0, kernel = 4;
+  uint32_t token_stride = 0;
+};
+void ssm_conv(Stream& s, BufferView x, BufferView w, BufferView state, BufferView step, BufferView y,
+              const SsmConvParams& p);
+
+// y = x / sqrt(sum x^2 + eps) over rows of `width` (ref::l2_norm): n_tokens x heads rows, row
+// (t, h) at offset + t * token_stride + h * width floats of x and of y; y may be x.
+struct L2NormParams {
+  uint32_t n_tokens = 0, heads = 0, width = 0;
+  uint32_t token_stride = 0;  // 0: heads * width
+  uint32_t offset = 0;
+  float eps = 1e-6f;
+};
+void l2_norm(Stream& s, BufferView x, BufferView y, const L2NormParams& p);
+
+// The gated delta rule of every sequence of the step (ref::delta_rule per sequence):
+//   qkv: the conv output, token t's q heads at q_offset + t * qk_stride, its k heads at
+//        k_offset + t * qk_stride, its v heads at v_offset + t * qk_stride (floats; heads packed)
+//   alpha, beta (n_tokens, h_v): the raw projections (the kernel applies softplus/sigmoid)
+//   dt_bias, a (h_v) f32
+//   state (slots, h_v, s, s) f32, read and written per the sequence's slot
+//   o (n_tokens, h_v, s) packed
+// chunked: the chunked (WY) form, chunks of 64 tokens of one sequence, for prefill; it must give
+// what the token-by-token form gives (within f32 rounding).
+struct DeltaRuleParams {
+  uint32_t n_tokens = 0, seqs = 1;
+  uint32_t h_k = 0, h_v = 0, s = 0;
+  uint32_t qk_stride = 0, q_offset = 0, k_offset = 0, v_offset = 0;
+  bool chunked = false;
+};
+void delta_rule(Stream& s, BufferView qkv, BufferView alpha, BufferView beta, BufferView dt_bias, BufferView a,
+                BufferView state, BufferView step, BufferView o, const DeltaRuleParams& p);
+
+// y(rows, width) = rmsnorm(x) * w(width) * silu(z) per row (ref::gated_rmsnorm); y may be x.
+void gated_rmsnorm(Stream& s, BufferView x, BufferView w, BufferView z, BufferView y, uint32_t rows, uint32_t width,
+                   float eps);
+
+// y(n) = x * sigmoid(g) (ref::sigmoid_mul); y may be x.
+void sigmoid_mul(Stream& s, BufferView x, BufferView g, BufferView y, uint32_t n);
+
+}  // namespace vkllm::ops
