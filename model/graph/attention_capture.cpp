@@ -9,6 +9,7 @@
 
 #include "context.h"
 #include "error.h"
+#include "graph/blocks.h"
 #include "graph/transformer.h"
 #include "ops.h"
 #include "push.h"
@@ -23,21 +24,10 @@ constexpr uint64_t kMaxProbabilityBytes = 1ull << 30;
 
 }  // namespace
 
-void Transformer::capture_probs(Stream& s, const ops::AttentionShape& shape, BufferView q, uint32_t l) {
-  if (!capture_ || capture_->layer != l) return;
-  ops::attention_probs(s, shape, q, cache_.k(l), step_.view(0, sizeof(push::StepParams)), capture_->out,
-                       capture_->n_keys);
-}
-
-void Transformer::record_capture(Stream& s, uint32_t n, const Capture& capture) {
-  seqs_ = 1;
-  capture_ = &capture;
-  struct Reset {  // the capture pointer never outlives this recording, even when it throws
-    const Capture*& c;
-    ~Reset() { c = nullptr; }
-  } reset{capture_};
-  record_embeddings(s, n);
-  for (uint32_t l = 0; l <= capture.layer; ++l) record_layer(s, l, n, l < capture.layer);
+void blocks::capture_probs(const RecordContext& r, const ops::AttentionShape& shape, BufferView q, uint32_t l) {
+  if (!r.capture || r.capture->layer != l) return;
+  ops::attention_probs(r.s, shape, q, r.cache.k(l), r.in.step.view(0, sizeof(push::StepParams)), r.capture->out,
+                       r.capture->n_keys);
 }
 
 std::vector<float> Transformer::attention_probabilities(std::span<const int32_t> tokens, uint32_t layer,
@@ -65,7 +55,11 @@ std::vector<float> Transformer::attention_probabilities(std::span<const int32_t>
     SeqChunk one{.slot = slot, .pos0 = pos0, .tokens = tokens.subspan(pos0, m)};
     write_step(std::span<const SeqChunk>(&one, 1));
     Stream s(ctx_);
-    record_capture(s, m, {.layer = layer, .out = out.view(0, m * row_bytes), .n_keys = uint32_t(n)});
+    Capture capture{.layer = layer, .out = out.view(0, m * row_bytes), .n_keys = uint32_t(n)};
+    RecordContext r = context(s, m, 1);
+    r.capture = &capture;
+    blocks::embeddings(r);
+    for (uint32_t l = 0; l <= layer; ++l) blocks::layer(r, l, l < layer);
     s.submit_wait();
     // (heads, m, n) of this chunk's queries into rows pos0 .. pos0 + m - 1 of each head.
     const auto* got = reinterpret_cast<const float*>(out.mapped());

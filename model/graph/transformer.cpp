@@ -13,6 +13,7 @@
 #include "arch/architecture.h"
 #include "context.h"
 #include "error.h"
+#include "graph/blocks.h"
 #include "ops.h"
 #include "push.h"
 
@@ -65,7 +66,8 @@ Transformer::Transformer(const Context& ctx, const ModelConfig& config, const We
       positions_(ctx, max_batch_ * 4ull, Memory::Host, "positions"),
       kv_rows_(ctx, max_batch_ * 4ull, Memory::Host, "kv rows"),
       step_(ctx, cache.slots() * sizeof(push::StepParams), Memory::Host, "step"),
-      last_rows_(ctx, cache.slots() * 4ull, Memory::Host, "last rows") {
+      last_rows_(ctx, cache.slots() * 4ull, Memory::Host, "last rows"),
+      inputs_{tokens_, positions_, kv_rows_, step_, last_rows_} {
   plan_arena();
 }
 
@@ -110,18 +112,15 @@ void Transformer::declare_activations() {
     a.olat = t("olat", H * lat);
     a.attn = t("attn", H * m.v_head_dim);
   } else {
-    a.qkv = planner_.add("qkv", qkv_offset(2) + B * c_.n_kv_heads * c_.v_head_dim * 4);
+    // q, k and v share one activation, each part at a binding offset of its own, so that one
+    // product can store all three (blocks.cpp project_qkv).
+    uint64_t align = ctx_.caps().binding_alignment();
+    uint64_t q = align_up(B * c_.n_heads * c_.head_dim * 4, align),
+             k = align_up(B * c_.n_kv_heads * c_.head_dim * 4, align);
+    a.qkv_offsets[1] = q, a.qkv_offsets[2] = q + k;
+    a.qkv = planner_.add("qkv", q + k + B * c_.n_kv_heads * c_.v_head_dim * 4);
     a.attn = t("attn", H * c_.v_head_dim);
   }
-}
-
-// q, k and v share one activation, each part at a binding offset of its own, so that one product
-// can store all three (project_qkv). Offset of part i (q, k, v) in bytes.
-uint64_t Transformer::qkv_offset(int part) const {
-  uint64_t B = max_batch_, align = ctx_.caps().binding_alignment();
-  uint64_t q = align_up(B * c_.n_heads * c_.head_dim * 4, align),
-           k = align_up(B * c_.n_kv_heads * c_.head_dim * 4, align);
-  return part == 0 ? 0 : part == 1 ? q : q + k;
 }
 
 // Lifetimes come from the graph itself: it is traced once at max_batch with every activation in a
@@ -164,21 +163,25 @@ Transformer::Trace Transformer::trace(uint32_t n, LogitsMode mode, bool unshared
   // Nothing reads or writes the placeholder: a tracing stream only logs the views.
   std::optional<Buffer> placeholder;
   if (unshared) placeholder.emplace(ctx_, 4, Memory::Device, "activations (placeholder while tracing)");
-  unshared_ = unshared ? placeholder->handle() : VK_NULL_HANDLE;
-  try {
-    record(s, n, seqs, mode);
-  } catch (...) {
-    unshared_ = VK_NULL_HANDLE;
-    throw;
-  }
-  unshared_ = VK_NULL_HANDLE;
+  record(context(s, n, seqs, unshared ? placeholder->handle() : VK_NULL_HANDLE), mode);
   return {s.trace(), unshared ? placeholder->handle() : arena_->handle()};
 }
 
-BufferView Transformer::act(int id, uint64_t bytes, uint64_t offset) const {
-  ENSURE(id >= 0 && offset + bytes <= planner_.bytes(id), "activation out of its planned size");
-  if (unshared_) return {.buffer = unshared_, .offset = planner_.unshared_offset(id) + offset, .size = bytes};
-  return arena_->view(planner_.offset(id) + offset, bytes);
+RecordContext Transformer::context(Stream& s, uint32_t n, uint32_t seqs, VkBuffer unshared) const {
+  return {.s = s,
+          .ctx = ctx_,
+          .c = c_,
+          .w = w_,
+          .cache = cache_,
+          .acts = acts_,
+          .planner = planner_,
+          .arena = arena_.get(),
+          .in = inputs_,
+          .scratch = scratch_.get(),
+          .logits = *logits_,
+          .n = n,
+          .seqs = seqs,
+          .unshared = unshared};
 }
 
 uint64_t Transformer::activation_bytes() const {
@@ -188,72 +191,16 @@ uint64_t Transformer::activation_bytes() const {
 
 // --- recording
 
-// Final norm and the output projection: of each sequence's last token (gathered by the indices
-// in last_rows_), or of all n in chunks of rows small enough for one binding of the logits.
-void Transformer::record_logits(Stream& s, uint32_t n, LogitsMode mode) {
-  const Acts& a = acts_;
-  uint32_t dim = c_.dim, vocab = c_.vocab_size, m = seqs_;
-  BufferView x = act(a.x, 4ull * n * dim), h = act(a.h, 4ull * n * dim);
-  const Tensor& out = w_.output();
-  if (mode == LogitsMode::Last) {
-    BufferView hm = act(a.h, 4ull * m * dim);
-    ops::get_rows(s, DType::F32, x, last_rows_.view(0, 4ull * m), hm, m, dim);
-    ops::rmsnorm(s, hm, w_.output_norm().view, hm, m, dim, c_.norm_eps);
-    BufferView logits = logits_->view(0, 4ull * m * vocab);
-    ops::matmul(s, out.type, out.view, hm, logits, vocab, m, dim);
-    if (c_.final_softcap > 0) ops::softcap(s, logits, logits, m * vocab, c_.final_softcap);
-    return;
-  }
-  ops::rmsnorm(s, x, w_.output_norm().view, h, n, dim, c_.norm_eps);
-  // Chunk starts must stay aligned for the x and logits views.
-  uint64_t align = ctx_.caps().storage_offset_alignment;
-  uint64_t step =
-      std::lcm(align / std::gcd<uint64_t>(align, 4ull * dim), align / std::gcd<uint64_t>(align, 4ull * vocab));
-  uint64_t rows = std::max<uint64_t>(1, ctx_.caps().max_storage_buffer_range / (4ull * vocab));
-  rows = std::max<uint64_t>(step, rows / step * step);
-  for (uint64_t r0 = 0; r0 < n; r0 += rows) {
-    uint32_t m = uint32_t(std::min<uint64_t>(rows, n - r0));
-    BufferView rows_h = h;
-    rows_h.offset += r0 * 4 * dim, rows_h.size = 4ull * m * dim;
-    BufferView rows_out = logits_->view(r0 * 4 * vocab, 4ull * m * vocab);
-    ops::matmul(s, out.type, out.view, rows_h, rows_out, vocab, m, dim);
-    if (c_.final_softcap > 0) ops::softcap(s, rows_out, rows_out, m * vocab, c_.final_softcap);
-  }
-}
-
-void Transformer::record(Stream& s, uint32_t n, uint32_t seqs, LogitsMode mode) {
-  seqs_ = seqs;
-  record_embeddings(s, n);
-  for (uint32_t l = 0; l < c_.n_layers; ++l) record_layer(s, l, n, true);
-  record_logits(s, n, mode);
-}
-
-void Transformer::record_embeddings(Stream& s, uint32_t n) {
-  const Tensor& embd = w_.token_embd();
-  BufferView x = act(acts_.x, 4ull * n * c_.dim);
-  ops::get_rows(s, embd.type, embd.view, tokens_.view(0, 4ull * n), x, n, c_.dim);
-  if (c_.architecture().recipe.scale_embeddings) ops::scale(s, x, x, n * c_.dim, std::sqrt(float(c_.dim)));
-  tap(s, -1, "inp_embd", x, n, c_.dim);
-}
-
-// Layer l's attention, then (with `ffn`; the attention capture stops before it) its FFN or MoE.
-void Transformer::record_layer(Stream& s, uint32_t l, uint32_t n, bool ffn) {
-  const LayerWeights& lw = w_.layer(l);
-  if (auto* attention = std::get_if<AttentionWeights>(&lw.attention))
-    record_attention(s, *attention, l, n);
-  else
-    record_latent_attention(s, std::get<LatentAttentionWeights>(lw.attention), l, n);
-  if (!ffn) return;
-  if (auto* dense = std::get_if<FfnWeights>(&lw.ffn))
-    record_ffn(s, *dense, l, n);
-  else
-    record_moe(s, std::get<MoeWeights>(lw.ffn), l, n);
-  tap(s, int(l), "l_out", act(acts_.x, 4ull * n * c_.dim), n, c_.dim);
+void Transformer::record(const RecordContext& r, LogitsMode mode) {
+  blocks::embeddings(r);
+  for (uint32_t l = 0; l < c_.n_layers; ++l) blocks::layer(r, l);
+  blocks::logits(r, mode);
 }
 
 void Transformer::fit_logits(uint32_t rows) {
   if (!logits_ || logits_->size() < uint64_t(rows) * 4 * c_.vocab_size) {
     graphs_.clear();  // recorded graphs write into the old logits buffer
+    last_ = nullptr;
     logits_ = std::make_unique<Buffer>(ctx_, uint64_t(rows) * 4 * c_.vocab_size, Memory::Host, "logits");
   }
 }
@@ -270,7 +217,7 @@ Stream& Transformer::graph(uint32_t n, uint32_t seqs, LogitsMode mode) {
       graphs_.erase(lru);
     }
     auto s = std::make_unique<Stream>(ctx_, profiling_);
-    record(*s, n, seqs, mode);
+    record(context(*s, n, seqs), mode);
     ++recorded_;
     it = graphs_.emplace(key, Graph{std::move(s), 0}).first;
   }
@@ -332,19 +279,14 @@ std::span<const float> Transformer::forward_tapped(std::span<const int32_t> toke
   SeqChunk one{.slot = 0, .pos0 = pos0, .tokens = tokens};
   write_step(std::span<const SeqChunk>(&one, 1));
   fit_logits(mode == LogitsMode::All ? n : 1);
-  std::vector<Tapped> tapped;
+  std::vector<TapCopy> tapped;
   Stream s(ctx_);
-  tapping_ = &tapped;
-  try {
-    record(s, n, 1, mode);
-  } catch (...) {
-    tapping_ = nullptr;
-    throw;
-  }
-  tapping_ = nullptr;
+  RecordContext r = context(s, n, 1);
+  r.taps = &tapped;
+  record(r, mode);
   s.submit_wait();
   last_ = nullptr;
-  for (Tapped& t : tapped) {
+  for (TapCopy& t : tapped) {
     t.tap.values = t.host->download<float>(size_t(t.tap.rows) * t.tap.width);
     taps.push_back(std::move(t.tap));
   }

@@ -4,7 +4,8 @@
 // slot. One graph (a recorded Stream) per (tokens, sequences, logits mode), replayed for every
 // later step of that shape: per-step values (tokens, positions, cache rows, each sequence's
 // StepParams) live in small host-visible buffers the graph reads. The blocks a layer is built
-// from (its recipe's attention form, the FFN) are recorded in blocks.cpp.
+// from (its recipe's attention form, the FFN) are free functions of a RecordContext (graph/blocks.h):
+// the Transformer owns the arena, the step inputs and the recorded graphs, never a recording mode.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -18,26 +19,13 @@
 #include "buffer.h"
 #include "graph/kv_cache.h"
 #include "graph/planner.h"
+#include "graph/record.h"
 #include "graph/weights.h"
 #include "ops_attention.h"
 #include "ops_position.h"
 #include "stream.h"
 
 namespace vkllm {
-
-// Last: the logits of each sequence's last token of the step; All: of every token.
-enum class LogitsMode { Last, All };
-
-// An activation of a forward pass copied to the host for checking against the reference model
-// (VKLLM_CHECK, `vkllm logits --check`): (rows, width) floats, token-major. layer -1: before the
-// first layer. Names follow llama.cpp's graph callbacks (docs/decisions.md, issue 16);
-// ffn_moe_topk holds the chosen expert ids as i32 bit patterns (the reference emits no such tap).
-struct Tap {
-  int layer = -1;
-  std::string name;
-  uint32_t rows = 0, width = 0;
-  std::vector<float> values;
-};
 
 // One sequence's share of a forward step: tokens at consecutive positions from pos0, stored in
 // and attending over KV-cache slot `slot`. The sequences of a step have distinct slots.
@@ -96,63 +84,15 @@ class Transformer {
   Trace trace(uint32_t n, LogitsMode mode, bool unshared = false, uint32_t seqs = 1);
 
  private:
-  // Planner ids of the activation tensors, each sized for max_batch tokens.
-  struct Acts {
-    int x = -1;              // (B, dim) the residual stream, alive throughout
-    int h = -1;              // (B, dim) normed input of a block
-    int q = -1;              // (B, H·hd) (MLA)
-    int qkv = -1;            // (B, H·hd), (B, G·hd), (B, G·vd) at qkv_offset(0, 1, 2)
-    int attn = -1;           // (B, H·vd) attention output
-    int proj = -1;           // (B, dim) a block's output before the residual add
-    int gate = -1, up = -1;  // (B, hidden)
-    // MLA: compressed query, latent row, its two parts, the absorbed query and latent output
-    int qa = -1, kv = -1, c = -1, kpe = -1, qpe = -1, qcat = -1, olat = -1;
-    // MoE: router logits then scores (B, E), chosen ids and weights (B, k), the plan, the experts'
-    // gate/up (B·k, F) and down (B·k, dim) products, the shared expert's gate logit (B)
-    int logits = -1, ids = -1, weights = -1, plan = -1, exp_gate = -1, exp_up = -1, exp_down = -1, shared_gate = -1;
-  };
   void declare_activations();
   void plan_arena();
-  BufferView act(int id, uint64_t bytes, uint64_t offset = 0) const;  // bytes from offset into id
-  uint64_t qkv_offset(int part) const;
   uint64_t attention_scratch_need() const;           // for any step shape
   void fit_logits(uint32_t rows);                    // grows the logits buffer to `rows` rows
   void write_step(std::span<const SeqChunk> batch);  // the step's host-visible inputs
+  // The blocks' view of a recording of n tokens of seqs sequences into s (no taps, no capture).
+  RecordContext context(Stream& s, uint32_t n, uint32_t seqs, VkBuffer unshared = VK_NULL_HANDLE) const;
   Stream& graph(uint32_t n, uint32_t seqs, LogitsMode mode);
-  void record(Stream& s, uint32_t n, uint32_t seqs, LogitsMode mode);
-  void record_logits(Stream& s, uint32_t n, LogitsMode mode);
-  void record_embeddings(Stream& s, uint32_t n);
-  void record_layer(Stream& s, uint32_t layer, uint32_t n, bool ffn);
-  // The attention capture: a graph of layers 0 .. capture.layer for n tokens of one sequence.
-  struct Capture {
-    uint32_t layer = 0;
-    BufferView out;  // (heads, n, n_keys) f32
-    uint32_t n_keys = 0;
-  };
-  void record_capture(Stream& s, uint32_t n, const Capture& capture);
-  // After layer l's attention: its probabilities, when a capture of layer l is being recorded.
-  void capture_probs(Stream& s, const ops::AttentionShape& shape, BufferView q, uint32_t l);
-  // Attention over the cache for the step being recorded (n tokens of seqs_ sequences).
-  ops::AttentionShape attention_shape(uint32_t n, uint32_t kv_heads, uint32_t dk, uint32_t dv) const;
-  // The shared blocks (blocks.cpp).
-  void record_attention(Stream& s, const AttentionWeights& w, uint32_t layer, uint32_t n);
-  void record_latent_attention(Stream& s, const LatentAttentionWeights& w, uint32_t layer, uint32_t n);
-  void record_ffn(Stream& s, const FfnWeights& w, uint32_t layer, uint32_t n);
-  void record_moe(Stream& s, const MoeWeights& w, uint32_t layer, uint32_t n);  // blocks_moe.cpp
-  void gated(Stream& s, const Tensor& gate, const Tensor& up, const Tensor& down, BufferView h, BufferView out,
-             uint32_t n, uint32_t hidden);
-  void project(Stream& s, const Tensor& w, BufferView x, BufferView y, uint32_t n, const Tensor* bias = nullptr);
-  void block_output(Stream& s, const Tensor& w, const Tensor* post_norm, BufferView in, uint32_t n, uint32_t layer,
-                    const char* name);
-  void project_qkv(Stream& s, const AttentionWeights& w, BufferView h, uint32_t n);
-  BufferView gated_hidden(Stream& s, const Tensor& gate, const Tensor& up, BufferView h, uint32_t n, uint32_t hidden);
-  void rope(Stream& s, BufferView x, uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride,
-            uint32_t layer);
-  void rope_qk(Stream& s, BufferView q, BufferView k, uint32_t n, uint32_t H, uint32_t G, uint32_t hd, uint32_t layer);
-  ops::RopeParams rope_params(uint32_t n, uint32_t heads, uint32_t head_dim, uint32_t token_stride,
-                              uint32_t layer) const;
-  // Copies (rows, width) floats of `v` to the host when recording a tapped forward; else nothing.
-  void tap(Stream& s, int layer, const char* name, BufferView v, uint32_t rows, uint32_t width);
+  void record(const RecordContext& r, LogitsMode mode);
 
   const Context& ctx_;
   const ModelConfig& c_;
@@ -161,20 +101,11 @@ class Transformer {
   uint32_t max_batch_;
   bool profiling_;
   ArenaPlanner planner_;
-  VkBuffer unshared_ = VK_NULL_HANDLE;  // while tracing unshared: act() gives views into this placeholder
   Acts acts_;
-  struct Tapped {
-    Tap tap;
-    std::unique_ptr<Buffer> host;
-  };
-  std::vector<Tapped>* tapping_ = nullptr;  // while recording a tapped forward
   std::unique_ptr<Buffer> arena_, scratch_;
-  // Step inputs, host-visible: per token its id, position and KV-cache row (slot * n_ctx +
-  // position); per sequence its StepParams and the batch index of its last token.
-  Buffer tokens_, positions_, kv_rows_, step_, last_rows_;
-  std::unique_ptr<Buffer> logits_;    // (rows, vocab) f32, host-visible; grown for LogitsMode::All
-  uint32_t seqs_ = 1;                 // sequences of the step being recorded
-  const Capture* capture_ = nullptr;  // set while a capture graph is being recorded
+  Buffer tokens_, positions_, kv_rows_, step_, last_rows_;  // graph/record.h StepBuffers
+  StepBuffers inputs_;
+  std::unique_ptr<Buffer> logits_;  // (rows, vocab) f32, host-visible; grown for LogitsMode::All
   struct Graph {
     std::unique_ptr<Stream> stream;
     uint64_t used;  // for least-recently-used eviction

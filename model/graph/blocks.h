@@ -1,0 +1,45 @@
+// The blocks a forward graph is recorded from, free functions of one RecordContext: embeddings,
+// each layer's attention (standard, latent) and FFN (dense, mixture of experts), the logits; and
+// the shared pieces they are made of. Which block a layer uses is its architecture's recipe and
+// its weights (model/arch/, graph/weights.h). blocks.cpp: attention and dense FFN; blocks_moe.cpp:
+// mixture of experts; blocks_latent.cpp: MLA; blocks_model.cpp: embeddings, layers, logits.
+#pragma once
+#include <cstdint>
+
+#include "graph/record.h"
+#include "ops_attention.h"
+#include "ops_position.h"
+
+namespace vkllm::blocks {
+
+// The whole graph of a step, or its parts.
+void embeddings(const RecordContext& r);
+// Layer l's attention, then (with `ffn`; the attention capture stops before it) its FFN or MoE.
+void layer(const RecordContext& r, uint32_t l, bool ffn = true);
+void logits(const RecordContext& r, LogitsMode mode);
+
+// The blocks.
+void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l);
+void latent_attention(const RecordContext& r, const LatentAttentionWeights& w, uint32_t l);
+void ffn(const RecordContext& r, const FfnWeights& w, uint32_t l);
+void moe(const RecordContext& r, const MoeWeights& w, uint32_t l);
+
+// Shared pieces. y = x · wᵀ (+ bias) for n rows.
+void project(const RecordContext& r, const Tensor& w, BufferView x, BufferView y, uint32_t n,
+             const Tensor* bias = nullptr);
+// x += post_norm(in · wᵀ), a block's last projection into the residual stream; `name` is its tap.
+void block_output(const RecordContext& r, const Tensor& w, const Tensor* post_norm, BufferView in, uint32_t l,
+                  const char* name);
+// act(gate(h)) ⊙ up(h) for the step's tokens, into the gate activation (which it returns).
+BufferView gated_hidden(const RecordContext& r, const Tensor& gate, const Tensor& up, BufferView h, uint32_t hidden);
+// out = down(gated_hidden(h)).
+void gated(const RecordContext& r, const Tensor& gate, const Tensor& up, const Tensor& down, BufferView h,
+           BufferView out, uint32_t hidden);
+// Rotates x (n, heads, head_dim; tokens token_stride floats apart) in place as layer l rotates.
+void rope(const RecordContext& r, BufferView x, uint32_t heads, uint32_t head_dim, uint32_t token_stride, uint32_t l);
+// Attention over the cache for the step (n tokens of seqs sequences, each over its own slot).
+ops::AttentionShape attention_shape(const RecordContext& r, uint32_t kv_heads, uint32_t dk, uint32_t dv);
+// After layer l's attention: its probabilities, when this is a capture of layer l.
+void capture_probs(const RecordContext& r, const ops::AttentionShape& shape, BufferView q, uint32_t l);
+
+}  // namespace vkllm::blocks

@@ -1,0 +1,72 @@
+// The graph around the layers: token embeddings, each layer's blocks in turn, final norm → logits.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <variant>
+
+#include "arch/architecture.h"
+#include "context.h"
+#include "graph/blocks.h"
+#include "ops.h"
+
+namespace vkllm::blocks {
+
+void embeddings(const RecordContext& r) {
+  const Tensor& embd = r.w.token_embd();
+  const ModelConfig& c = r.c;
+  BufferView x = r.act_rows(r.acts.x, c.dim);
+  ops::get_rows(r.s, embd.type, embd.view, r.in.tokens.view(0, 4ull * r.n), x, r.n, c.dim);
+  if (c.architecture().recipe.scale_embeddings) ops::scale(r.s, x, x, r.n * c.dim, std::sqrt(float(c.dim)));
+  r.tap(-1, "inp_embd", x, r.n, c.dim);
+}
+
+void layer(const RecordContext& r, uint32_t l, bool with_ffn) {
+  const LayerWeights& lw = r.w.layer(l);
+  if (auto* standard = std::get_if<AttentionWeights>(&lw.attention))
+    attention(r, *standard, l);
+  else
+    latent_attention(r, std::get<LatentAttentionWeights>(lw.attention), l);
+  if (!with_ffn) return;
+  if (auto* dense = std::get_if<FfnWeights>(&lw.ffn))
+    ffn(r, *dense, l);
+  else
+    moe(r, std::get<MoeWeights>(lw.ffn), l);
+  r.tap(int(l), "l_out", r.act_rows(r.acts.x, r.c.dim), r.n, r.c.dim);
+}
+
+// Final norm and the output projection: of each sequence's last token (gathered by the indices
+// in last_rows), or of all n in chunks of rows small enough for one binding of the logits.
+void logits(const RecordContext& r, LogitsMode mode) {
+  const ModelConfig& c = r.c;
+  const Acts& a = r.acts;
+  Stream& s = r.s;
+  uint32_t n = r.n, dim = c.dim, vocab = c.vocab_size, m = r.seqs;
+  BufferView x = r.act_rows(a.x, dim), h = r.act_rows(a.h, dim);
+  const Tensor& out = r.w.output();
+  if (mode == LogitsMode::Last) {
+    BufferView hm = r.act(a.h, 4ull * m * dim);
+    ops::get_rows(s, DType::F32, x, r.in.last_rows.view(0, 4ull * m), hm, m, dim);
+    ops::rmsnorm(s, hm, r.w.output_norm().view, hm, m, dim, c.norm_eps);
+    BufferView lv = r.logits.view(0, 4ull * m * vocab);
+    ops::matmul(s, out.type, out.view, hm, lv, vocab, m, dim);
+    if (c.final_softcap > 0) ops::softcap(s, lv, lv, m * vocab, c.final_softcap);
+    return;
+  }
+  ops::rmsnorm(s, x, r.w.output_norm().view, h, n, dim, c.norm_eps);
+  // Chunk starts must stay aligned for the x and logits views.
+  uint64_t align = r.ctx.caps().storage_offset_alignment;
+  uint64_t step =
+      std::lcm(align / std::gcd<uint64_t>(align, 4ull * dim), align / std::gcd<uint64_t>(align, 4ull * vocab));
+  uint64_t rows = std::max<uint64_t>(1, r.ctx.caps().max_storage_buffer_range / (4ull * vocab));
+  rows = std::max<uint64_t>(step, rows / step * step);
+  for (uint64_t r0 = 0; r0 < n; r0 += rows) {
+    uint32_t k = uint32_t(std::min<uint64_t>(rows, n - r0));
+    BufferView rows_h = h;
+    rows_h.offset += r0 * 4 * dim, rows_h.size = 4ull * k * dim;
+    BufferView rows_out = r.logits.view(r0 * 4 * vocab, 4ull * k * vocab);
+    ops::matmul(s, out.type, out.view, rows_h, rows_out, vocab, k, dim);
+    if (c.final_softcap > 0) ops::softcap(s, rows_out, rows_out, k * vocab, c.final_softcap);
+  }
+}
+
+}  // namespace vkllm::blocks

@@ -1,0 +1,107 @@
+// One recording of the forward graph, as the blocks see it: the model, its weights and caches,
+// the activation arena and the step's input buffers (what every recording shares), and what this
+// recording is for: the step's tokens and sequences, and at most one of taps (VKLLM_CHECK), an
+// attention capture, or tracing with every activation in a range of its own (arena planning).
+// The blocks (graph/blocks.h) are free functions of a RecordContext, so the Transformer holds no
+// recording modes between calls.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arch/model_config.h"
+#include "buffer.h"
+#include "graph/kv_cache.h"
+#include "graph/planner.h"
+#include "graph/weights.h"
+#include "stream.h"
+
+namespace vkllm {
+
+class Context;
+
+// Last: the logits of each sequence's last token of the step; All: of every token.
+enum class LogitsMode { Last, All };
+
+// An activation of a forward pass copied to the host for checking against the reference model
+// (VKLLM_CHECK, `vkllm logits --check`): (rows, width) floats, token-major. layer -1: before the
+// first layer. Names follow llama.cpp's graph callbacks (docs/decisions.md, issue 16);
+// ffn_moe_topk holds the chosen expert ids as i32 bit patterns (the reference emits no such tap).
+struct Tap {
+  int layer = -1;
+  std::string name;
+  uint32_t rows = 0, width = 0;
+  std::vector<float> values;
+};
+
+// A tap while its forward runs: the host buffer the graph copies it into.
+struct TapCopy {
+  Tap tap;
+  std::unique_ptr<Buffer> host;
+};
+
+// The attention capture: layer `layer`'s probabilities of the step's queries over n_keys keys.
+struct Capture {
+  uint32_t layer = 0;
+  BufferView out;  // (heads, n, n_keys) f32
+  uint32_t n_keys = 0;
+};
+
+// Planner ids of the activation tensors, each sized for the most tokens a step may have.
+struct Acts {
+  int x = -1;              // (B, dim) the residual stream, alive throughout
+  int h = -1;              // (B, dim) normed input of a block
+  int q = -1;              // (B, H·hd) (MLA)
+  int qkv = -1;            // (B, H·hd), (B, G·hd), (B, G·vd) at qkv_offset(0, 1, 2)
+  int attn = -1;           // (B, H·vd) attention output
+  int proj = -1;           // (B, dim) a block's output before the residual add
+  int gate = -1, up = -1;  // (B, hidden)
+  // MLA: compressed query, latent row, its two parts, the absorbed query and latent output
+  int qa = -1, kv = -1, c = -1, kpe = -1, qpe = -1, qcat = -1, olat = -1;
+  // MoE: router logits then scores (B, E), chosen ids and weights (B, k), the plan, the experts'
+  // gate/up (B·k, F) and down (B·k, dim) products, the shared expert's gate logit (B)
+  int logits = -1, ids = -1, weights = -1, plan = -1, exp_gate = -1, exp_up = -1, exp_down = -1, shared_gate = -1;
+  uint64_t qkv_offsets[3] = {0, 0, 0};  // bytes of the q, k and v parts into qkv
+};
+
+// The step's inputs, host-visible, written before each submit: per token its id, position and
+// KV-cache row (slot * n_ctx + position); per sequence its StepParams and the batch index of its
+// last token.
+struct StepBuffers {
+  const Buffer &tokens, &positions, &kv_rows, &step, &last_rows;
+};
+
+struct RecordContext {
+  // What every recording shares.
+  Stream& s;
+  const Context& ctx;
+  const ModelConfig& c;
+  const Weights& w;
+  KvCache& cache;
+  const Acts& acts;
+  const ArenaPlanner& planner;
+  const Buffer* arena;  // null while tracing unshared
+  const StepBuffers& in;
+  const Buffer* scratch;  // attention's split-K partials; null when no step needs them
+  const Buffer& logits;   // (rows, vocab) f32, host-visible
+  // What this recording is for.
+  uint32_t n = 0;                        // tokens of the step
+  uint32_t seqs = 1;                     // sequences of the step (one per KV-cache slot)
+  VkBuffer unshared = VK_NULL_HANDLE;    // tracing: act() gives views into this placeholder
+  std::vector<TapCopy>* taps = nullptr;  // a tapped forward: the activations to copy out
+  const Capture* capture = nullptr;      // an attention capture
+
+  // `bytes` from `offset` into activation `id` (for the n tokens of this step).
+  BufferView act(int id, uint64_t bytes, uint64_t offset = 0) const;
+  // Floats of activation id for this step's n tokens, `per_token` each.
+  BufferView act_rows(int id, uint64_t per_token) const { return act(id, 4ull * n * per_token); }
+  BufferView positions() const { return in.positions.view(0, 4ull * n); }
+  BufferView kv_rows() const { return in.kv_rows.view(0, 4ull * n); }
+  BufferView step_params() const;  // the seqs StepParams
+  BufferView scratch_view() const { return scratch ? scratch->view() : BufferView{}; }
+  // Copies (rows, width) floats of v to the host when this is a tapped forward; else nothing.
+  void tap(int layer, const char* name, BufferView v, uint32_t rows, uint32_t width) const;
+};
+
+}  // namespace vkllm
