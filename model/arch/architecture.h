@@ -38,6 +38,9 @@ struct BlockRecipe {
   bool post_norms = false;  // RMSNorm of the attention and FFN outputs before each residual add
   FfnActivation ffn_activation = FfnActivation::Silu;
   bool scale_embeddings = false;  // token embeddings times sqrt(dim) (gemma)
+  // The query projection gives q and a gate per head (q_h | gate_h, 2·head_dim rows each), and
+  // the attention output is scaled by sigmoid(gate) before the output projection (qwen35).
+  bool gated_attention = false;
 };
 
 struct Architecture {
@@ -50,8 +53,12 @@ struct Architecture {
   void (*write_hparams)(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c);
   // Checks beyond the common ones; throws vkllm::Error. May be null.
   void (*validate)(const ModelConfig& c);
-  // Every tensor of layer l (l < n_layers), in llama.cpp's order; the globals are common.
+  // Every tensor of layer l, in llama.cpp's order; the globals are common. Layers from n_layers on
+  // are multi-token-prediction blocks (only where nextn_blocks says the family has them).
   void (*layer_tensors)(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
+  // Whether files of this family may carry multi-token-prediction blocks (nextn_predict_layers),
+  // which layer_tensors then lists so they load; they are not run.
+  bool nextn_blocks = false;
 };
 
 // The registered families, in the order `vkllm info` lists them.

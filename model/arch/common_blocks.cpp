@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "arch/keys.h"
 #include "arch/model_config.h"
 #include "arch/tensors.h"
@@ -38,9 +40,9 @@ void add_standard_attention(const ModelConfig& c, uint32_t l, TensorCatalogue& t
   t.add(l, TensorRole::AttnOut, "attn_output.weight", {H * c.v_head_dim, E});
 }
 
-void add_gated_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
-  uint64_t E = c.dim, F = c.hidden_dim[l];
-  t.add(l, TensorRole::FfnNorm, "ffn_norm.weight", {E});
+void add_gated_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::string_view norm) {
+  uint64_t E = c.dim, F = c.hidden_dim.at(std::min<size_t>(l, c.hidden_dim.size() - 1));
+  t.add(l, TensorRole::FfnNorm, norm, {E});
   t.add(l, TensorRole::FfnGate, "ffn_gate.weight", {E, F});
   t.add(l, TensorRole::FfnUp, "ffn_up.weight", {E, F});
   t.add(l, TensorRole::FfnDown, "ffn_down.weight", {F, E});
@@ -56,10 +58,10 @@ void add_qk_norm(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
   t.add(l, TensorRole::AttnQNorm, "attn_q_norm.weight", {c.head_dim});
 }
 
-void add_moe_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
+void add_moe_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::string_view norm) {
   const MoeConfig& m = c.moe;
   uint64_t E = c.dim, F = m.expert_hidden_dim, n = m.n_experts, S = m.shared_hidden_dim;
-  t.add(l, TensorRole::FfnNorm, "ffn_norm.weight", {E});
+  t.add(l, TensorRole::FfnNorm, norm, {E});
   t.add(l, TensorRole::FfnGateInp, "ffn_gate_inp.weight", {E, n});
   if (m.probs_bias) t.add(l, TensorRole::ExpProbsB, "exp_probs_b.bias", {n});
   t.add(l, TensorRole::FfnGateExps, "ffn_gate_exps.weight", {E, F, n});

@@ -2,6 +2,7 @@
 // attention and of the gated feed-forward block. A family's file composes its catalogue from these.
 #pragma once
 #include <cstdint>
+#include <string_view>
 
 namespace vkllm {
 
@@ -18,8 +19,9 @@ void write_standard_heads(GgufWriter& w, const KeyPrefix& k, const ModelConfig& 
 
 // attn_norm, attn_q/k/v (+ biases when c.qkv_bias), attn_output.
 void add_standard_attention(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
-// ffn_norm, ffn_gate, ffn_up, ffn_down.
-void add_gated_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
+// The FFN's norm (`norm`), ffn_gate, ffn_up, ffn_down. Multi-token-prediction blocks (l >= n_layers)
+// take the last layer's width.
+void add_gated_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::string_view norm = "ffn_norm.weight");
 // A standard block: standard attention, then the gated FFN (llama, mistral, qwen2).
 void add_standard_block(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
 // attn_q_norm, attn_k_norm: one RMSNorm weight of head_dim shared by the heads (qwen3, gemma3).
@@ -28,7 +30,7 @@ void add_qk_norm(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
 // when c.moe.probs_bias, the routed experts ffn_{gate,up,down}_exps (3-D, expert e is slice e),
 // and when c.moe.shared_hidden_dim > 0 the shared expert ffn_{gate,up,down}_shexp, gated by
 // ffn_gate_inp_shexp when c.moe.shared_gate.
-void add_moe_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
+void add_moe_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::string_view norm = "ffn_norm.weight");
 // The expert keys the MoE families share: expert_feed_forward_length (default: feed_forward_length /
 // expert_used_count, as llama.cpp), for files with experts.
 void read_expert_width(const GgufFile& f, const KeyPrefix& k, ModelConfig& c);

@@ -20,11 +20,12 @@ struct KeyPrefix {
 
 uint32_t read_u32(const GgufFile& f, const std::string& key, std::optional<uint32_t> fallback = std::nullopt);
 float read_f32(const GgufFile& f, const std::string& key, std::optional<float> fallback = std::nullopt);
-// A per-layer value: a scalar for every layer or an array of n_layers.
+// A per-layer value: a scalar for every layer or an array of n_layers; an array may also hold
+// `trailing` more entries (the multi-token-prediction blocks after the trunk), which are dropped.
 std::vector<uint32_t> read_per_layer(const GgufFile& f, const std::string& key, uint32_t n_layers,
-                                     std::optional<uint32_t> fallback = std::nullopt);
+                                     std::optional<uint32_t> fallback = std::nullopt, uint32_t trailing = 0);
 // A per-layer value that must be the same in every layer.
 uint32_t read_uniform(const GgufFile& f, const std::string& key, uint32_t n_layers,
-                      std::optional<uint32_t> fallback = std::nullopt);
+                      std::optional<uint32_t> fallback = std::nullopt, uint32_t trailing = 0);
 
 }  // namespace vkllm

@@ -72,11 +72,21 @@ double ModelConfig::attention_scale() const {
   return scale;
 }
 
+uint32_t ModelConfig::n_attention_layers() const {
+  uint32_t n = 0;
+  for (uint32_t l = 0; l < n_layers; ++l) n += !is_linear_layer(l);
+  return n;
+}
+
 uint64_t ModelConfig::kv_bytes_per_token(DType kv) const {
+  uint64_t layers = n_attention_layers();
   // MLA caches one latent row [c (kv_lora_rank); k_pe (rope dim)] per layer, shared by all heads.
-  if (attention_kind() == AttentionKind::MLA)
-    return uint64_t(n_layers) * kv_row_bytes(kv, mla.kv_lora_rank + mla.qk_rope_head_dim);
-  return uint64_t(n_layers) * n_kv_heads * (kv_row_bytes(kv, head_dim) + kv_row_bytes(kv, v_head_dim));
+  if (attention_kind() == AttentionKind::MLA) return layers * kv_row_bytes(kv, mla.kv_lora_rank + mla.qk_rope_head_dim);
+  return layers * n_kv_heads * (kv_row_bytes(kv, head_dim) + kv_row_bytes(kv, v_head_dim));
+}
+
+uint64_t ModelConfig::recurrent_bytes_per_sequence() const {
+  return uint64_t(n_layers - n_attention_layers()) * linear.state_floats() * 4;
 }
 
 // --- validation
@@ -152,6 +162,9 @@ void ModelConfig::validate() const {
   // llama.cpp requires full rotary for these architectures.
   if (a.recipe.full_rotary)
     ENSURE(rope.dim == head_dim, fmt::format("rope.dimension_count {} must equal the head dim {}", rope.dim, head_dim));
+  ENSURE(n_nextn_layers == 0 || a.nextn_blocks,
+         fmt::format("{} files with multi-token-prediction blocks (nextn_predict_layers = {}) are not supported",
+                     arch_name, n_nextn_layers));
   if (a.validate) a.validate(*this);
   validate_moe(*this);
   validate_window(*this);
@@ -198,11 +211,18 @@ void read_metadata(const GgufFile& f, ModelConfig& c) {
   KeyPrefix k{c.arch_name};
   c.n_layers = read_u32(f, k("block_count"));
   if (c.n_layers == 0 || c.n_layers > 4096) f.fail(fmt::format("block_count {} is out of range", c.n_layers));
+  // block_count counts the multi-token-prediction blocks after the trunk; per-layer arrays may
+  // too (their entries past the trunk are dropped).
+  c.n_nextn_layers = read_u32(f, k("nextn_predict_layers"), 0);
+  if (c.n_nextn_layers >= c.n_layers)
+    f.fail(fmt::format("nextn_predict_layers {} leaves no layers of block_count {}", c.n_nextn_layers, c.n_layers));
+  c.n_layers -= c.n_nextn_layers;
   c.dim = read_u32(f, k("embedding_length"));
   c.seq_len = read_u32(f, k("context_length"));
-  c.hidden_dim = read_per_layer(f, k("feed_forward_length"), c.n_layers);
-  c.n_heads = read_uniform(f, k("attention.head_count"), c.n_layers);
-  c.n_kv_heads = read_uniform(f, k("attention.head_count_kv"), c.n_layers, c.n_heads);
+  uint32_t mtp = c.n_nextn_layers;
+  c.hidden_dim = read_per_layer(f, k("feed_forward_length"), c.n_layers, std::nullopt, mtp);
+  c.n_heads = read_uniform(f, k("attention.head_count"), c.n_layers, std::nullopt, mtp);
+  c.n_kv_heads = read_uniform(f, k("attention.head_count_kv"), c.n_layers, c.n_heads, mtp);
   c.norm_eps = read_f32(f, k("attention.layer_norm_rms_epsilon"));
   c.rope.theta = read_f32(f, k("rope.freq_base"), 10000.0f);
   read_rope_scaling(f, k, c.rope);
@@ -242,7 +262,8 @@ void write_config(GgufWriter& w, const ModelConfig& c) {
   w.add(kQuantVersion, uint32_t(2));
   w.add(k("context_length"), c.seq_len);
   w.add(k("embedding_length"), c.dim);
-  w.add(k("block_count"), c.n_layers);
+  w.add(k("block_count"), c.n_layers + c.n_nextn_layers);
+  if (c.n_nextn_layers) w.add(k("nextn_predict_layers"), c.n_nextn_layers);
   bool uniform =
       std::all_of(c.hidden_dim.begin(), c.hidden_dim.end(), [&](uint32_t h) { return h == c.hidden_dim[0]; });
   if (uniform && !c.hidden_dim.empty())

@@ -35,6 +35,10 @@ struct RopeConfig {
   float attn_factor = 1.0f;       // rope.scaling.attn_factor
   float yarn_log_multiplier = 0;  // DeepSeek: 0.1 * mscale_all_dim (docs/formats.md §5.4)
   bool has_freq_factors = false;  // rope_freqs.weight (dim/2 f32) divides theta_i (Llama 3.1+)
+  // rope.dimension_sections (Qwen3.5's interleaved M-RoPE): for text, pairs of the 4th section
+  // turn with position 0 and the others with the token's (ref::RopeSpec::sections). All 0: none.
+  uint32_t sections[4] = {0, 0, 0, 0};
+  bool sections_interleaved = false;
 
   // The cos/sin magnitude the rope kernels apply under YaRN. HF DeepSeek rotates with unit
   // magnitude, so this cancels the 1 + 0.1 ln(factor) that ggml's YaRN multiplies in
@@ -74,6 +78,24 @@ struct MoeConfig {
   bool shared_gate = false;                  // ffn_gate_inp_shexp: a sigmoid gate on the shared expert (qwen2moe)
 };
 
+// Gated DeltaNet linear attention (Qwen3.5/3.6 hybrids, docs/formats.md §10): the layers marked in
+// `layers` keep a fixed-size recurrent state per sequence instead of K/V per token.
+struct LinearAttentionConfig {
+  uint32_t conv_kernel = 0;     // ssm.conv_kernel: taps of the causal conv1d over q|k|v (4)
+  uint32_t k_heads = 0;         // ssm.group_count
+  uint32_t v_heads = 0;         // ssm.time_step_rank, a multiple of k_heads
+  uint32_t head_dim = 0;        // ssm.state_size: values per key head and per value head (128)
+  std::vector<uint8_t> layers;  // (n_layers) 1: a linear-attention layer; empty: none
+  uint32_t key_dim() const { return k_heads * head_dim; }
+  uint32_t value_dim() const { return v_heads * head_dim; }
+  uint32_t conv_channels() const { return 2 * key_dim() + value_dim(); }  // q | k | v
+  // f32 values one sequence keeps per linear layer: the conv's last conv_kernel - 1 inputs and a
+  // head_dim x head_dim delta-rule state per value head.
+  uint64_t state_floats() const {
+    return uint64_t(conv_kernel - 1) * conv_channels() + uint64_t(v_heads) * head_dim * head_dim;
+  }
+};
+
 struct ModelConfig {
   const Architecture* arch = nullptr;  // from the registry (architecture.h); never null once read
   std::string arch_name = "llama";     // general.architecture as written (the metadata key prefix)
@@ -101,16 +123,26 @@ struct ModelConfig {
   float attn_softcap = 0;   // > 0: scores become cap·tanh(score / cap) before the softmax
   float final_softcap = 0;  // > 0: likewise for the output logits
   float query_scale = 0;    // > 0: the softmax scale instead of 1/sqrt(head_dim)
+  LinearAttentionConfig linear;
+  // Multi-token-prediction blocks after the n_layers of the trunk (nextn_predict_layers; block_count
+  // counts them): their tensors are checked and loaded from the file but not run.
+  uint32_t n_nextn_layers = 0;
 
   const Architecture& architecture() const;
   AttentionKind attention_kind() const;
   bool is_moe_layer(uint32_t layer) const;
+  bool is_linear_layer(uint32_t layer) const { return layer < linear.layers.size() && linear.layers[layer]; }
+  bool hybrid() const { return !linear.layers.empty(); }  // some layers are linear attention
+  uint32_t n_attention_layers() const;                    // layers with a KV cache (not linear)
   bool is_swa_layer(uint32_t layer) const { return layer < swa_layers.size() && swa_layers[layer]; }
   uint32_t window(uint32_t layer) const { return is_swa_layer(layer) ? sliding_window : 0; }
   const RopeConfig& rope_of(uint32_t layer) const { return is_swa_layer(layer) ? rope_swa : rope; }
-  // Exact KV-cache bytes per token over all layers with K/V stored as `kv` (rows of head_dim
-  // per KV head; MLA: one row of kv_lora_rank + rope dim per layer).
+  // Exact KV-cache bytes per token over the attention layers with K/V stored as `kv` (rows of
+  // head_dim per KV head; MLA: one row of kv_lora_rank + rope dim per layer).
   uint64_t kv_bytes_per_token(DType kv = DType::F16) const;
+  // Exact bytes of recurrent state one sequence keeps over the linear-attention layers (f32, any
+  // context length): 0 for a model without them.
+  uint64_t recurrent_bytes_per_sequence() const;
   // The softmax scale of attention: query_scale when set, else 1/sqrt(head_dim); DeepSeek under
   // YaRN multiplies it by m^2, m = 1 + yarn_log_multiplier·ln(factor) (the HF formula,
   // docs/formats.md §5.4).

@@ -15,20 +15,25 @@
 namespace vkllm {
 
 std::string_view to_string(TensorRole r) {
-  constexpr std::string_view names[] = {"token_embd",   "output_norm",    "output",
-                                        "rope_freqs",   "attn_norm",      "attn_q",
-                                        "attn_output",  "attn_k",         "attn_v",
-                                        "q_bias",       "k_bias",         "v_bias",
-                                        "attn_q_a",     "attn_q_a_norm",  "attn_q_b",
-                                        "attn_kv_a",    "kv_norm",        "attn_k_b",
-                                        "attn_v_b",     "attn_kv_b",      "attn_q_norm",
-                                        "attn_k_norm",  "attn_post_norm", "attn_qkv",
-                                        "ffn_norm",     "ffn_gate",       "ffn_up",
-                                        "ffn_down",     "ffn_post_norm",  "ffn_gate_up",
-                                        "ffn_gate_inp", "exp_probs_b",    "ffn_gate_exps",
-                                        "ffn_up_exps",  "ffn_down_exps",  "ffn_gate_shexp",
-                                        "ffn_up_shexp", "ffn_down_shexp", "ffn_gate_inp_shexp"};
-  static_assert(std::size(names) == size_t(TensorRole::FfnGateInpShexp) + 1);
+  constexpr std::string_view names[] = {"token_embd",     "output_norm",    "output",
+                                        "rope_freqs",     "attn_norm",      "attn_q",
+                                        "attn_output",    "attn_k",         "attn_v",
+                                        "q_bias",         "k_bias",         "v_bias",
+                                        "attn_q_a",       "attn_q_a_norm",  "attn_q_b",
+                                        "attn_kv_a",      "kv_norm",        "attn_k_b",
+                                        "attn_v_b",       "attn_kv_b",      "attn_q_norm",
+                                        "attn_k_norm",    "attn_post_norm", "attn_qkv",
+                                        "ffn_norm",       "ffn_gate",       "ffn_up",
+                                        "ffn_down",       "ffn_post_norm",  "ffn_gate_up",
+                                        "ffn_gate_inp",   "exp_probs_b",    "ffn_gate_exps",
+                                        "ffn_up_exps",    "ffn_down_exps",  "ffn_gate_shexp",
+                                        "ffn_up_shexp",   "ffn_down_shexp", "ffn_gate_inp_shexp",
+                                        "linear_qkv",     "linear_gate",    "ssm_conv1d",
+                                        "ssm_dt",         "ssm_a",          "ssm_beta",
+                                        "ssm_alpha",      "ssm_norm",       "ssm_out",
+                                        "nextn_eh_proj",  "nextn_enorm",    "nextn_hnorm",
+                                        "nextn_head_norm"};
+  static_assert(std::size(names) == size_t(TensorRole::NextnHeadNorm) + 1);
   return names[size_t(r)];
 }
 
@@ -43,11 +48,17 @@ bool is_norm(TensorRole r) {
     case TensorRole::AttnPostNorm:
     case TensorRole::FfnNorm:
     case TensorRole::FfnPostNorm:
+    case TensorRole::SsmNorm:
+    case TensorRole::NextnEnorm:
+    case TensorRole::NextnHnorm:
+    case TensorRole::NextnHeadNorm:
       return true;
     default:
       return false;
   }
 }
+
+bool needs_f32(TensorRole r) { return r == TensorRole::SsmConv; }
 
 bool is_experts(TensorRole r) {
   return r == TensorRole::FfnGateExps || r == TensorRole::FfnUpExps || r == TensorRole::FfnDownExps;
@@ -96,7 +107,7 @@ void add_globals(const ModelConfig& c, TensorCatalogue& t) {
 TensorCatalogue tensor_catalogue(const ModelConfig& c) {
   TensorCatalogue t;
   add_globals(c, t);
-  for (uint32_t l = 0; l < c.n_layers; ++l) c.architecture().layer_tensors(c, l, t);
+  for (uint32_t l = 0; l < c.n_layers + c.n_nextn_layers; ++l) c.architecture().layer_tensors(c, l, t);
   return t;
 }
 

@@ -61,10 +61,29 @@ enum class TensorRole : uint8_t {
   FfnUpShexp,
   FfnDownShexp,
   FfnGateInpShexp,
+  // linear attention (Gated DeltaNet, docs/formats.md §10): the q|k|v projection the conv reads,
+  // the output gate z, the conv taps, the decay's bias and rate (-exp(A_log)), the beta and alpha
+  // projections, the gated norm of the output, the output projection
+  LinearQkv,
+  LinearGate,
+  SsmConv,
+  SsmDt,
+  SsmA,
+  SsmBeta,
+  SsmAlpha,
+  SsmNorm,
+  SsmOut,
+  // multi-token-prediction (nextn) blocks after the trunk: loaded, not run
+  NextnEhProj,
+  NextnEnorm,
+  NextnHnorm,
+  NextnHeadNorm,
 };
 std::string_view to_string(TensorRole r);
 bool is_norm(TensorRole r);     // a norm weight (its values sit around 1)
 bool is_experts(TensorRole r);  // a routed-experts tensor (ne[2] = n_experts)
+// A tensor that vkllm needs in f32 whatever the file stores (the conv taps, read per channel).
+bool needs_f32(TensorRole r);
 
 constexpr int kGlobal = -1;  // the layer of a global tensor
 
@@ -96,7 +115,8 @@ class TensorCatalogue {
   std::unordered_map<std::string, size_t> by_name_;  // index into specs_
 };
 
-// Every tensor the config implies, in llama.cpp's order (docs/formats.md §1.4, §1.5).
+// Every tensor the config implies, in llama.cpp's order (docs/formats.md §1.4, §1.5), the
+// multi-token-prediction blocks' included (layers n_layers ..).
 TensorCatalogue tensor_catalogue(const ModelConfig& c);
 uint64_t parameter_count(const ModelConfig& c);
 // Sets tied_embeddings, rope.has_freq_factors, (where optional) qkv_bias and moe.probs_bias from which

@@ -12,6 +12,7 @@
 #include "gguf/reader.h"
 #include "reference/attention.h"
 #include "reference/elementwise.h"
+#include "reference/linear_attention.h"
 #include "reference/matmul.h"
 #include "reference/position.h"
 #include "reference/quant.h"
@@ -71,7 +72,9 @@ void Model::rope(float* x, const Step& step, size_t heads, size_t head_dim, size
              .theta_base = r.theta,
              .freq_scale = 1.0 / r.factor,
              .token_stride = token_stride,
-             .head_stride = head_dim};
+             .head_stride = head_dim,
+             .interleaved = r.sections_interleaved};
+  std::copy(std::begin(r.sections), std::end(r.sections), s.sections);
   if (r.scaling == RopeScaling::Yarn)
     s.ext_factor = 1, s.n_ctx_orig = r.original_ctx, s.attn_factor = r.yarn_attn_factor();
   ref::rope(x + offset, x + offset, step.pos.data(), freq_factors_.empty() ? nullptr : freq_factors_.data(), s);
@@ -81,7 +84,7 @@ void Model::rope(float* x, const Step& step, size_t heads, size_t head_dim, size
 // whole batch) join its cache, and its queries attend causally over everything cached; then the
 // output projection of all tokens is added to the residual x.
 void Model::attend(std::vector<float>& x, uint32_t l, const std::vector<float>& q, const std::vector<float>& k,
-                   const std::vector<float>& v, const Step& step, size_t G) const {
+                   const std::vector<float>& v, const Step& step, size_t G, const std::vector<float>* gate) const {
   size_t n = step.n, H = c_.n_heads, hd = q.size() / (n * H), vd = v.size() / (n * G);
   std::vector<float> o(n * H * vd);
   for (size_t c = 0; c < step.chunks.size(); ++c) {
@@ -113,6 +116,7 @@ void Model::attend(std::vector<float>& x, uint32_t l, const std::vector<float>& 
       attention_probs(step.probs->data(), &q[first * H * hd], kc.data(), a, pos0 + m);
     }
   }
+  if (gate) sigmoid_mul(o.data(), o.data(), gate->data(), o.size());
   std::vector<float> out = project(weight(TensorRole::AttnOut, l), o.data(), n, H * vd);
   if (has(TensorRole::AttnPostNorm, int(l)))
     rmsnorm(out.data(), out.data(), weight(TensorRole::AttnPostNorm, l).data(), n, c_.dim, c_.norm_eps);
@@ -140,16 +144,27 @@ void Model::qkv(const std::vector<float>& h, uint32_t l, size_t n, std::vector<f
   }
   std::vector<float> bq, bk, bv;
   q = project(weight(TensorRole::AttnQ, l), h.data(), n, dim, 0, optional(TensorRole::AttnQBias, l, bq));
+
   k = project(weight(TensorRole::AttnK, l), h.data(), n, dim, 0, optional(TensorRole::AttnKBias, l, bk));
   v = project(weight(TensorRole::AttnV, l), h.data(), n, dim, 0, optional(TensorRole::AttnVBias, l, bv));
 }
 
 void Model::attention_block(std::vector<float>& x, uint32_t l, const Step& step) const {
   size_t n = step.n, dim = c_.dim, H = c_.n_heads, G = c_.n_kv_heads, hd = c_.head_dim;
-  std::vector<float> h(x.size()), q, k, v;
+  std::vector<float> h(x.size()), q, k, v, gate;
   rmsnorm(h.data(), x.data(), weight(TensorRole::AttnNorm, l).data(), n, dim, c_.norm_eps);
   emit(int(l), "attn_norm", h, dim);
   qkv(h, l, n, q, k, v);
+  if (c_.architecture().recipe.gated_attention) {  // per head q_h then gate_h, hd rows each
+    std::vector<float> both = std::move(q);
+    q.resize(n * H * hd), gate.resize(n * H * hd);
+    for (size_t t = 0; t < n; ++t)
+      for (size_t head = 0; head < H; ++head) {
+        const float* src = &both[(t * H + head) * 2 * hd];
+        std::copy_n(src, hd, &q[(t * H + head) * hd]);
+        std::copy_n(src + hd, hd, &gate[(t * H + head) * hd]);
+      }
+  }
   if (has(TensorRole::AttnQNorm, int(l))) {  // one weight for every head
     rmsnorm(q.data(), q.data(), weight(TensorRole::AttnQNorm, l).data(), n * H, hd, c_.norm_eps);
     rmsnorm(k.data(), k.data(), weight(TensorRole::AttnKNorm, l).data(), n * G, hd, c_.norm_eps);
@@ -158,7 +173,7 @@ void Model::attention_block(std::vector<float>& x, uint32_t l, const Step& step)
   rope(k.data(), step, G, hd, 0, G * hd, l);
   round_trip(kv_type_, k.data(), k.size());  // the cache's rows, as stored (whole blocks: hd % 32 == 0)
   round_trip(kv_type_, v.data(), v.size());
-  attend(x, l, q, k, v, step, G);
+  attend(x, l, q, k, v, step, G, gate.empty() ? nullptr : &gate);
 }
 
 // MLA, naive form (docs/formats.md §5.2): decompress every cached latent into per-head keys and values.
@@ -225,6 +240,7 @@ std::vector<float> Model::forward(std::span<const Chunk> batch, const TapFn& tap
 
 std::vector<float> Model::attention_probabilities(std::span<const int32_t> tokens, uint32_t layer) const {
   ENSURE(layer < c_.n_layers, fmt::format("layer {} does not exist: the model has {} layers", layer, c_.n_layers));
+  ENSURE(!c_.is_linear_layer(layer), fmt::format("layer {} is linear attention: it has no attention map", layer));
   KvState fresh;
   Chunk one{&fresh, tokens};
   std::vector<float> probs;
@@ -240,6 +256,7 @@ std::vector<float> Model::run(std::span<const Chunk> batch, Step& step, const Ta
     ENSURE(c.state && !c.tokens.empty(), "each sequence of a batch needs a state and at least one token");
     for (const Chunk& d : batch) ENSURE(&c == &d || c.state != d.state, "a sequence appears twice in a batch");
     c.state->k_.resize(c_.n_layers), c.state->v_.resize(c_.n_layers);
+    c.state->conv_.resize(c_.n_layers), c.state->delta_.resize(c_.n_layers);
     step.first.push_back(tokens.size());
     for (size_t i = 0; i < c.tokens.size(); ++i) step.pos.push_back(int32_t(c.state->n_ + i));
     tokens.insert(tokens.end(), c.tokens.begin(), c.tokens.end());
@@ -254,7 +271,9 @@ std::vector<float> Model::run(std::span<const Chunk> batch, Step& step, const Ta
   if (c_.architecture().recipe.scale_embeddings) scale(x.data(), x.data(), x.size(), float(std::sqrt(double(dim))));
   emit(-1, "inp_embd", x, dim);
   for (uint32_t l = 0; l < c_.n_layers; ++l) {
-    if (c_.architecture().recipe.attention == AttentionForm::Latent)
+    if (c_.is_linear_layer(l))
+      linear_block(x, l, step);
+    else if (c_.architecture().recipe.attention == AttentionForm::Latent)
       mla_block(x, l, step);
     else
       attention_block(x, l, step);
