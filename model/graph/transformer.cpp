@@ -47,17 +47,20 @@ uint64_t widest_row(const ModelConfig& c) {
   }
   if (c.attention_kind() == AttentionKind::MLA)
     w = std::max<uint64_t>(w, uint64_t(c.n_heads) * (c.mla.kv_lora_rank + c.mla.qk_rope_head_dim));
+  if (c.architecture().recipe.gated_attention) w = std::max<uint64_t>(w, 2ull * c.n_heads * c.head_dim);
+  if (c.hybrid()) w = std::max<uint64_t>(w, c.linear.conv_channels());
   return w;
 }
 
 }  // namespace
 
 Transformer::Transformer(const Context& ctx, const ModelConfig& config, const Weights& weights, KvCache& cache,
-                         uint32_t max_batch, bool profiling)
+                         uint32_t max_batch, bool profiling, RecurrentCache* recurrent)
     : ctx_(ctx),
       c_(config),
       w_(weights),
       cache_(cache),
+      recurrent_(recurrent),
       max_batch_(std::max<uint64_t>(
           1, std::min<uint64_t>(max_batch, ctx.caps().max_storage_buffer_range / (4 * widest_row(config))))),
       profiling_(profiling),
@@ -112,6 +115,10 @@ void Transformer::declare_activations() {
     a.olat = t("olat", H * lat);
     a.attn = t("attn", H * m.v_head_dim);
   } else {
+    if (c_.architecture().recipe.gated_attention) {
+      a.q = t("q|gate", 2 * H * c_.head_dim);
+      a.attn_gate = t("attention gate", H * c_.head_dim);
+    }
     // q, k and v share one activation, each part at a binding offset of its own, so that one
     // product can store all three (blocks.cpp project_qkv).
     uint64_t align = ctx_.caps().binding_alignment();
@@ -120,6 +127,15 @@ void Transformer::declare_activations() {
     a.qkv_offsets[1] = q, a.qkv_offsets[2] = q + k;
     a.qkv = planner_.add("qkv", q + k + B * c_.n_kv_heads * c_.v_head_dim * 4);
     a.attn = t("attn", H * c_.v_head_dim);
+  }
+  if (c_.hybrid()) {
+    const LinearAttentionConfig& l = c_.linear;
+    a.lin_qkv = t("linear qkv", l.conv_channels());
+    a.lin_conv = t("linear conv", l.conv_channels());
+    a.lin_z = t("linear z", l.value_dim());
+    a.lin_o = t("linear out", l.value_dim());
+    a.lin_alpha = t("linear alpha", l.v_heads);
+    a.lin_beta = t("linear beta", l.v_heads);
   }
 }
 
@@ -173,6 +189,7 @@ RecordContext Transformer::context(Stream& s, uint32_t n, uint32_t seqs, VkBuffe
           .c = c_,
           .w = w_,
           .cache = cache_,
+          .recurrent = recurrent_,
           .acts = acts_,
           .planner = planner_,
           .arena = arena_.get(),

@@ -39,8 +39,9 @@ class Transformer {
  public:
   // max_batch: most tokens per forward (prefill chunk); lowered if an activation would not fit
   // one storage-buffer binding. profiling: graphs record GPU timestamps per dispatch.
+  // recurrent: the linear-attention layers' states (hybrid models; null for others).
   Transformer(const Context& ctx, const ModelConfig& config, const Weights& weights, KvCache& cache, uint32_t max_batch,
-              bool profiling = false);
+              bool profiling = false, RecurrentCache* recurrent = nullptr);
   ~Transformer();
 
   // Stores the K/V of every chunk's tokens in its slot and returns logits, valid until the next
@@ -98,6 +99,7 @@ class Transformer {
   const ModelConfig& c_;
   const Weights& w_;
   KvCache& cache_;
+  RecurrentCache* recurrent_;
   uint32_t max_batch_;
   bool profiling_;
   ArenaPlanner planner_;
