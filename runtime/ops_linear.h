@@ -17,8 +17,10 @@ namespace vkllm::ops {
 // The conv1d of every sequence of the step, SiLU applied (ref::ssm_conv per sequence):
 //   x (n_tokens, channels): the step's inputs, rows token_stride floats apart (0: channels)
 //   w (channels, kernel) f32
-//   state (slots, kernel - 1, channels) f32, read and written per the sequence's slot
+//   state (slots, kernel - 1, channels) f32, read and written per the sequence's slot (the slots
+//         the view holds: a sequence whose slot lies outside it is skipped)
 //   y (n_tokens, channels) packed
+// kernel: 2 to 8. One thread per channel walks each sequence's tokens.
 struct SsmConvParams {
   uint32_t n_tokens = 0, seqs = 1;
   uint32_t channels = 0, kernel = 4;
