@@ -3,6 +3,8 @@
 #include "ops_linear.h"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 
 #include "context.h"
 #include "ops_check.h"
@@ -13,7 +15,10 @@ namespace vkllm::ops {
 namespace {
 
 constexpr uint64_t kF32 = 4;
-constexpr uint32_t kMaxTaps = 8;  // conv taps held in registers
+constexpr uint32_t kC = kDeltaRuleChunk;
+constexpr uint32_t kMaxHead = 256;   // delta rule head size: registers and shared memory
+constexpr uint32_t kMaxTaps = 8;     // conv taps held in registers
+constexpr uint32_t kStateRows = 16;  // delta_rule_chunk: state rows per workgroup
 
 // lavapipe ends an invocation's loops after loop_iteration_limit iterations in all, silently: a
 // call whose loops (counted as if none were unrolled) could come within a factor 2 of it is refused.
@@ -29,6 +34,27 @@ void check_loops(const Context& ctx, uint64_t iterations, const char* op, uint32
 uint32_t state_slots(BufferView state, uint64_t slot_bytes, const char* op) {
   ensure_holds(state, slot_bytes, op, "state");
   return uint32_t(std::min<uint64_t>(state.size / slot_bytes, UINT32_MAX));
+}
+
+// delta_rule.comp: threads per state row, a power of two up to 16 dividing s.
+uint32_t threads_per_row(uint32_t s) {
+  uint32_t t = 16;
+  while (s % t != 0) t /= 2;
+  return t;
+}
+
+uint32_t max_chunks(const DeltaRuleParams& p) {
+  if (p.n_tokens == 0) return 0;
+  return ceil_div(p.n_tokens, kC) + std::min(p.seqs, p.n_tokens) - 1;
+}
+
+void check_delta_rule(const DeltaRuleParams& p) {
+  ENSURE(p.h_k > 0 && p.h_v > 0 && p.h_v % p.h_k == 0,
+         fmt::format("delta_rule: {} value heads cannot share {} key heads (h_v must be a multiple of h_k)", p.h_v,
+                     p.h_k));
+  ENSURE(p.s >= 4 && p.s <= kMaxHead && p.s % 4 == 0,
+         fmt::format("delta_rule: head size {} must be a multiple of 4 from 4 to {}", p.s, kMaxHead));
+  ENSURE(p.seqs > 0, "delta_rule: seqs must be positive");
 }
 
 }  // namespace
@@ -102,6 +128,80 @@ void sigmoid_mul(Stream& s, BufferView x, BufferView g, BufferView y, uint32_t n
   ensure_holds(y, n * kF32, "sigmoid_mul", "y");
   uint32_t wg = s.context().profile().wg_size;
   s.dispatch(spirv::sigmoid_mul, {wg}, {.reads = {x, g}, .writes = {y}}, push::UnaryPush{n}, grid(ceil_div(n, wg)));
+}
+
+// --- the gated delta rule
+
+uint64_t delta_rule_scratch_bytes(const DeltaRuleParams& p) {
+  if (!p.chunked) return 0;
+  return uint64_t(max_chunks(p)) * p.h_v * (2 * kC * kC + kC) * kF32;
+}
+
+void delta_rule(Stream& s, BufferView qkv, BufferView alpha, BufferView beta, BufferView dt_bias, BufferView a,
+                BufferView state, BufferView step, BufferView o, BufferView scratch, const DeltaRuleParams& p) {
+  check_delta_rule(p);
+  if (p.n_tokens == 0) return;
+  uint32_t S = p.s, qk_stride = p.qk_stride;
+  uint64_t qk_row = std::max(
+      {uint64_t(p.q_offset) + p.h_k * S, uint64_t(p.k_offset) + p.h_k * S, uint64_t(p.v_offset) + uint64_t(p.h_v) * S});
+  ENSURE(qk_stride > 0 || p.n_tokens == 1, "delta_rule: qk_stride must be given");
+  uint64_t qkv_floats = (p.n_tokens - 1) * uint64_t(qk_stride) + qk_row;
+  ENSURE(qkv_floats <= UINT32_MAX && uint64_t(p.n_tokens) * p.h_v * S <= UINT32_MAX, "delta_rule: too many elements");
+  ensure_holds(qkv, qkv_floats * kF32, "delta_rule", "qkv");
+  ensure_holds(alpha, uint64_t(p.n_tokens) * p.h_v * kF32, "delta_rule", "alpha");
+  ensure_holds(beta, uint64_t(p.n_tokens) * p.h_v * kF32, "delta_rule", "beta");
+  ensure_holds(dt_bias, p.h_v * kF32, "delta_rule", "dt_bias");
+  ensure_holds(a, p.h_v * kF32, "delta_rule", "a");
+  ensure_holds(step, uint64_t(p.seqs) * sizeof(push::StepParams), "delta_rule", "step");
+  ensure_holds(o, uint64_t(p.n_tokens) * p.h_v * S * kF32, "delta_rule", "o");
+  uint32_t slots = state_slots(state, uint64_t(p.h_v) * S * S * kF32, "delta_rule");
+  ENSURE(uint64_t(slots) * p.h_v * S * S <= UINT32_MAX, "delta_rule: the state view is too large");
+
+  const Context& ctx = s.context();
+  uint32_t wg = std::max(ctx.profile().wg_size / 16 * 16, 16u);  // whole rows of up to 16 threads (delta_rule.comp)
+  push::DeltaRulePush push{.n_tokens = p.n_tokens,
+                           .n_seqs = p.seqs,
+                           .h_k = p.h_k,
+                           .h_v = p.h_v,
+                           .qk_stride = qk_stride,
+                           .q_offset = p.q_offset,
+                           .k_offset = p.k_offset,
+                           .v_offset = p.v_offset,
+                           .scale = float(1 / std::sqrt(double(S))),
+                           .slots = slots,
+                           .max_chunks = max_chunks(p)};
+  if (!p.chunked) {
+    uint32_t t = threads_per_row(S), rows = wg / t, nc = S / t;
+    check_loops(ctx, p.seqs + 2ull * nc + p.n_tokens * (2ull * nc + std::bit_width(t) + 2), "delta_rule", p.n_tokens);
+    s.dispatch(spirv::delta_rule, {wg, S, t},
+               {.reads = {qkv, alpha, beta, dt_bias, a, step}, .writes = {state, o}, .writes_read = {state}}, push,
+               Groups{ceil_div(S, rows), p.h_v, p.seqs});
+    return;
+  }
+
+  uint64_t need = delta_rule_scratch_bytes(p);
+  ensure_holds(scratch, need, "delta_rule", "scratch");
+  ENSURE(push.max_chunks <= ctx.caps().max_workgroup_count[0],
+         fmt::format("delta_rule: {} chunks exceed the device's workgroup count", push.max_chunks));
+  BufferView sv{scratch.buffer, scratch.offset, need};
+  // State rows per workgroup: kStateRows, fewer where shared memory is short.
+  uint32_t rows = std::min(kStateRows, S);
+  auto shared_bytes = [&] { return (rows * (S + 1) + 2 * rows * (kC + 1) + 2 * kC) * kF32; };
+  while (shared_bytes() > ctx.caps().max_shared_memory && rows > 1) rows /= 2;
+  ENSURE(
+      shared_bytes() <= ctx.caps().max_shared_memory && (kC * (kC + 1) + 2 * kC) * kF32 <= ctx.caps().max_shared_memory,
+      "delta_rule: the chunked form needs more shared memory than the device has");
+  uint64_t pairs = ceil_div(uint64_t(rows) * kC, wg), cells = ceil_div(uint64_t(rows) * S, wg);
+  // delta_rule_chunk walks a sequence's chunks; delta_rule_prep's loops do not grow with the tokens.
+  uint64_t per_chunk = kC / wg + 1 + pairs * (S / 4 + 2 * (kC / 4) + 4) + cells * (kC / 4 + 1) + 4;
+  uint64_t prep = p.seqs + 3 * kC + ceil_div(kC * kC, wg) * (S / 2 + 2) + kC * kC / 2;
+  check_loops(ctx, std::max(prep, p.seqs + 2 * cells + ceil_div(p.n_tokens, kC) * per_chunk), "delta_rule (chunked)",
+              p.n_tokens);
+  s.dispatch(spirv::delta_rule_prep, {wg, S, kC}, {.reads = {qkv, alpha, beta, dt_bias, a, step}, .writes = {sv}}, push,
+             Groups{push.max_chunks, p.h_v, 1});
+  s.dispatch(spirv::delta_rule_chunk, {wg, S, kC, rows},
+             {.reads = {qkv, step, sv}, .writes = {state, o}, .writes_read = {state}}, push,
+             Groups{ceil_div(S, rows), p.h_v, p.seqs});
 }
 
 }  // namespace vkllm::ops
