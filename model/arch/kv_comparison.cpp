@@ -1,6 +1,8 @@
 // KV-cache bytes per token of each attention kind at one model's dimensions.
 #include "arch/kv_comparison.h"
 
+#include <algorithm>
+
 namespace vkllm {
 
 namespace {
@@ -23,7 +25,7 @@ uint32_t gqa_heads(const ModelConfig& c) {
 KvKindCost hybrid_cost(const ModelConfig& c, DType kv, uint64_t per_head) {
   uint32_t g = gqa_heads(c);
   LinearAttentionConfig l = c.linear;
-  uint32_t full = c.n_layers / 4;
+  uint32_t full = std::max(1u, c.n_layers / 4);
   if (c.hybrid()) {
     full = c.n_attention_layers(), g = c.n_kv_heads;
   } else {

@@ -24,7 +24,7 @@ struct KvKindCost {
 // at least 4 (else 2) query heads per KV head (32 heads: 8), or 1 when there is none; MQA one
 // head; MLA one latent row per layer, the model's own when it is MLA, else DeepSeek-V2's
 // proportions (kv_lora_rank 4 head dims, rope dims half a head dim: 512 + 64 for 128).
-// Hybrid: Qwen3.5's pattern, a GQA layer (the GQA heads above) every 4th layer and Gated DeltaNet
+// Hybrid: Qwen3.5's pattern, a GQA layer (the GQA heads above) every 4th layer (at least one) and Gated DeltaNet
 // in the others, whose state per sequence is the model's own when it is hybrid, else one value
 // head per query head and one key head per GQA head, all of head_dim, with a 4-tap conv.
 // Quantised types count whole blocks per row.

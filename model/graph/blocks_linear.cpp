@@ -32,17 +32,18 @@ void linear_attention(const RecordContext& r, const LinearAttentionWeights& w, u
                 {.n_tokens = n, .seqs = r.seqs, .channels = C, .kernel = a.conv_kernel});
   ops::l2_norm(s, conv, conv,
                {.n_tokens = n, .heads = 2 * a.k_heads, .width = S, .token_stride = C, .eps = c.norm_eps});
-  ops::delta_rule(s, conv, alpha, beta, w.dt->view, w.a->view, r.recurrent->delta(l), r.step_params(), o,
-                  {.n_tokens = n,
-                   .seqs = r.seqs,
-                   .h_k = a.k_heads,
-                   .h_v = Hv,
-                   .s = S,
-                   .qk_stride = C,
-                   .q_offset = 0,
-                   .k_offset = a.key_dim(),
-                   .v_offset = 2 * a.key_dim(),
-                   .chunked = n > r.seqs});  // some sequence of the step has several tokens
+  ops::DeltaRuleParams p{.n_tokens = n,
+                         .seqs = r.seqs,
+                         .h_k = a.k_heads,
+                         .h_v = Hv,
+                         .s = S,
+                         .qk_stride = C,
+                         .q_offset = 0,
+                         .k_offset = a.key_dim(),
+                         .v_offset = 2 * a.key_dim(),
+                         .chunked = n > r.seqs};  // some sequence of the step has several tokens
+  BufferView scratch = p.chunked ? r.linear_scratch->view(0, ops::delta_rule_scratch_bytes(p)) : BufferView{};
+  ops::delta_rule(s, conv, alpha, beta, w.dt->view, w.a->view, r.recurrent->delta(l), r.step_params(), o, scratch, p);
   ops::gated_rmsnorm(s, o, w.ssm_norm->view, z, o, n * Hv, S, c.norm_eps);
   block_output(r, *w.out, nullptr, o, l, "attn_out");
   r.tap(int(l), "ffn_inp", x, n, c.dim);

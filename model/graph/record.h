@@ -90,8 +90,9 @@ struct RecordContext {
   const ArenaPlanner& planner;
   const Buffer* arena;  // null while tracing unshared
   const StepBuffers& in;
-  const Buffer* scratch;  // attention's split-K partials; null when no step needs them
-  const Buffer& logits;   // (rows, vocab) f32, host-visible
+  const Buffer* scratch;         // attention's split-K partials; null when no step needs them
+  const Buffer* linear_scratch;  // the chunked delta rule's per-chunk matrices (hybrid models)
+  const Buffer& logits;          // (rows, vocab) f32, host-visible
   // What this recording is for.
   uint32_t n = 0;                        // tokens of the step
   uint32_t seqs = 1;                     // sequences of the step (one per KV-cache slot)

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "graph/blocks.h"
 #include "ops.h"
+#include "ops_linear.h"
 #include "push.h"
 
 namespace vkllm {
@@ -145,6 +146,16 @@ void Transformer::declare_activations() {
 void Transformer::plan_arena() {
   if (uint64_t scratch = attention_scratch_need())
     scratch_ = std::make_unique<Buffer>(ctx_, scratch, Memory::Device, "attention scratch");
+  if (c_.hybrid()) {  // the chunked delta rule's, for the most tokens and sequences a step has
+    const LinearAttentionConfig& l = c_.linear;
+    uint64_t bytes = ops::delta_rule_scratch_bytes({.n_tokens = max_batch_,
+                                                    .seqs = std::min(cache_.slots(), max_batch_),
+                                                    .h_k = l.k_heads,
+                                                    .h_v = l.v_heads,
+                                                    .s = l.head_dim,
+                                                    .chunked = true});
+    linear_scratch_ = std::make_unique<Buffer>(ctx_, bytes, Memory::Device, "delta rule scratch");
+  }
   fit_logits(cache_.slots());
 
   declare_activations();
@@ -195,6 +206,7 @@ RecordContext Transformer::context(Stream& s, uint32_t n, uint32_t seqs, VkBuffe
           .arena = arena_.get(),
           .in = inputs_,
           .scratch = scratch_.get(),
+          .linear_scratch = linear_scratch_.get(),
           .logits = *logits_,
           .n = n,
           .seqs = seqs,
@@ -202,8 +214,9 @@ RecordContext Transformer::context(Stream& s, uint32_t n, uint32_t seqs, VkBuffe
 }
 
 uint64_t Transformer::activation_bytes() const {
-  return planner_.total_bytes() + (scratch_ ? scratch_->size() : 0) + (logits_ ? logits_->size() : 0) + tokens_.size() +
-         positions_.size() + kv_rows_.size() + step_.size() + last_rows_.size();
+  return planner_.total_bytes() + (scratch_ ? scratch_->size() : 0) + (linear_scratch_ ? linear_scratch_->size() : 0) +
+         (logits_ ? logits_->size() : 0) + tokens_.size() + positions_.size() + kv_rows_.size() + step_.size() +
+         last_rows_.size();
 }
 
 // --- recording

@@ -104,7 +104,7 @@ class Transformer {
   bool profiling_;
   ArenaPlanner planner_;
   Acts acts_;
-  std::unique_ptr<Buffer> arena_, scratch_;
+  std::unique_ptr<Buffer> arena_, scratch_, linear_scratch_;
   Buffer tokens_, positions_, kv_rows_, step_, last_rows_;  // graph/record.h StepBuffers
   StepBuffers inputs_;
   std::unique_ptr<Buffer> logits_;  // (rows, vocab) f32, host-visible; grown for LogitsMode::All
