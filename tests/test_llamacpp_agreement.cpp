@@ -3,9 +3,11 @@
 // oracle that shares no code with vkllm (tests/llamacpp/llamacpp_oracle.cpp, built against npm's
 // node-llama-cpp by scripts/fetch_llamacpp). Per family:
 // - F32 weights, f32 KV cache: logits of every position in one batch and in chunks of 8 (across
-//   chunk boundaries), NMSE <= 1e-6 each, and 16 greedy tokens identical;
+//   chunk boundaries), NMSE <= 1e-6 each, and 32 greedy tokens identical, and the same experts
+//   chosen at every position;
 // - the same file quantised by llama.cpp's quantizer to Q8_0 and Q4_K_M: NMSE within the bound
-//   that llama.cpp's CPU path explains (it quantises activations to 8 bits for these dot products).
+//   that llama.cpp's CPU path explains (it quantises activations to 8 bits for these dot products;
+//   check_quantised says how the bound and rerouted experts are handled).
 // One test case per fixture, registered from the registry at start-up. Each writes its NMSE line
 // to build/llamacpp_agreement/<fixture>.txt (scripts/test prints them after ctest). Where the oracle
 // was not built (no npm, offline) every case is skipped with the reason.
