@@ -141,8 +141,11 @@ void bench(BenchOptions o) {
   nlohmann::json ops;
   if (o.profile && o.prompt) ops["prompt"] = kernel_table(e.transformer().last_timings());
   e.reset();
-  if (o.depth) e.eval(random_tokens(o.depth, e.config().vocab_size, rng));  // the context every tg run starts from
-  generate(std::min(o.gen, 2u));                                            // warm-up
+  if (o.depth) {
+    e.eval(random_tokens(o.depth, e.config().vocab_size, rng));  // the context every tg run starts from
+    e.checkpoint(0, o.depth);                                    // hybrids: each run goes back to it
+  }
+  generate(std::min(o.gen, 2u));  // warm-up
   size_t dispatches = e.transformer().last_dispatch_count();
   for (uint32_t r = 0; r < o.reps; ++r) {
     GenerationRun g = generate(o.gen);

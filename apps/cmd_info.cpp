@@ -27,6 +27,7 @@
 #include "model_options.h"
 #include "ops_matmul.h"
 #include "output.h"
+#include "serve/kv_json.h"
 #include "text/tokenizer.h"
 #include "text/vocab.h"
 
@@ -146,8 +147,21 @@ Info gather(const GgufFile& f, const InfoOptions& o) {
   return i;
 }
 
+// "layers 3, 7, 11, ...", for messages.
+std::string linear_line(const ModelConfig& c) {
+  const LinearAttentionConfig& a = c.linear;
+  uint32_t n = c.n_layers - c.n_attention_layers();
+  return fmt::format(
+      "Gated DeltaNet linear attention in {} of {} layers ({} key / {} value heads of {}, conv {}); full attention "
+      "in layers {}",
+      n, c.n_layers, a.k_heads, a.v_heads, a.head_dim, a.conv_kernel, attention_layers(c));
+}
+
 std::string attention_line(const ModelConfig& c) {
   const MlaConfig& m = c.mla;
+  if (c.hybrid())
+    return fmt::format("hybrid: GQA ({} query heads per KV head{}), {}", c.n_heads / c.n_kv_heads,
+                       c.architecture().recipe.gated_attention ? ", sigmoid output gate" : "", linear_line(c));
   switch (c.attention_kind()) {
     case AttentionKind::MLA:
       return fmt::format("MLA (kv_lora_rank {}, rope dim {}, q_lora_rank {}, {} layout: {})", m.kv_lora_rank,
@@ -202,6 +216,13 @@ std::vector<std::string> features(const ModelConfig& c) {
                             c.rope_swa.theta));
   if (c.attn_softcap > 0) f.push_back(fmt::format("attention soft-cap {}", c.attn_softcap));
   if (c.final_softcap > 0) f.push_back(fmt::format("logit soft-cap {}", c.final_softcap));
+  if (r.gated_attention) f.push_back("gated attention output");
+  if (c.rope.sections[0] + c.rope.sections[1] + c.rope.sections[2] + c.rope.sections[3])
+    f.push_back(fmt::format("rope sections [{}]{}", fmt::join(c.rope.sections, ", "),
+                            c.rope.sections_interleaved ? " interleaved" : ""));
+  if (c.n_nextn_layers)
+    f.push_back(fmt::format("{} multi-token-prediction block{} (loaded from the file, not run)", c.n_nextn_layers,
+                            c.n_nextn_layers == 1 ? "" : "s"));
   return f;
 }
 
@@ -218,9 +239,11 @@ std::string file_line(const GgufFile& f) {
 
 std::string memory_text(const Info& i) {
   const MemoryEstimate& m = i.memory;
-  std::string out = fmt::format("memory      about {}: weights {}, KV cache {}, activations at most {}\n",
-                                human_bytes(double(m.total())), human_bytes(double(m.weights)),
-                                human_bytes(double(m.kv_cache)), human_bytes(double(m.activations)));
+  std::string out =
+      fmt::format("memory      about {}: weights {}, KV cache {}, {}activations at most {}\n",
+                  human_bytes(double(m.total())), human_bytes(double(m.weights)), human_bytes(double(m.kv_cache)),
+                  m.recurrent ? fmt::format("linear-attention state {}, ", human_bytes(double(m.recurrent))) : "",
+                  human_bytes(double(m.activations)));
   const DeviceMemory& d = i.device;
   if (!d.problem.empty()) return out + fmt::format("fits        unknown: {}\n", d.problem);
   return out + fmt::format("fits        {}: {} has {}{}\n", m.total() <= d.bytes ? "yes" : "no", d.name,
@@ -265,11 +288,23 @@ std::string model_text(const Info& i) {
     kinds.push_back(fmt::format("{} {}{}", to_string(k.kind), human_bytes(double(k.bytes_per_token)),
                                 k.kind == AttentionKind::GQA   ? fmt::format(" ({} KV heads)", k.kv_heads)
                                 : k.kind == AttentionKind::MLA ? fmt::format(" (latent {} + rope {})", k.latent, k.rope)
-                                                               : ""));
+                                : k.kind == AttentionKind::Hybrid
+                                    ? fmt::format(" + {} per sequence ({} GQA layers)",
+                                                  human_bytes(double(k.bytes_per_sequence)), k.attention_layers)
+                                    : ""));
   out += fmt::format("kv by kind  per token at these dims: {}\n", fmt::join(kinds, ", "));
+  uint64_t state = c.recurrent_bytes_per_sequence();
+  if (state)
+    out += fmt::format(
+        "linear      constant {} per sequence (f32 conv and delta-rule state of {} layers), whatever "
+        "its length; a checkpoint per slot doubles it\n",
+        human_bytes(double(state)), c.n_layers - c.n_attention_layers());
   double slot = double(per_token) * i.n_ctx;
-  out += fmt::format("serve       --parallel {} slots x --ctx {} tokens: KV cache {} ({} per slot)\n", i.parallel,
-                     i.n_ctx, human_bytes(slot * i.parallel), human_bytes(slot));
+  out += fmt::format("serve       --parallel {} slots x --ctx {} tokens: KV cache {} ({} per slot){}\n", i.parallel,
+                     i.n_ctx, human_bytes(slot * i.parallel), human_bytes(slot),
+                     state ? fmt::format(", linear-attention state {} ({} per slot with its checkpoint)",
+                                         human_bytes(2.0 * state * i.parallel), human_bytes(2.0 * state))
+                           : "");
   return out + memory_text(i);
 }
 
@@ -288,21 +323,6 @@ void print_text(const Info& i) {
   out += tokenizer_text(i);
   for (const std::string& p : i.problems) out += fmt::format("warning: not supported by vkllm: {}\n", p);
   write_stdout(out);
-}
-
-// "kv_bytes_per_token_by_kind": {"mha", "gqa", "mqa", "mla"} and "kv_by_kind_dims":
-// {"gqa_n_head_kv", "mla_kv_lora_rank", "mla_rope_dim"} (GET /v1/info reports the same).
-void add_kv_by_kind(nlohmann::json& j, const ModelConfig& c, DType kv) {
-  nlohmann::json bytes, dims;
-  for (const KvKindCost& k : kv_costs_by_kind(c, kv)) {
-    std::string name(to_string(k.kind));
-    std::transform(name.begin(), name.end(), name.begin(), [](char ch) { return char(std::tolower(ch)); });
-    bytes[name] = k.bytes_per_token;
-    if (k.kind == AttentionKind::GQA) dims["gqa_n_head_kv"] = k.kv_heads;
-    if (k.kind == AttentionKind::MLA) dims["mla_kv_lora_rank"] = k.latent, dims["mla_rope_dim"] = k.rope;
-  }
-  j["kv_bytes_per_token_by_kind"] = bytes;
-  j["kv_by_kind_dims"] = dims;
 }
 
 nlohmann::json model_json(const Info& i) {
@@ -340,7 +360,7 @@ nlohmann::json model_json(const Info& i) {
         {"bytes", c.kv_bytes_per_token(i.kv_type) * i.n_ctx * i.parallel}}},
       {"tied_embeddings", c.tied_embeddings},
   };
-  add_kv_by_kind(j, c, i.kv_type);
+  add_kv_json(j, c, i.kv_type);
   j["features"] = features(c);
   if (c.moe.n_experts) {
     const MoeConfig& m = c.moe;
@@ -369,6 +389,8 @@ nlohmann::json model_json(const Info& i) {
                  {"device", d.problem.empty() ? nlohmann::json(d.name) : nlohmann::json(nullptr)},
                  {"device_bytes", d.bytes},
                  {"fits", d.problem.empty() ? nlohmann::json(i.memory.total() <= d.bytes) : nlohmann::json(nullptr)}};
+  j["memory"]["recurrent"] = i.memory.recurrent;
+  j["nextn_layers"] = c.n_nextn_layers;
   if (c.attention_kind() == AttentionKind::MLA)
     j["mla"] = {{"q_lora_rank", c.mla.q_lora_rank},
                 {"kv_lora_rank", c.mla.kv_lora_rank},

@@ -5,6 +5,7 @@
 #include "ops_attention.h"
 #include "ops_copy.h"
 #include "ops_elementwise.h"
+#include "ops_linear.h"
 #include "ops_matmul.h"
 #include "ops_moe.h"
 #include "ops_position.h"

@@ -17,8 +17,10 @@ namespace vkllm::ops {
 // The conv1d of every sequence of the step, SiLU applied (ref::ssm_conv per sequence):
 //   x (n_tokens, channels): the step's inputs, rows token_stride floats apart (0: channels)
 //   w (channels, kernel) f32
-//   state (slots, kernel - 1, channels) f32, read and written per the sequence's slot
+//   state (slots, kernel - 1, channels) f32, read and written per the sequence's slot (the slots
+//         the view holds: a sequence whose slot lies outside it is skipped)
 //   y (n_tokens, channels) packed
+// kernel: 2 to 8. One thread per channel walks each sequence's tokens.
 struct SsmConvParams {
   uint32_t n_tokens = 0, seqs = 1;
   uint32_t channels = 0, kernel = 4;
@@ -42,18 +44,33 @@ void l2_norm(Stream& s, BufferView x, BufferView y, const L2NormParams& p);
 //        k_offset + t * qk_stride, its v heads at v_offset + t * qk_stride (floats; heads packed)
 //   alpha, beta (n_tokens, h_v): the raw projections (the kernel applies softplus/sigmoid)
 //   dt_bias, a (h_v) f32
-//   state (slots, h_v, s, s) f32, read and written per the sequence's slot
+//   state (slots, h_v, s, s) f32, read and written per the sequence's slot (the slots the view
+//        holds: a sequence whose slot lies outside it is skipped)
 //   o (n_tokens, h_v, s) packed
-// chunked: the chunked (WY) form, chunks of 64 tokens of one sequence, for prefill; it must give
-// what the token-by-token form gives (within f32 rounding).
+//   scratch: at least delta_rule_scratch_bytes(p) bytes (an empty view when that is 0)
+// chunked: the chunked (WY) form, chunks of 64 tokens of one sequence, for prefill; it gives what
+// the token-by-token form gives (within f32 rounding), for any mix of sequence lengths (1-token
+// sequences too). Two kernels: delta_rule_prep (per chunk and value head, the state-independent
+// triangular solve into scratch) and delta_rule_chunk (per block of value rows, the chunks of a
+// sequence in order); see shaders/delta_rule_prep.comp. Not chunked: one kernel, token by token
+// (shaders/delta_rule.comp), no scratch.
+// s: a multiple of 4, at most 256; h_v a multiple of h_k (value head h reads key head h % h_k).
+// The sequences of a step are in distinct slots. On a device with a loop iteration limit
+// (lavapipe) the tokens of one call are bounded, an Error naming the limit: at s = 128 about 1400
+// token by token and 2500 chunked (llvmpipe profile).
 struct DeltaRuleParams {
   uint32_t n_tokens = 0, seqs = 1;
   uint32_t h_k = 0, h_v = 0, s = 0;
   uint32_t qk_stride = 0, q_offset = 0, k_offset = 0, v_offset = 0;
   bool chunked = false;
 };
+constexpr uint32_t kDeltaRuleChunk = 64;  // tokens per chunk of the chunked form
+// Scratch bytes delta_rule() needs: 0 unless chunked, else (chunks) * h_v * (2 * 64^2 + 64) * 4
+// with chunks = ceil(n_tokens / 64) + min(seqs, n_tokens) - 1 (any split of the tokens into
+// sequences), about 33 KB per chunk and value head.
+uint64_t delta_rule_scratch_bytes(const DeltaRuleParams& p);
 void delta_rule(Stream& s, BufferView qkv, BufferView alpha, BufferView beta, BufferView dt_bias, BufferView a,
-                BufferView state, BufferView step, BufferView o, const DeltaRuleParams& p);
+                BufferView state, BufferView step, BufferView o, BufferView scratch, const DeltaRuleParams& p);
 
 // y(rows, width) = rmsnorm(x) * w(width) * silu(z) per row (ref::gated_rmsnorm); y may be x.
 void gated_rmsnorm(Stream& s, BufferView x, BufferView w, BufferView z, BufferView y, uint32_t rows, uint32_t width,

@@ -80,7 +80,12 @@ void rope(Stream& s, BufferView x, BufferView positions, BufferView freq_factors
                       .mscale = mscale,
                       .n_heads2 = p.n_heads2,
                       .token_stride2 = p.token_stride2,
-                      .offset2 = p.offset2};
+                      .offset2 = p.offset2,
+                      .sec0 = p.sections[0],
+                      .sec1 = p.sections[1],
+                      .sec2 = p.sections[2],
+                      .sec3 = p.sections[3],
+                      .interleaved = p.interleaved ? 1u : 0u};
   uint32_t wg = s.context().profile().wg_size;
   uint32_t threads = p.n_tokens * heads * (p.head_dim / 2);
   // Without factors the kernel never reads binding 2; positions fill it, as every binding must be valid.

@@ -29,6 +29,7 @@ struct StepParams {
 #include "push_attention.h"
 #include "push_copy.h"
 #include "push_elementwise.h"
+#include "push_linear.h"
 #include "push_matmul.h"
 #include "push_moe.h"
 #include "push_position.h"

@@ -25,6 +25,13 @@ struct RopePush {
   uint n_heads2;
   uint token_stride2;
   uint offset2;
+  // Sectioned rope (ref::RopeSpec::sections): pair i is in section (i % (sec0 + .. + sec3)),
+  // counted in turn or interleaved; pairs of the 4th section turn with position 0. All 0: none.
+  uint sec0;
+  uint sec1;
+  uint sec2;
+  uint sec3;
+  uint interleaved;
 };
 
 // Copy src(n_tokens, n_kv_heads, head_dim) into cache(n_kv_heads, n_ctx, cache_head_dim) at the

@@ -8,6 +8,7 @@
 //   (the ops:: entry binds pos in its place otherwise)   y: laid out as x, may alias x
 // One thread per pair. Pair i of NORM rope is (2i, 2i+1), of NEOX rope (i, i + rot_dim/2):
 //   (x0, x1) -> (x0 cos - x1 sin, x0 sin + x1 cos) * mscale.
+// Sectioned rope (Qwen3.5's M-RoPE for text): pairs of the 4th section turn with position 0.
 // Accuracy: the angle pos * freq_i reaches thousands of radians, so each step avoids the f32
 // pitfalls that cost more than the final rounding of the angle: freq_i comes from squaring the
 // host's base^(-2/rot_dim) (not exp2 of a large argument), the angle is reduced by a three-part
@@ -57,6 +58,21 @@ void sin_cos(float a, out float s, out float c) {
   c = q == 0 ? cr : q == 1 ? -sr : q == 2 ? -cr : sr;
 }
 
+// Whether pair i belongs to the 4th section of a sectioned rope (ref::rope_pair_is_fourth_section):
+// with sections (s0, s1, s2, s3) pair i is in sector i % (s0 + .. + s3), the sections taking the
+// sectors in turn, or interleaved (t h w t h w ..., each while it has pairs left; the rest is the 4th).
+bool fourth_section(uint i) {
+  uint all = p.sec0 + p.sec1 + p.sec2 + p.sec3;
+  if (all == 0u) return false;
+  uint sector = i % all;
+  if (p.interleaved != 0u) {
+    uint k = sector % 3u;
+    return !((k == 0u && sector < 3u * p.sec0) || (k == 1u && sector < 3u * p.sec1) ||
+             (k == 2u && sector < 3u * p.sec2));
+  }
+  return sector >= p.sec0 + p.sec1 + p.sec2;
+}
+
 void main() {
   uint g = thread_index(WG);
   uint half_head = p.head_dim / 2;
@@ -74,7 +90,8 @@ void main() {
   uint d0 = p.neox != 0u ? j : 2u * j;
   uint d1 = p.neox != 0u ? j + p.rot_half : 2u * j + 1u;
   float s, c;
-  sin_cos(float(pos[t]) * pair_freq(j), s, c);
+  float position = fourth_section(j) ? 0.0 : float(pos[t]);  // text tokens: the 4th section turns by 0
+  sin_cos(position * pair_freq(j), s, c);
   s *= p.mscale, c *= p.mscale;
   float x0 = x[base + d0], x1 = x[base + d1];
   y[base + d0] = x0 * c - x1 * s;

@@ -252,7 +252,7 @@ def attention(d, out, n_layer):
 def kv_panel(d, has_info):
     text = testid(d, "kv-panel").text
     if has_info:
-        for kind in ["MHA", "GQA", "MQA", "MLA", "this model", "4K", "32K", "128K"]:
+        for kind in ["MHA", "GQA", "MQA", "MLA", "Hybrid", "this model", "4K", "32K", "128K"]:
             check(kind in text, f"the KV panel does not show {kind!r}: {text!r}")
     else:
         check("/v1/info" in text, f"the KV panel does not say why it is empty: {text!r}")

@@ -103,12 +103,24 @@ std::vector<EngineFixture> family_fixtures(DType type) {
   gemma3.attn_softcap = 0, gemma3.final_softcap = 0, gemma3.tied_embeddings = false;
   FixtureSpec phi3 = base;
   phi3.arch = "phi3", phi3.n_heads = 4, phi3.n_kv_heads = 4;
+  // Qwen3.5's shape in small: Gated DeltaNet in layers 0-2 and 4, gated GQA with rope over a
+  // quarter of the head in sections in layer 3, a multi-token-prediction block after the trunk.
+  FixtureSpec qwen35 = base;
+  qwen35.arch = "qwen35", qwen35.n_layers = 5, qwen35.head_dim = 64, qwen35.rope_theta = 1e7f, qwen35.norm_eps = 1e-6f;
+  qwen35.linear_k_heads = 2, qwen35.linear_v_heads = 4, qwen35.linear_head_dim = 32, qwen35.rope_dim = 16;
+  qwen35.rope_sections[0] = 3, qwen35.rope_sections[1] = 3, qwen35.rope_sections[2] = 2, qwen35.nextn_layers = 1;
+  qwen35.tied_embeddings = true;
+  FixtureSpec qwen35moe = qwen35;
+  qwen35moe.arch = "qwen35moe", qwen35moe.n_layers = 4, qwen35moe.tied_embeddings = false;
+  qwen35moe.n_experts = 8, qwen35moe.n_experts_used = 2, qwen35moe.expert_hidden_dim = 64;
+  qwen35moe.shared_hidden_dim = 96;
   return {{"llama " + t, llama},       {"mistral " + t, mistral, "llama"},
           {"qwen2 " + t, qwen2},       {"qwen3 " + t, qwen3},
           {"qwen3moe " + t, qwen3moe}, {"qwen2moe " + t, qwen2moe},
           {"deepseek2-mla " + t, mla}, {"deepseek2-v2 " + t, v2},
           {"deepseek2-v3 " + t, v3},   {"gemma2 " + t, gemma2},
-          {"gemma3 " + t, gemma3},     {"phi3 " + t, phi3}};
+          {"gemma3 " + t, gemma3},     {"phi3 " + t, phi3},
+          {"qwen35 " + t, qwen35},     {"qwen35moe " + t, qwen35moe}};
 }
 
 EngineFixture family_fixture(const std::string& name, DType type) {

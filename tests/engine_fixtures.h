@@ -50,7 +50,8 @@ std::vector<EngineFixture> engine_fixtures(DType type);
 // dim / heads), qwen3moe, qwen2moe (biases, gated shared expert), deepseek2 three times (MLA with
 // every block dense; V2 routing: softmax, groups, shared experts, no q_lora; V3 routing: sigmoid
 // scores, selection bias, groups, normalised weights), gemma2 and gemma3 (sliding windows small
-// enough to matter, soft-caps), phi3 (fused projections). Names are "<family> <type>".
+// enough to matter, soft-caps), phi3 (fused projections), qwen35 and qwen35moe (Gated DeltaNet
+// beside gated attention, a multi-token-prediction block). Names are "<family> <type>".
 std::vector<EngineFixture> family_fixtures(DType type);
 // The registry's fixture named "<name> <type>" (e.g. "qwen3moe"); throws if there is none.
 EngineFixture family_fixture(const std::string& name, DType type);

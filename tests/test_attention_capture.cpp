@@ -100,7 +100,9 @@ TEST_CASE("an attention capture leaves the forward unchanged and refuses bad req
 // Issue 16's families: q/k head norms (qwen3), sliding windows shorter than the sequence and the
 // soft-cap (gemma2, gemma3), fused projections (phi3), and MoE blocks below the captured layer.
 TEST_CASE("attention probabilities of every family match the reference model", "[transformer][probs][family]") {
-  for (const test::EngineFixture& f : test::family_fixtures(DType::Q8_0))
+  for (const test::EngineFixture& f : test::family_fixtures(DType::Q8_0)) {
+    ModelConfig c = fixture_config(f.spec);
     for (uint32_t layer = 0; layer < f.spec.n_layers; ++layer)
-      CHECK(capture_error(f, layer, DType::F16, 21, 8) <= 1e-3);
+      if (!c.is_linear_layer(layer)) CHECK(capture_error(f, layer, DType::F16, 21, 8) <= 1e-3);  // maps: attention
+  }
 }

@@ -158,7 +158,8 @@ TEST_CASE("KV bytes per token of every attention kind at a model's dimensions", 
   };
   // Llama-2-7B (MHA, 32 heads of 128): GQA with 8 KV heads, MLA with DeepSeek-V2's 512 + 64.
   ModelConfig llama = fixture_config(real_shape(4096, 32, 32, 32, 11008, 32000));
-  CHECK(bytes(llama) == std::vector<uint64_t>{524288, 131072, 16384, 32 * 576 * 2});
+  // hybrid: every 4th of the 32 layers GQA (8 of them, 8 KV heads of 128 + 128)
+  CHECK(bytes(llama) == std::vector<uint64_t>{524288, 131072, 16384, 32 * 576 * 2, 8 * 8 * 256 * 2});
   CHECK(kv_costs_by_kind(llama, DType::F16)[1].kv_heads == 8);
   CHECK(kv_costs_by_kind(llama, DType::F16)[0].bytes_per_token == llama.kv_bytes_per_token());
   // A GQA model keeps its own KV heads, an MLA model its own latent; each kind's own row is exact.
@@ -338,7 +339,7 @@ TEST_CASE("config metadata errors for unknown arch and missing keys and bad valu
   w.add("general.architecture", "falcon");
   CHECK(error_of([&] { ModelConfig::from_gguf(parse(w)); }) ==
         "model.gguf: unknown architecture falcon (supported: llama, mistral, qwen2, qwen2moe, qwen3, qwen3moe, "
-        "gemma2, gemma3, phi3, deepseek2)");
+        "gemma2, gemma3, phi3, deepseek2, qwen35, qwen35moe)");
   GgufWriter no_blocks;
   no_blocks.add("general.architecture", "llama");
   CHECK(error_of([&] { ModelConfig::from_gguf(parse(no_blocks)); }) ==

@@ -3,9 +3,11 @@
 // oracle that shares no code with vkllm (tests/llamacpp/llamacpp_oracle.cpp, built against npm's
 // node-llama-cpp by scripts/fetch_llamacpp). Per family:
 // - F32 weights, f32 KV cache: logits of every position in one batch and in chunks of 8 (across
-//   chunk boundaries), NMSE <= 1e-6 each, and 16 greedy tokens identical;
+//   chunk boundaries), NMSE <= 1e-6 each, and 32 greedy tokens identical, and the same experts
+//   chosen at every position;
 // - the same file quantised by llama.cpp's quantizer to Q8_0 and Q4_K_M: NMSE within the bound
-//   that llama.cpp's CPU path explains (it quantises activations to 8 bits for these dot products).
+//   that llama.cpp's CPU path explains (it quantises activations to 8 bits for these dot products;
+//   check_quantised says how the bound and rerouted experts are handled).
 // One test case per fixture, registered from the registry at start-up. Each writes its NMSE line
 // to build/llamacpp_agreement/<fixture>.txt (scripts/test prints them after ctest). Where the oracle
 // was not built (no npm, offline) every case is skipped with the reason.
@@ -41,7 +43,7 @@ constexpr double kF32Bound = 1e-6;
 // Q8_0 / Q8_K (one 8-bit value per element and a scale per block); vkllm keeps activations f32.
 // That alone gives logits NMSE of 1e-4 to 4e-4 on these fixtures (docs/decisions.md).
 constexpr double kQuantBound = 1e-3;
-constexpr size_t kTokens = 21, kChunk = 8, kGreedy = 16;
+constexpr size_t kTokens = 21, kChunk = 8, kGreedy = 32;
 const fs::path kOut = VKLLM_BUILD_DIR "/llamacpp_agreement";
 
 // Why the oracle is unusable, or "" when it is there.
@@ -199,6 +201,14 @@ std::set<size_t> routing_differs(const Run& a, const Run& b) {
   return out;
 }
 
+// The positions a routing difference reaches: its own, and in a hybrid every later one too.
+std::set<size_t> tainted(const std::set<size_t>& rerouted, bool hybrid) {
+  if (!hybrid || rerouted.empty()) return rerouted;
+  std::set<size_t> out;
+  for (size_t p = *rerouted.begin(); p < kTokens; ++p) out.insert(p);
+  return out;
+}
+
 // NMSE over the positions not in `skip`.
 double nmse_except(const Run& got, const Run& want, const std::set<size_t>& skip, uint32_t vocab) {
   std::vector<float> g, w;
@@ -256,9 +266,15 @@ FixtureSpec widened(FixtureSpec s) {
   return s;
 }
 
-// Where 8-bit activations move a router's near-tie, llama.cpp and vkllm run different experts for
-// that token, a difference no bound on the logits explains: those positions are counted and
-// printed, the NMSE bound holds over the rest, and at most a quarter of the positions may differ.
+// The bound: llama.cpp's 8-bit activations perturb its products as 8-bit weights do, so vkllm may
+// differ from llama.cpp on a quantised file by kQuantBound, or by as much as Q8_0 weights move
+// llama.cpp's own logits (its Q8_0 file against its F32 file, over the same positions) when the
+// model amplifies 8-bit noise more than that (the hybrids' random-weight fixtures: each Gated
+// DeltaNet layer roughly triples it). Where 8-bit noise moves a router's near-tie, the two run different experts for
+// that token, a difference no bound on the logits explains: those positions (and in a hybrid every later one, which
+// reads the recurrent state they changed) are counted and printed, the bound holds over the rest, and rerouted
+// positions may be a quarter of them or as many as the same quantisation reroutes in llama.cpp itself (its file against
+// its F32 file).
 void check_quantised(const test::EngineFixture& fixture) {
   if (std::string why = oracle_missing(); !why.empty()) return test::skip(why);
   test::EngineFixture wide = fixture;
@@ -266,23 +282,42 @@ void check_quantised(const test::EngineFixture& fixture) {
   Files f32 = write_f32(wide, "quantised");
   uint32_t vocab = fixture.spec.vocab_size;
   std::vector<int32_t> tokens = test::some_tokens(kTokens, vocab, 6);
+  Run unquantised = oracle(f32.theirs, tokens, 0, 0);
+  bool hybrid = fixture_config(wide.spec).hybrid();
   std::string line = fmt::format("llama.cpp agreement {:<14}", family(fixture));
+  Run theirs_q8;  // llama.cpp on the Q8_0 file: how much 8-bit noise moves this model
+  std::set<size_t> moved_q8;
   for (std::string type : {"Q8_0", "Q4_K_M"}) {
     Files q = files_of(wide, "quantised", type);
     oracle_quantize(f32.theirs, q.theirs, type);
     if (q.theirs != q.ours) relabel(q.theirs, q.ours, fixture.spec.arch);
     Run theirs = oracle(q.theirs, tokens, 0, 0);
     REQUIRE(theirs.logits.size() == kTokens * vocab);
+    std::set<size_t> moved = routing_differs(theirs, unquantised);
+    if (type == "Q8_0") theirs_q8 = theirs, moved_q8 = moved;
     Run mine = ours(*open(q.ours, 512).engine, tokens);
-    std::set<size_t> rerouted = routing_differs(mine, theirs);
-    double nmse = nmse_except(mine, theirs, rerouted, vocab);
-    line += fmt::format(" {:<6} nmse {:.2e}", type, nmse);
+    std::set<size_t> rerouted = routing_differs(mine, theirs), skip = rerouted;
+    skip.insert(moved_q8.begin(), moved_q8.end());  // both measures over the same positions
+    skip = tainted(skip, hybrid);
+    line += fmt::format(" {:<6} ", type);
+    if (skip.size() < kTokens) {
+      double nmse = nmse_except(mine, theirs, skip, vocab);
+      double sensitivity = nmse_except(theirs_q8, unquantised, skip, vocab);
+      line += fmt::format("nmse {:.2e}", nmse);
+      if (sensitivity > kQuantBound)
+        line += fmt::format(" [Q8_0 weights move llama.cpp itself by {:.2e}]", sensitivity);
+      INFO(fixture.name << " " << type << ": nmse " << nmse << " over " << kTokens - skip.size()
+                        << " positions; Q8_0 weights move llama.cpp by " << sensitivity);
+      CHECK(nmse <= std::max(kQuantBound, sensitivity));
+    } else {
+      line += "not compared: routing differs from the first token";
+    }
     if (!rerouted.empty())
-      line += fmt::format(" (routing differs at {} of {} positions: {:.2e} with them)", rerouted.size(), kTokens,
-                          nmse_except(mine, theirs, {}, vocab));
-    INFO(fixture.name << " " << type << ": nmse " << nmse << ", routing differs at " << rerouted.size());
-    CHECK(nmse <= kQuantBound);
-    CHECK(rerouted.size() * 4 <= kTokens);
+      line += fmt::format(" (routing differs at {} of {} positions; llama.cpp's own {} against F32 at {})",
+                          rerouted.size(), kTokens, type, moved.size());
+    INFO(fixture.name << " " << type << ": routing differs at " << rerouted.size() << ", llama.cpp's own at "
+                      << moved.size());
+    CHECK(rerouted.size() <= std::max<size_t>(kTokens / 4, moved.size()));
   }
   record(fixture, "quantised", line);
 }

@@ -20,20 +20,23 @@ using namespace vkllm;
 namespace {
 
 ref::RopeSpec spec_of(const ops::RopeParams& p) {
-  return {.n_tokens = p.n_tokens,
-          .n_heads = p.n_heads,
-          .head_dim = p.head_dim,
-          .rot_dim = p.rot_dim,
-          .neox = p.mode == ops::RopeMode::Neox,
-          .theta_base = p.theta_base,
-          .freq_scale = p.freq_scale,
-          .ext_factor = p.ext_factor,
-          .attn_factor = p.attn_factor,
-          .n_ctx_orig = double(p.n_ctx_orig),
-          .beta_fast = p.beta_fast,
-          .beta_slow = p.beta_slow,
-          .token_stride = p.token_stride,
-          .head_stride = p.head_stride};
+  ref::RopeSpec spec{.n_tokens = p.n_tokens,
+                     .n_heads = p.n_heads,
+                     .head_dim = p.head_dim,
+                     .rot_dim = p.rot_dim,
+                     .neox = p.mode == ops::RopeMode::Neox,
+                     .theta_base = p.theta_base,
+                     .freq_scale = p.freq_scale,
+                     .ext_factor = p.ext_factor,
+                     .attn_factor = p.attn_factor,
+                     .n_ctx_orig = double(p.n_ctx_orig),
+                     .beta_fast = p.beta_fast,
+                     .beta_slow = p.beta_slow,
+                     .token_stride = p.token_stride,
+                     .head_stride = p.head_stride,
+                     .interleaved = p.interleaved};
+  std::copy_n(p.sections, 4, spec.sections);
+  return spec;
 }
 
 std::vector<int32_t> random_positions(size_t n, int32_t lo, int32_t hi, uint32_t seed) {
@@ -198,6 +201,52 @@ TEST_CASE("neox rope on HF rows equals norm rope on the converter's permuted row
     for (uint32_t j = 0; j < half; ++j)
       unpermuted[r * dim + j] = norm[r * dim + 2 * j], unpermuted[r * dim + j + half] = norm[r * dim + 2 * j + 1];
   test::check_nmse(unpermuted, neox, 0.0, "rope neox vs permuted norm");
+}
+
+// Qwen3.5's sectioned rope of text tokens (interleaved M-RoPE, sections {11, 11, 10, 0}, NEOX,
+// 64 of 256 dims): no pair is in the 4th section, so it equals plain partial rope; sections with a
+// 4th part ({8, 8, 8, 8}, interleaved or in turn; {3, 2, 1, 5} with a rot_dim that wraps) turn
+// those pairs by position 0 (the reference decides which: ref::rope_pair_is_fourth_section).
+TEST_CASE("rope with sections (Qwen3.5 M-RoPE for text)", "[rope]") {
+  struct Case {
+    uint32_t sections[4];
+    bool interleaved;
+    uint32_t head_dim, rot_dim;
+    size_t fourth;  // pairs in the 4th section
+  };
+  const Case cases[] = {{{11, 11, 10, 0}, true, 256, 64, 0},
+                        {{8, 8, 8, 8}, true, 64, 64, 8},
+                        {{8, 8, 8, 8}, false, 80, 64, 8},
+                        {{3, 2, 1, 5}, true, 48, 48, 10},
+                        {{3, 2, 1, 5}, false, 48, 48, 10}};
+  test::for_each_profile([&](const Profile& profile) {
+    for (const Case& c : cases)
+      for (ops::RopeMode mode : {ops::RopeMode::Norm, ops::RopeMode::Neox}) {
+        const uint32_t n = 9, heads = 3;
+        ops::RopeParams p{.n_tokens = n,
+                          .n_heads = heads,
+                          .head_dim = c.head_dim,
+                          .rot_dim = c.rot_dim,
+                          .mode = mode,
+                          .theta_base = 1e7f,
+                          .interleaved = c.interleaved};
+        std::copy_n(c.sections, 4, p.sections);
+        auto x = test::random_floats(size_t(n) * heads * c.head_dim, 92);
+        auto pos = random_positions(n, 0, 4096, 93);
+        std::vector<float> want = ref_rope(x, pos, {}, p);
+        std::string what =
+            fmt::format("rope sections {} {} {} {}{} {} head_dim={} rot_dim={} profile={}", c.sections[0],
+                        c.sections[1], c.sections[2], c.sections[3], c.interleaved ? " interleaved" : "",
+                        mode == ops::RopeMode::Neox ? "neox" : "norm", c.head_dim, c.rot_dim, profile.name);
+        test::check_nmse(gpu_rope(x, pos, {}, p), want, 2e-9, what);
+        size_t fourth = 0;
+        for (uint32_t i = 0; i < c.rot_dim / 2; ++i) fourth += ref::rope_pair_is_fourth_section(spec_of(p), i);
+        ops::RopeParams plain = p;
+        std::fill_n(plain.sections, 4, 0u);
+        if (fourth == 0) test::check_nmse(want, ref_rope(x, pos, {}, plain), 0.0, what + " vs plain rope");
+        CHECK(fourth == c.fourth);
+      }
+  });
 }
 
 TEST_CASE("rope rejects bad dimensions", "[rope]") {

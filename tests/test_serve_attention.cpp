@@ -109,7 +109,17 @@ TEST_CASE("GET /v1/info describes the model and the KV cache of every attention 
   json k = j["kv_bytes_per_token_by_kind"];
   CHECK((k["mha"] == 3 * 4 * 2 * 34 && k["gqa"] == 3 * 2 * 2 * 34 && k["mqa"] == 3 * 2 * 34));
   CHECK(k["mla"] == 3 * 5 * 34);  // latent 4 x 32 + rope 16: 144 values, 5 whole blocks
-  CHECK(j["kv_by_kind_dims"] == json({{"gqa_n_head_kv", 2}, {"mla_kv_lora_rank", 128}, {"mla_rope_dim", 16}}));
+  // hybrid: one GQA layer (every 4th, at least one) and 2 Gated DeltaNet layers, each keeping a
+  // conv state of 3 x (2 x 2 + 4) x 32 and 4 heads of 32 x 32 floats per sequence.
+  CHECK(k["hybrid"] == 1 * 2 * 2 * 34);
+  CHECK(j["kv_by_kind_dims"] == json({{"gqa_n_head_kv", 2},
+                                      {"mla_kv_lora_rank", 128},
+                                      {"mla_rope_dim", 16},
+                                      {"hybrid_attention_layers", 1},
+                                      {"hybrid_bytes_per_sequence", 2 * (3 * 256 + 4 * 32 * 32) * 4}}));
+  CHECK(j["recurrent_bytes_per_sequence"] == 0);
+  CHECK(j["linear_attention"].is_null());
+  CHECK(j["attention_layers"] == json({0, 1, 2}));
   CHECK(j["attention_max_tokens"] == 512);
 }
 

@@ -1,5 +1,5 @@
 // Byte-level BPE ("gpt2") tokenizer against hand-checked ids, and the pre-tokenizer splits of each
-// supported style (llama-bpe, qwen2, smollm, gpt-2, deepseek-llm) on text where they differ.
+// supported style (llama-bpe, qwen2, qwen35, smollm, gpt-2, deepseek-llm) on text where they differ.
 #include "catch.h"
 #include "error.h"
 #include "text/pretokenizer.h"
@@ -71,6 +71,11 @@ TEST_CASE("BPE pre-tokenizer splits per style", "[tokenizer]") {
   CHECK(llama3.split("x = 1;\n") == Pieces{"x", " =", " ", "1", ";\n"});
   CHECK(llama3.split("Ünïcödé 世界") == Pieces{"Ünïcödé", " 世界"});
   CHECK(deepseek.split("Hello, 世界 123") == Pieces{"Hello", ",", " ", "世界", " ", "123"});
+  // qwen35 keeps a combining mark (U+0301) with its letter; qwen2 splits it off.
+  PreTokenizer qwen35("qwen35");
+  CHECK(qwen35.split("cafe\u0301 au") == Pieces{"cafe\u0301", " au"});
+  CHECK(qwen2.split("cafe\u0301 au") == Pieces{"cafe", "\u0301", " au"});
+  CHECK(qwen35.split("3333333") == Pieces(7, "3"));
   // Invalid UTF-8 never matches; it stays in between as its own piece.
   CHECK(gpt2.split("ab\xff"
                    "cd") == Pieces{"ab", "\xff", "cd"});

@@ -17,6 +17,34 @@ namespace vkllm::bench {
 
 namespace {
 
+// A Qwen3.5/3.6 dense hybrid of these dims (docs/formats.md §10).
+FixtureSpec qwen35(uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv_heads, uint32_t hidden,
+                   uint32_t linear_v_heads, bool tied) {
+  FixtureSpec s{.arch = "qwen35",
+                .dim = dim,
+                .n_layers = layers,
+                .n_heads = heads,
+                .n_kv_heads = kv_heads,
+                .head_dim = 256,
+                .hidden_dim = hidden,
+                .vocab_size = 248320,
+                .seq_len = 262144,
+                .norm_eps = 1e-6f,
+                .rope_theta = 1e7f,
+                .tied_embeddings = tied};
+  s.linear_k_heads = 16, s.linear_v_heads = linear_v_heads, s.linear_head_dim = 128, s.conv_kernel = 4;
+  s.rope_dim = 64, s.rope_sections[0] = 11, s.rope_sections[1] = 11, s.rope_sections[2] = 10, s.nextn_layers = 1;
+  return s;
+}
+
+FixtureSpec qwen35moe(uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv_heads, uint32_t linear_v_heads,
+                      uint32_t experts, uint32_t used, uint32_t expert_hidden) {
+  FixtureSpec s = qwen35(dim, layers, heads, kv_heads, expert_hidden, linear_v_heads, false);
+  s.arch = "qwen35moe", s.n_experts = experts, s.n_experts_used = used, s.expert_hidden_dim = expert_hidden;
+  s.shared_hidden_dim = expert_hidden;
+  return s;
+}
+
 // Shapes from the models' published configs (docs/formats.md §6).
 const std::map<std::string, FixtureSpec>& presets() {
   static const std::map<std::string, FixtureSpec> p = {
@@ -168,6 +196,13 @@ const std::map<std::string, FixtureSpec>& presets() {
         .n_experts = 128,
         .n_experts_used = 8,
         .expert_hidden_dim = 768}},
+      // Qwen3.5 / Qwen3.6 hybrids (issue 27): Gated DeltaNet in three layers of four (key heads of
+      // 128, a 4-tap conv), gated GQA of head dim 256 with rope over a quarter of the head in
+      // sections {11, 11, 10}, one multi-token-prediction block (loaded, not run).
+      {"qwen3.5-0.8b", qwen35(1024, 24, 8, 2, 3584, 16, true)},
+      {"qwen3.5-9b", qwen35(4096, 32, 16, 4, 12288, 32, false)},
+      {"qwen3.6-27b", qwen35(5120, 64, 24, 4, 17408, 48, false)},
+      {"qwen3.6-35b-a3b", qwen35moe(2048, 40, 16, 2, 32, 256, 8, 512)},
       // The MoE decode benchmark (docs/decisions.md, issue 16): 8 experts, 2 used, and a dense
       // model with the same active parameters (FFN width 2 x 1024).
       {"moe-8x2",

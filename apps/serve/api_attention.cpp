@@ -8,6 +8,7 @@
 #include "arch/kv_comparison.h"
 #include "engine/attention_map.h"
 #include "serve/api.h"
+#include "serve/kv_json.h"
 #include "serve/openai.h"
 
 namespace vkllm::serve {
@@ -15,6 +16,9 @@ namespace vkllm::serve {
 HttpReply Api::attention(const HttpRequest& r) const {
   json body = parse_body(r.body);
   AttentionParams a = parse_attention(body, gen_.tokenizer().vocab_size(), gen_.config().n_layers);
+  if (gen_.config().is_linear_layer(a.layer))
+    throw bad_request(fmt::format("layer {} is linear attention, which has no attention map (layers with one: {})",
+                                  a.layer, attention_layers(gen_.config())));
   std::vector<int32_t> ids = prompt_tokens(a.input);
   if (ids.empty()) throw bad_request("the input gives no tokens");
   uint32_t limit = std::min(kMaxAttentionTokens, gen_.n_ctx());
@@ -26,14 +30,6 @@ HttpReply Api::attention(const HttpRequest& r) const {
 
 HttpReply Api::info() const {
   const ModelConfig& c = gen_.config();
-  json by_kind = json::object(), dims = json::object();
-  for (const KvKindCost& k : kv_costs_by_kind(c, options_.kv_type)) {
-    std::string name(to_string(k.kind));
-    std::transform(name.begin(), name.end(), name.begin(), [](char ch) { return char(std::tolower(ch)); });
-    by_kind[name] = k.bytes_per_token;
-    if (k.kind == AttentionKind::GQA) dims["gqa_n_head_kv"] = k.kv_heads;
-    if (k.kind == AttentionKind::MLA) dims["mla_kv_lora_rank"] = k.latent, dims["mla_rope_dim"] = k.rope;
-  }
   json j = {{"model", options_.model_id},
             {"name", c.name},
             {"architecture", c.arch_name},
@@ -51,9 +47,11 @@ HttpReply Api::info() const {
             {"device", options_.device},
             {"kv_type", vkllm::info(options_.kv_type).name},
             {"kv_bytes_per_token", c.kv_bytes_per_token(options_.kv_type)},
-            {"kv_bytes_per_token_by_kind", by_kind},
-            {"kv_by_kind_dims", dims},
             {"attention_max_tokens", std::min(kMaxAttentionTokens, gen_.n_ctx())}};
+  add_kv_json(j, c, options_.kv_type);
+  j["attention_layers"] = json::array();
+  for (uint32_t l = 0; l < c.n_layers; ++l)
+    if (!c.is_linear_layer(l)) j["attention_layers"].push_back(l);
   if (c.attention_kind() == AttentionKind::MLA)
     j["mla"] = {{"q_lora_rank", c.mla.q_lora_rank},
                 {"kv_lora_rank", c.mla.kv_lora_rank},

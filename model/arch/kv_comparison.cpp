@@ -1,6 +1,8 @@
 // KV-cache bytes per token of each attention kind at one model's dimensions.
 #include "arch/kv_comparison.h"
 
+#include <algorithm>
+
 namespace vkllm {
 
 namespace {
@@ -19,12 +21,32 @@ uint32_t gqa_heads(const ModelConfig& c) {
   return 1;
 }
 
+// Qwen3.5's proportions at this model's dims, or the model's own when it is a hybrid.
+KvKindCost hybrid_cost(const ModelConfig& c, DType kv, uint64_t per_head) {
+  uint32_t g = gqa_heads(c);
+  LinearAttentionConfig l = c.linear;
+  uint32_t full = std::max(1u, c.n_layers / 4);
+  if (c.hybrid()) {
+    full = c.n_attention_layers(), g = c.n_kv_heads;
+  } else {
+    l.conv_kernel = 4, l.k_heads = g, l.v_heads = c.n_heads, l.head_dim = c.head_dim;
+  }
+  return {.kind = AttentionKind::Hybrid,
+          .kv_heads = g,
+          .bytes_per_token = uint64_t(full) * g * per_head,
+          .attention_layers = full,
+          .bytes_per_sequence = uint64_t(c.n_layers - full) * l.state_floats() * 4};
+}
+
 }  // namespace
 
 std::vector<KvKindCost> kv_costs_by_kind(const ModelConfig& c, DType kv) {
   uint64_t per_head = row(kv, c.head_dim) + row(kv, c.v_head_dim);
   auto heads = [&](AttentionKind k, uint32_t g) {
-    return KvKindCost{.kind = k, .kv_heads = g, .bytes_per_token = uint64_t(c.n_layers) * g * per_head};
+    return KvKindCost{.kind = k,
+                      .kv_heads = g,
+                      .bytes_per_token = uint64_t(c.n_layers) * g * per_head,
+                      .attention_layers = c.n_layers};
   };
   bool mla = c.attention_kind() == AttentionKind::MLA;
   uint32_t latent = mla ? c.mla.kv_lora_rank : 4 * c.head_dim, rope = mla ? c.mla.qk_rope_head_dim : c.head_dim / 2;
@@ -35,7 +57,9 @@ std::vector<KvKindCost> kv_costs_by_kind(const ModelConfig& c, DType kv) {
            .kv_heads = 1,
            .latent = latent,
            .rope = rope,
-           .bytes_per_token = uint64_t(c.n_layers) * row(kv, latent + rope)}};
+           .bytes_per_token = uint64_t(c.n_layers) * row(kv, latent + rope),
+           .attention_layers = c.n_layers},
+          hybrid_cost(c, kv, per_head)};
 }
 
 }  // namespace vkllm

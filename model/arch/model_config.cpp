@@ -17,7 +17,7 @@
 namespace vkllm {
 
 std::string_view to_string(AttentionKind k) {
-  constexpr std::string_view names[] = {"MHA", "GQA", "MQA", "MLA"};
+  constexpr std::string_view names[] = {"MHA", "GQA", "MQA", "MLA", "hybrid"};
   return names[int(k)];
 }
 
@@ -76,6 +76,13 @@ uint32_t ModelConfig::n_attention_layers() const {
   uint32_t n = 0;
   for (uint32_t l = 0; l < n_layers; ++l) n += !is_linear_layer(l);
   return n;
+}
+
+std::string attention_layers(const ModelConfig& c) {
+  std::string out;
+  for (uint32_t l = 0; l < c.n_layers; ++l)
+    if (!c.is_linear_layer(l)) out += (out.empty() ? "" : ", ") + std::to_string(l);
+  return out;
 }
 
 uint64_t ModelConfig::kv_bytes_per_token(DType kv) const {

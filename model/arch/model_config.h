@@ -15,7 +15,9 @@ class GgufFile;
 class GgufWriter;
 struct Architecture;
 
-enum class AttentionKind { MHA, GQA, MQA, MLA };
+// Hybrid: linear attention (Gated DeltaNet) in most layers, full attention in the rest
+// (Qwen3.5/3.6); a model's attention_kind() is that of its full-attention layers.
+enum class AttentionKind { MHA, GQA, MQA, MLA, Hybrid };
 enum class RopeMode { Norm, Neox };  // pairs (2i, 2i+1) or (i, i + n_rot/2); docs/formats.md §3.2
 enum class RopeScaling { None, Linear, Yarn };
 enum class MlaLayout { None, Split, Fused };  // attn_k_b + attn_v_b (new files) or attn_kv_b (old)
@@ -155,6 +157,9 @@ struct ModelConfig {
   // (vocab-only / metadata-only) is read from its metadata alone. Errors: "<file>: <what>".
   static ModelConfig from_gguf(const GgufFile& f);
 };
+
+// "3, 7, 11": the layers that have attention (not linear attention), for messages.
+std::string attention_layers(const ModelConfig& c);
 
 // Writes the metadata keys from_gguf reads (general.architecture included).
 void write_config(GgufWriter& w, const ModelConfig& c);

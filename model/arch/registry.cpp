@@ -8,14 +8,14 @@ namespace vkllm {
 
 extern const Architecture llama_architecture, mistral_architecture, qwen2_architecture, qwen2moe_architecture,
     qwen3_architecture, qwen3moe_architecture, gemma2_architecture, gemma3_architecture, phi3_architecture,
-    deepseek2_architecture;
+    deepseek2_architecture, qwen35_architecture, qwen35moe_architecture;
 
 namespace {
 
-constexpr const Architecture* kAll[] = {&llama_architecture,    &mistral_architecture, &qwen2_architecture,
-                                        &qwen2moe_architecture, &qwen3_architecture,   &qwen3moe_architecture,
-                                        &gemma2_architecture,   &gemma3_architecture,  &phi3_architecture,
-                                        &deepseek2_architecture};
+constexpr const Architecture* kAll[] = {&llama_architecture,     &mistral_architecture, &qwen2_architecture,
+                                        &qwen2moe_architecture,  &qwen3_architecture,   &qwen3moe_architecture,
+                                        &gemma2_architecture,    &gemma3_architecture,  &phi3_architecture,
+                                        &deepseek2_architecture, &qwen35_architecture,  &qwen35moe_architecture};
 
 }  // namespace
 

@@ -94,7 +94,7 @@ void ChatSession::generate_reply(std::vector<int32_t> prompt, uint32_t max_token
   // Keep what the cache shares with the new prompt; evaluate at least one token for logits.
   size_t keep = 0;
   while (keep < cached_.size() && keep < prompt.size() && cached_[keep] == prompt[keep]) ++keep;
-  keep = std::min(keep, prompt.size() - 1);
+  keep = engine_.resumable(uint32_t(std::min(keep, prompt.size() - 1)));  // hybrids: all, the checkpoint or 0
   engine_.truncate(uint32_t(keep));
   cached_.resize(keep);
   stats_.prompt_tokens = uint32_t(prompt.size());
@@ -106,6 +106,7 @@ void ChatSession::generate_reply(std::vector<int32_t> prompt, uint32_t max_token
   for (int32_t t : fresh) sampler_.accept(t);
   std::span<const float> logits = engine_.eval(fresh);
   cached_.insert(cached_.end(), fresh.begin(), fresh.end());
+  engine_.checkpoint(0, engine_.n_past());  // hybrids: the next turn starts with this prompt
   auto t1 = clock::now();
   stats_.prompt_seconds = std::chrono::duration<double>(t1 - t0).count();
 

@@ -9,6 +9,7 @@
 #include "error.h"
 #include "gguf/reader.h"
 #include "reference/model.h"
+#include "stream.h"
 
 namespace vkllm {
 
@@ -27,8 +28,11 @@ Engine::Engine(const Context& ctx, const GgufFile& file, const EngineOptions& op
   ENSURE(n_ctx >= 1, "the context length must be at least 1");
   weights_ = std::make_unique<Weights>(ctx, file, config_, progress, options.max_weight_buffer);
   cache_ = std::make_unique<KvCache>(ctx, config_, n_ctx, options.kv_type, options.slots);
+  if (config_.hybrid()) recurrent_ = std::make_unique<RecurrentCache>(ctx, config_, options.slots);
   uint32_t batch = std::clamp(options.batch, 1u, n_ctx);
-  transformer_ = std::make_unique<Transformer>(ctx, config_, *weights_, *cache_, batch, options.profiling);
+  transformer_ =
+      std::make_unique<Transformer>(ctx, config_, *weights_, *cache_, batch, options.profiling, recurrent_.get());
+  ctx_ = &ctx;
   options_ = options;
   file_ = &file;
   if (options.check) reference_ = std::make_unique<ref::Model>(file, config_, options.kv_type);
@@ -52,6 +56,7 @@ std::span<const float> Engine::forward(std::span<const int32_t> chunk, LogitsMod
 MemoryReport Engine::memory() const {
   return {.weights = weights_->device_bytes(),
           .kv_cache = cache_->bytes(),
+          .recurrent = recurrent_ ? recurrent_->bytes() : 0,
           .activations = transformer_->activation_bytes(),
           .staging = weights_->staging_bytes(),
           .weight_buffers = weights_->buffer_count()};
@@ -92,6 +97,9 @@ std::vector<float> Engine::eval_all(std::span<const int32_t> tokens) {
 
 std::vector<float> Engine::attention_probabilities(std::span<const int32_t> tokens, uint32_t layer, uint32_t slot) {
   ENSURE(!tokens.empty(), "nothing to evaluate");
+  ENSURE(layer >= config_.n_layers || !config_.is_linear_layer(layer),
+         fmt::format("layer {} is linear attention, which has no attention map (layers with one: {})", layer,
+                     attention_layers(config_)));
   check_token_ids(tokens, config_.vocab_size);
   if (slot == 0) n_past_ = 0;  // its cache is about to be overwritten
   return transformer_->attention_probabilities(tokens, layer, slot);
@@ -99,7 +107,36 @@ std::vector<float> Engine::attention_probabilities(std::span<const int32_t> toke
 
 void Engine::truncate(uint32_t n) {
   ENSURE(n <= n_past_, fmt::format("cannot keep {} tokens of a sequence of {}", n, n_past_));
+  if (recurrent_ && n != n_past_ && n != 0) {
+    ENSURE(n == recurrent_->checkpoint(0),
+           fmt::format("a hybrid model cannot go back to {} of its {} tokens (its linear-attention state is saved "
+                       "at {})",
+                       n, n_past_, recurrent_->checkpoint(0)));
+    resume(0, n, n_past_);
+  }
   n_past_ = n;  // later positions are overwritten before they are read again
+}
+
+uint32_t Engine::resumable(uint32_t n, uint32_t slot, uint32_t live) const {
+  if (!recurrent_) return n;
+  if (live <= n) return live;
+  uint32_t saved = recurrent_->checkpoint(slot);
+  return saved <= n ? saved : 0;
+}
+
+void Engine::checkpoint(uint32_t slot, uint32_t n) {
+  if (!recurrent_) return;
+  Stream s(*ctx_);
+  recurrent_->save(s, slot, n);
+  s.submit_wait();
+}
+
+void Engine::resume(uint32_t slot, uint32_t n, uint32_t live) {
+  if (!recurrent_ || n == live || n == 0) return;  // as it is; or from a zero state (position 0)
+  ENSURE(n == recurrent_->checkpoint(slot), fmt::format("slot {} has no state saved at {} tokens", slot, n));
+  Stream s(*ctx_);
+  recurrent_->restore(s, slot);
+  s.submit_wait();
 }
 
 std::string_view to_string(FinishReason r) {

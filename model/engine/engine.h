@@ -39,7 +39,9 @@ struct EngineOptions {
 };
 
 struct MemoryReport {
-  uint64_t weights = 0, kv_cache = 0, activations = 0;
+  uint64_t weights = 0, kv_cache = 0;
+  uint64_t recurrent = 0;  // linear-attention states, every slot and its checkpoint (hybrid models)
+  uint64_t activations = 0;
   uint64_t staging = 0;  // held only while the weights were uploaded (0 on unified memory)
   size_t weight_buffers = 0;
 };
@@ -82,9 +84,25 @@ class Engine {
   // GQA/MQA heads over their KV head's keys, MLA heads over the latent rows. See
   // Transformer::attention_probabilities.
   std::vector<float> attention_probabilities(std::span<const int32_t> tokens, uint32_t layer, uint32_t slot = 0);
-  // Keeps the first n tokens of the sequence (a chat keeps its history this way).
+  // Keeps the first n tokens of the sequence (a chat keeps its history this way). A hybrid model
+  // cannot rewind its recurrent state: it keeps none, all, or the tokens slot 0's checkpoint
+  // covers (resumable() says which n work).
   void truncate(uint32_t n);
   void reset() { truncate(0); }
+
+  // The longest prefix of at most n tokens that a sequence in slot `slot`, which holds `live`
+  // tokens, can keep: n itself for a model without linear-attention layers; for a hybrid `live`
+  // when that is at most n, else the slot's checkpoint's length when that is, else 0.
+  uint32_t resumable(uint32_t n, uint32_t slot, uint32_t live) const;
+  uint32_t resumable(uint32_t n) const { return resumable(n, 0, n_past_); }
+  // Hybrid models: saves slot's recurrent state as it is after its first n tokens (the end of a
+  // turn's prompt: the next turn of the talk starts with those tokens), for a later sequence.
+  // Nothing for other models.
+  void checkpoint(uint32_t slot, uint32_t n);
+  // Hybrid models: a sequence in `slot` goes on from its first n tokens (resumable()): from the
+  // checkpoint when n is its length and not `live`, else as it is. Nothing for other models.
+  void resume(uint32_t slot, uint32_t n, uint32_t live);
+  const RecurrentCache* recurrent_cache() const { return recurrent_.get(); }
 
  private:
   void check_fits(size_t n) const;
@@ -94,11 +112,13 @@ class Engine {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Weights> weights_;
   std::unique_ptr<KvCache> cache_;
+  std::unique_ptr<RecurrentCache> recurrent_;  // hybrid models only
   std::unique_ptr<Transformer> transformer_;
   uint32_t n_past_ = 0;
   std::vector<int32_t> history_;  // the sequence so far (the check's reference runs over it)
   EngineOptions options_;
   const GgufFile* file_ = nullptr;
+  const Context* ctx_ = nullptr;
   std::unique_ptr<ref::Model> reference_;  // with options.check
 };
 

@@ -118,14 +118,15 @@ void Scheduler::shutdown(std::chrono::milliseconds grace) {
 
 // The idle slot for a prompt: the longest shared prefix, then the least recently used. `reuse`:
 // how many of its cached tokens the request keeps (at least one prompt token is evaluated again,
-// for the logits).
+// for the logits; a hybrid model keeps only what the slot's checkpoint covers).
 uint32_t Scheduler::pick_slot(const std::vector<int32_t>& prompt, uint32_t& reuse) const {
   uint32_t best = UINT32_MAX;
   size_t best_prefix = 0;
   for (uint32_t i = 0; i < slots_.size(); ++i) {
     const Slot& s = slots_[i];
     if (s.seq) continue;
-    size_t prefix = std::min(common_prefix(s.cached, prompt), prompt.size() - 1);
+    size_t prefix = engine_.resumable(uint32_t(std::min(common_prefix(s.cached, prompt), prompt.size() - 1)), i,
+                                      uint32_t(s.cached.size()));
     if (best == UINT32_MAX || prefix > best_prefix || (prefix == best_prefix && s.last_used < slots_[best].last_used))
       best = i, best_prefix = prefix;
   }
@@ -148,6 +149,7 @@ void Scheduler::admit() {
     auto seq = std::make_unique<Sequence>(std::move(w.request), w.handle, engine_.tokenizer(), engine_.n_ctx());
     queue_.pop_front();
     seq->reuse(reuse);
+    engine_.resume(slot, reuse, uint32_t(slots_[slot].cached.size()));  // hybrids: maybe from the checkpoint
     stats_.prompt_tokens += seq->usage().prompt_tokens;
     stats_.cached_tokens += reuse;
     ++stats_.running;
@@ -206,6 +208,8 @@ void Scheduler::step() {
     Sequence& seq = batch_.sequence(i);
     seq.evaluated(uint32_t(batch_.chunks()[i].tokens.size()));
     if (!seq.pending().empty()) continue;  // more of its prompt to read
+    // Hybrids: the state at the end of the prompt, from which the talk's next turn can go on.
+    if (seq.usage().completion_tokens == 0) engine_.checkpoint(batch_.chunks()[i].slot, seq.n_cached());
     ++sampled;
     if (!seq.sample(logits.subspan(i * vocab, vocab))) finished.push_back(batch_.chunks()[i].slot);
   }

@@ -3,6 +3,7 @@
 // norm → gated FFN (→ post norm) → residual. Which attention block a layer uses is its
 // architecture's recipe (model/arch/); the mixture-of-experts FFN is in blocks_moe.cpp, latent
 // attention in blocks_latent.cpp.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -10,6 +11,7 @@
 #include "context.h"
 #include "graph/blocks.h"
 #include "ops.h"
+#include "ops_linear.h"
 #include "push.h"
 
 namespace vkllm::blocks {
@@ -77,6 +79,27 @@ void project_qkv(const RecordContext& r, const AttentionWeights& w, BufferView h
   ops::matmul_fused(r.s, wq.type, *weights, h, y, M, n, wq.cols, parts, any_bias ? *biases : BufferView{});
 }
 
+// Gated attention's projections (qwen35): Wq gives q_h then gate_h per head; q goes to the q part
+// of the qkv activation, the gate to its own, k and v to theirs.
+void gated_query(const RecordContext& r, const AttentionWeights& w, BufferView h) {
+  const Acts& a = r.acts;
+  uint32_t n = r.n, H = r.c.n_heads, hd = r.c.head_dim;
+  BufferView both = r.act_rows(a.q, 2 * H * hd), q = r.act(a.qkv, 4ull * n * H * hd, a.qkv_offsets[0]);
+  project(r, *w.q, h, both, n);
+  project(r, *w.k, h, r.act(a.qkv, 4ull * n * w.k->rows, a.qkv_offsets[1]), n);
+  project(r, *w.v, h, r.act(a.qkv, 4ull * n * w.v->rows, a.qkv_offsets[2]), n);
+  push::CopyPush half{.rows = n,
+                      .cols = H,
+                      .len = hd,
+                      .src_row_stride = 2 * H * hd,
+                      .src_col_stride = 2 * hd,
+                      .dst_row_stride = H * hd,
+                      .dst_col_stride = hd};
+  ops::copy_strided(r.s, both, q, half);
+  half.src_offset = hd;
+  ops::copy_strided(r.s, both, r.act_rows(a.attn_gate, H * hd), half);
+}
+
 // Rope of the first rope.dim values of each of `heads` heads (tokens token_stride floats apart) at
 // the positions of this step, as the layer rotates (sliding-window layers may have their own base).
 ops::RopeParams rope_params(const RecordContext& r, uint32_t heads, uint32_t head_dim, uint32_t token_stride,
@@ -90,7 +113,9 @@ ops::RopeParams rope_params(const RecordContext& r, uint32_t heads, uint32_t hea
                     .theta_base = rc.theta,
                     .freq_scale = 1.0f / rc.factor,
                     .token_stride = token_stride,
-                    .head_stride = head_dim};
+                    .head_stride = head_dim,
+                    .interleaved = rc.sections_interleaved};
+  std::copy(std::begin(rc.sections), std::end(rc.sections), p.sections);
   if (rc.scaling == RopeScaling::Yarn)
     p.ext_factor = 1.0f, p.n_ctx_orig = rc.original_ctx, p.attn_factor = float(rc.yarn_attn_factor());
   return p;
@@ -145,7 +170,11 @@ void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l) {
   BufferView o = r.act_rows(a.attn, H * vd);
   ops::rmsnorm(r.s, r.act_rows(a.x, c.dim), w.norm->view, h, n, c.dim, c.norm_eps);
   r.tap(int(l), "attn_norm", h, n, c.dim);
-  project_qkv(r, w, h);
+  bool gated = c.architecture().recipe.gated_attention;
+  if (gated)
+    gated_query(r, w, h);
+  else
+    project_qkv(r, w, h);
   if (w.q_norm) ops::rmsnorm(r.s, q, w.q_norm->view, q, n * H, hd, c.norm_eps);  // per head
   if (w.k_norm) ops::rmsnorm(r.s, k, w.k_norm->view, k, n * G, hd, c.norm_eps);
   rope_qk(r, q, k, H, G, hd, l);
@@ -157,6 +186,7 @@ void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l) {
   shape.window = c.window(l), shape.softcap = c.attn_softcap;
   ops::attention(r.s, shape, q, r.cache.k(l), r.cache.v(l), r.step_params(), o, r.scratch_view());
   capture_probs(r, shape, q, l);
+  if (gated) ops::sigmoid_mul(r.s, o, r.act_rows(a.attn_gate, H * vd), o, n * H * vd);
   block_output(r, *w.out, w.post_norm, o, l, "attn_out");
   r.tap(int(l), "ffn_inp", r.act_rows(a.x, c.dim), n, c.dim);
 }

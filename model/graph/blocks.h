@@ -2,7 +2,8 @@
 // each layer's attention (standard, latent) and FFN (dense, mixture of experts), the logits; and
 // the shared pieces they are made of. Which block a layer uses is its architecture's recipe and
 // its weights (model/arch/, graph/weights.h). blocks.cpp: attention and dense FFN; blocks_moe.cpp:
-// mixture of experts; blocks_latent.cpp: MLA; blocks_model.cpp: embeddings, layers, logits.
+// mixture of experts; blocks_latent.cpp: MLA; blocks_linear.cpp: Gated DeltaNet; blocks_model.cpp:
+// embeddings, layers, logits.
 #pragma once
 #include <cstdint>
 
@@ -21,6 +22,7 @@ void logits(const RecordContext& r, LogitsMode mode);
 // The blocks.
 void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l);
 void latent_attention(const RecordContext& r, const LatentAttentionWeights& w, uint32_t l);
+void linear_attention(const RecordContext& r, const LinearAttentionWeights& w, uint32_t l);
 void ffn(const RecordContext& r, const FfnWeights& w, uint32_t l);
 void moe(const RecordContext& r, const MoeWeights& w, uint32_t l);
 

@@ -24,8 +24,10 @@ void layer(const RecordContext& r, uint32_t l, bool with_ffn) {
   const LayerWeights& lw = r.w.layer(l);
   if (auto* standard = std::get_if<AttentionWeights>(&lw.attention))
     attention(r, *standard, l);
+  else if (auto* latent = std::get_if<LatentAttentionWeights>(&lw.attention))
+    latent_attention(r, *latent, l);
   else
-    latent_attention(r, std::get<LatentAttentionWeights>(lw.attention), l);
+    linear_attention(r, std::get<LinearAttentionWeights>(lw.attention), l);
   if (!with_ffn) return;
   if (auto* dense = std::get_if<FfnWeights>(&lw.ffn))
     ffn(r, *dense, l);

@@ -30,25 +30,32 @@ KvCache::KvCache(const Context& ctx, const ModelConfig& c, uint32_t n_ctx, DType
   uint64_t v_offset = align_up(k_bytes, ctx.caps().binding_alignment());
   Stream zero(ctx);
   for (uint32_t l = 0; l < n_layers_; ++l) {
+    buffer_of_.push_back(c.is_linear_layer(l) ? -1 : int(layers_.size()));
+    if (c.is_linear_layer(l)) continue;
     layers_.emplace_back(ctx, v_bytes ? v_offset + v_bytes : k_bytes, Memory::Device, fmt::format("kv cache {}", l));
     zero.fill(layers_.back().view(), 0);  // unwritten positions read as 0, never NaN
   }
   zero.submit_wait();
 }
 
-BufferView KvCache::k(uint32_t layer) const { return layers_.at(layer).view(0, k_view_bytes()); }
+const Buffer& KvCache::layer(uint32_t l) const {
+  ENSURE(l < n_layers_ && buffer_of_[l] >= 0, fmt::format("layer {} has no KV cache (it is linear attention)", l));
+  return layers_[buffer_of_[l]];
+}
 
-BufferView KvCache::v(uint32_t layer) const {
-  if (mla_) return k(layer);
+BufferView KvCache::k(uint32_t l) const { return layer(l).view(0, k_view_bytes()); }
+
+BufferView KvCache::v(uint32_t l) const {
+  if (mla_) return k(l);
   uint64_t bytes = v_view_bytes();
-  const Buffer& b = layers_.at(layer);
+  const Buffer& b = layer(l);
   return b.view(b.size() - bytes, bytes);
 }
 
 uint64_t KvCache::bytes_per_token() const {
   uint64_t per_layer =
       mla_ ? row_bytes(type_, k_width_) : heads_ * (row_bytes(type_, k_width_) + row_bytes(type_, v_width_));
-  return per_layer * n_layers_;
+  return per_layer * layers_.size();
 }
 
 // --- the storage type and its byte accounting: rows of k_width_ / v_width_ values, each row

@@ -1,5 +1,6 @@
-// KvCache: the keys and values of every past token, per layer, in the layout flash attention
-// reads. MHA/GQA/MQA keep K and V per KV head; MLA keeps one compressed latent row per token.
+// KvCache: the keys and values of every past token, per attention layer, in the layout flash
+// attention reads. MHA/GQA/MQA keep K and V per KV head; MLA keeps one compressed latent row per
+// token. The linear-attention layers of hybrid models keep none (graph/recurrent_cache.h).
 // The cache has `slots` of n_ctx tokens each, one per sequence that runs at the same time
 // (vkllm serve --parallel); slot z holds rows z * n_ctx .. z * n_ctx + n_ctx - 1 of every head,
 // so a token's row is slot * n_ctx + position (docs/decisions.md "Batches of sequences").
@@ -36,7 +37,7 @@ class KvCache {
   uint32_t slots() const { return slots_; }
   uint32_t rows() const { return slots_ * n_ctx_; }  // rows per head, all slots
   DType type() const { return type_; }
-  uint64_t bytes_per_token() const;  // all layers, as stored (ModelConfig::kv_bytes_per_token agrees)
+  uint64_t bytes_per_token() const;  // all attention layers, as stored (ModelConfig::kv_bytes_per_token agrees)
   uint64_t bytes() const { return bytes_per_token() * rows(); }
 
  private:
@@ -44,10 +45,12 @@ class KvCache {
   uint64_t k_view_bytes() const;  // one layer's K (MLA: the latent rows)
   uint64_t v_view_bytes() const;
 
+  const Buffer& layer(uint32_t l) const;
   bool mla_;
   uint32_t n_layers_, n_ctx_, slots_, heads_, k_width_, v_width_;
   DType type_;
-  std::vector<Buffer> layers_;  // one buffer per layer: K then V (MLA: the latent rows)
+  std::vector<Buffer> layers_;  // one buffer per attention layer: K then V (MLA: the latent rows)
+  std::vector<int> buffer_of_;  // per layer its index into layers_; -1 for a linear-attention layer
 };
 
 }  // namespace vkllm

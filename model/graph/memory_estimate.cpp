@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "arch/architecture.h"
 #include "arch/tensors.h"
 #include "gguf/reader.h"
 
@@ -17,11 +18,12 @@ uint64_t weight_bytes(const GgufFile& file, const ModelConfig& c) {
   uint64_t total = 0;
   for (const GgufTensor& t : file.tensors()) {
     const TensorSpec* spec = catalogue.find(t.name);
+    if (spec && spec->layer >= int(c.n_layers)) continue;  // multi-token prediction: not uploaded
     if (spec && spec->role == TensorRole::AttnKvB) {
       const MlaConfig& m = c.mla;
       total += 4ull * c.n_heads * m.kv_lora_rank * m.qk_nope_head_dim;
       total += uint64_t(c.n_heads) * m.v_head_dim * row_bytes(t.type, m.kv_lora_rank);
-    } else if (t.n_dims == 1) {
+    } else if (t.n_dims == 1 || (spec && needs_f32(spec->role))) {
       total += 4 * t.n_elements();
     } else {
       total += t.data.size();
@@ -41,6 +43,11 @@ uint64_t activation_bytes(const ModelConfig& c, uint64_t batch) {
               H * m.v_head_dim;
   } else {
     floats += H * c.head_dim + uint64_t(c.n_kv_heads) * (c.head_dim + c.v_head_dim) + H * c.v_head_dim;
+    if (c.architecture().recipe.gated_attention) floats += 3 * H * c.head_dim;  // q|gate, the gate
+  }
+  if (c.hybrid()) {
+    const LinearAttentionConfig& l = c.linear;
+    floats += 2ull * l.conv_channels() + 2ull * l.value_dim() + 2ull * l.v_heads;  // qkv, conv; z, out; alpha, beta
   }
   return 4 * (batch * floats + uint64_t(c.vocab_size) + 2 * batch) + 64;
 }
@@ -48,10 +55,11 @@ uint64_t activation_bytes(const ModelConfig& c, uint64_t batch) {
 }  // namespace
 
 MemoryEstimate estimate_memory(const GgufFile& file, const ModelConfig& config, uint32_t n_ctx, uint32_t batch,
-                               DType kv_type) {
+                               DType kv_type, uint32_t slots) {
   return {.weights = weight_bytes(file, config),
-          .kv_cache = config.kv_bytes_per_token(kv_type) * n_ctx,
-          .activations = activation_bytes(config, std::max(1u, std::min(batch, n_ctx)))};
+          .kv_cache = config.kv_bytes_per_token(kv_type) * n_ctx * slots,
+          .activations = activation_bytes(config, std::max(1u, std::min(batch, n_ctx))),
+          .recurrent = 2 * config.recurrent_bytes_per_sequence() * slots};
 }
 
 }  // namespace vkllm

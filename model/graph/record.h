@@ -14,6 +14,7 @@
 #include "buffer.h"
 #include "graph/kv_cache.h"
 #include "graph/planner.h"
+#include "graph/recurrent_cache.h"
 #include "graph/weights.h"
 #include "stream.h"
 
@@ -62,6 +63,11 @@ struct Acts {
   // MoE: router logits then scores (B, E), chosen ids and weights (B, k), the plan, the experts'
   // gate/up (B·k, F) and down (B·k, dim) products, the shared expert's gate logit (B)
   int logits = -1, ids = -1, weights = -1, plan = -1, exp_gate = -1, exp_up = -1, exp_down = -1, shared_gate = -1;
+  // Gated attention: the doubled query projection (B, 2·H·hd) is `q`; the gate (B, H·hd)
+  int attn_gate = -1;
+  // Linear attention: q|k|v before and after the conv (B, channels), the output gate z and the
+  // output (B, v_heads·s), the raw alpha and beta (B, v_heads)
+  int lin_qkv = -1, lin_conv = -1, lin_z = -1, lin_o = -1, lin_alpha = -1, lin_beta = -1;
   uint64_t qkv_offsets[3] = {0, 0, 0};  // bytes of the q, k and v parts into qkv
 };
 
@@ -79,12 +85,14 @@ struct RecordContext {
   const ModelConfig& c;
   const Weights& w;
   KvCache& cache;
+  RecurrentCache* recurrent;  // the linear layers' states; null for a model without them
   const Acts& acts;
   const ArenaPlanner& planner;
   const Buffer* arena;  // null while tracing unshared
   const StepBuffers& in;
-  const Buffer* scratch;  // attention's split-K partials; null when no step needs them
-  const Buffer& logits;   // (rows, vocab) f32, host-visible
+  const Buffer* scratch;         // attention's split-K partials; null when no step needs them
+  const Buffer* linear_scratch;  // the chunked delta rule's per-chunk matrices (hybrid models)
+  const Buffer& logits;          // (rows, vocab) f32, host-visible
   // What this recording is for.
   uint32_t n = 0;                        // tokens of the step
   uint32_t seqs = 1;                     // sequences of the step (one per KV-cache slot)

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "graph/blocks.h"
 #include "ops.h"
+#include "ops_linear.h"
 #include "push.h"
 
 namespace vkllm {
@@ -47,17 +48,20 @@ uint64_t widest_row(const ModelConfig& c) {
   }
   if (c.attention_kind() == AttentionKind::MLA)
     w = std::max<uint64_t>(w, uint64_t(c.n_heads) * (c.mla.kv_lora_rank + c.mla.qk_rope_head_dim));
+  if (c.architecture().recipe.gated_attention) w = std::max<uint64_t>(w, 2ull * c.n_heads * c.head_dim);
+  if (c.hybrid()) w = std::max<uint64_t>(w, c.linear.conv_channels());
   return w;
 }
 
 }  // namespace
 
 Transformer::Transformer(const Context& ctx, const ModelConfig& config, const Weights& weights, KvCache& cache,
-                         uint32_t max_batch, bool profiling)
+                         uint32_t max_batch, bool profiling, RecurrentCache* recurrent)
     : ctx_(ctx),
       c_(config),
       w_(weights),
       cache_(cache),
+      recurrent_(recurrent),
       max_batch_(std::max<uint64_t>(
           1, std::min<uint64_t>(max_batch, ctx.caps().max_storage_buffer_range / (4 * widest_row(config))))),
       profiling_(profiling),
@@ -112,6 +116,10 @@ void Transformer::declare_activations() {
     a.olat = t("olat", H * lat);
     a.attn = t("attn", H * m.v_head_dim);
   } else {
+    if (c_.architecture().recipe.gated_attention) {
+      a.q = t("q|gate", 2 * H * c_.head_dim);
+      a.attn_gate = t("attention gate", H * c_.head_dim);
+    }
     // q, k and v share one activation, each part at a binding offset of its own, so that one
     // product can store all three (blocks.cpp project_qkv).
     uint64_t align = ctx_.caps().binding_alignment();
@@ -121,6 +129,15 @@ void Transformer::declare_activations() {
     a.qkv = planner_.add("qkv", q + k + B * c_.n_kv_heads * c_.v_head_dim * 4);
     a.attn = t("attn", H * c_.v_head_dim);
   }
+  if (c_.hybrid()) {
+    const LinearAttentionConfig& l = c_.linear;
+    a.lin_qkv = t("linear qkv", l.conv_channels());
+    a.lin_conv = t("linear conv", l.conv_channels());
+    a.lin_z = t("linear z", l.value_dim());
+    a.lin_o = t("linear out", l.value_dim());
+    a.lin_alpha = t("linear alpha", l.v_heads);
+    a.lin_beta = t("linear beta", l.v_heads);
+  }
 }
 
 // Lifetimes come from the graph itself: it is traced once at max_batch with every activation in a
@@ -129,6 +146,16 @@ void Transformer::declare_activations() {
 void Transformer::plan_arena() {
   if (uint64_t scratch = attention_scratch_need())
     scratch_ = std::make_unique<Buffer>(ctx_, scratch, Memory::Device, "attention scratch");
+  if (c_.hybrid()) {  // the chunked delta rule's, for the most tokens and sequences a step has
+    const LinearAttentionConfig& l = c_.linear;
+    uint64_t bytes = ops::delta_rule_scratch_bytes({.n_tokens = max_batch_,
+                                                    .seqs = std::min(cache_.slots(), max_batch_),
+                                                    .h_k = l.k_heads,
+                                                    .h_v = l.v_heads,
+                                                    .s = l.head_dim,
+                                                    .chunked = true});
+    linear_scratch_ = std::make_unique<Buffer>(ctx_, bytes, Memory::Device, "delta rule scratch");
+  }
   fit_logits(cache_.slots());
 
   declare_activations();
@@ -173,11 +200,13 @@ RecordContext Transformer::context(Stream& s, uint32_t n, uint32_t seqs, VkBuffe
           .c = c_,
           .w = w_,
           .cache = cache_,
+          .recurrent = recurrent_,
           .acts = acts_,
           .planner = planner_,
           .arena = arena_.get(),
           .in = inputs_,
           .scratch = scratch_.get(),
+          .linear_scratch = linear_scratch_.get(),
           .logits = *logits_,
           .n = n,
           .seqs = seqs,
@@ -185,8 +214,9 @@ RecordContext Transformer::context(Stream& s, uint32_t n, uint32_t seqs, VkBuffe
 }
 
 uint64_t Transformer::activation_bytes() const {
-  return planner_.total_bytes() + (scratch_ ? scratch_->size() : 0) + (logits_ ? logits_->size() : 0) + tokens_.size() +
-         positions_.size() + kv_rows_.size() + step_.size() + last_rows_.size();
+  return planner_.total_bytes() + (scratch_ ? scratch_->size() : 0) + (linear_scratch_ ? linear_scratch_->size() : 0) +
+         (logits_ ? logits_->size() : 0) + tokens_.size() + positions_.size() + kv_rows_.size() + step_.size() +
+         last_rows_.size();
 }
 
 // --- recording

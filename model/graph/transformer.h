@@ -39,8 +39,9 @@ class Transformer {
  public:
   // max_batch: most tokens per forward (prefill chunk); lowered if an activation would not fit
   // one storage-buffer binding. profiling: graphs record GPU timestamps per dispatch.
+  // recurrent: the linear-attention layers' states (hybrid models; null for others).
   Transformer(const Context& ctx, const ModelConfig& config, const Weights& weights, KvCache& cache, uint32_t max_batch,
-              bool profiling = false);
+              bool profiling = false, RecurrentCache* recurrent = nullptr);
   ~Transformer();
 
   // Stores the K/V of every chunk's tokens in its slot and returns logits, valid until the next
@@ -98,11 +99,12 @@ class Transformer {
   const ModelConfig& c_;
   const Weights& w_;
   KvCache& cache_;
+  RecurrentCache* recurrent_;
   uint32_t max_batch_;
   bool profiling_;
   ArenaPlanner planner_;
   Acts acts_;
-  std::unique_ptr<Buffer> arena_, scratch_;
+  std::unique_ptr<Buffer> arena_, scratch_, linear_scratch_;
   Buffer tokens_, positions_, kv_rows_, step_, last_rows_;  // graph/record.h StepBuffers
   StepBuffers inputs_;
   std::unique_ptr<Buffer> logits_;  // (rows, vocab) f32, host-visible; grown for LogitsMode::All

@@ -1,5 +1,6 @@
-// Loading weights: conversions done once at load (1-D tensors to f32, the old DeepSeek2 fused
-// attn_kv_b split into the absorbed attn_k_b / attn_v_b), packing, upload.
+// Loading weights: conversions done once at load (1-D tensors and conv taps to f32, the old
+// DeepSeek2 fused attn_kv_b split into the absorbed attn_k_b / attn_v_b), packing, upload. The
+// multi-token-prediction blocks of hybrid files are checked with the file and not uploaded.
 #include "graph/weights.h"
 
 #include <fmt/format.h>
@@ -119,6 +120,7 @@ std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelC
   for (const GgufTensor& t : file.tensors()) {
     const TensorSpec* spec = catalogue.find(t.name);
     ENSURE(spec, fmt::format("tensor {} is not in the {} catalogue", printable(t.name), config.arch_name));
+    if (spec->layer >= int(config.n_layers)) continue;  // a multi-token-prediction block: not run
     Tensor tensor{.name = std::string(t.name),
                   .type = t.type,
                   .cols = uint32_t(t.ne[0]),
@@ -145,8 +147,9 @@ std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelC
       continue;
     }
     if (add_fused_parts(out, s, config)) continue;
-    if (t.n_dims == 1 && t.type != DType::F32) {  // norms, biases, rope factors: kernels read f32
-      std::vector<float> f(t.ne[0]);
+    // Norms, biases, rope factors and the conv taps: the kernels read f32.
+    if ((t.n_dims == 1 || needs_f32(spec->role)) && t.type != DType::F32) {
+      std::vector<float> f(t.n_elements());
       ref::dequantize_row(t.type, t.data.data(), f.data(), f.size());
       s.converted = as_bytes(f);
       s.data = s.converted.data();
@@ -276,6 +279,33 @@ const Tensor** latent_slot(LatentAttentionWeights& m, TensorRole r) {
   }
 }
 
+const Tensor** linear_slot(LinearAttentionWeights& w, TensorRole r) {
+  switch (r) {
+    case TensorRole::AttnNorm:
+      return &w.norm;
+    case TensorRole::LinearQkv:
+      return &w.qkv;
+    case TensorRole::LinearGate:
+      return &w.z;
+    case TensorRole::SsmConv:
+      return &w.conv;
+    case TensorRole::SsmDt:
+      return &w.dt;
+    case TensorRole::SsmA:
+      return &w.a;
+    case TensorRole::SsmBeta:
+      return &w.beta;
+    case TensorRole::SsmAlpha:
+      return &w.alpha;
+    case TensorRole::SsmNorm:
+      return &w.ssm_norm;
+    case TensorRole::SsmOut:
+      return &w.out;
+    default:
+      return nullptr;
+  }
+}
+
 const Tensor** ffn_slot(FfnWeights& f, TensorRole r) {
   switch (r) {
     case TensorRole::FfnNorm:
@@ -324,8 +354,10 @@ const Tensor** slot(LayerWeights& l, TensorRole r) {
   const Tensor** s = nullptr;
   if (auto* a = std::get_if<AttentionWeights>(&l.attention))
     s = attention_slot(*a, r);
+  else if (auto* m = std::get_if<LatentAttentionWeights>(&l.attention))
+    s = latent_slot(*m, r);
   else
-    s = latent_slot(std::get<LatentAttentionWeights>(l.attention), r);
+    s = linear_slot(std::get<LinearAttentionWeights>(l.attention), r);
   if (!s) s = std::visit([&](auto& f) { return ffn_slot(f, r); }, l.ffn);
   ENSURE(s, fmt::format("a {} tensor has no place in this block", to_string(r)));
   return s;
@@ -343,6 +375,7 @@ void Weights::bind_layers(const ModelConfig& c) {
   layers_.resize(c.n_layers);
   for (uint32_t i = 0; i < c.n_layers; ++i) {
     if (c.architecture().recipe.attention == AttentionForm::Latent) layers_[i].attention = LatentAttentionWeights{};
+    if (c.is_linear_layer(i)) layers_[i].attention = LinearAttentionWeights{};
     if (c.is_moe_layer(i)) layers_[i].ffn = MoeWeights{};
   }
   for (auto& [key, tensor] : tensors_)

@@ -51,6 +51,16 @@ struct LatentAttentionWeights {  // multi-head latent attention (docs/formats.md
   const Tensor *k_b = nullptr, *v_b = nullptr;                       // (H; kv_lora, nope), (H; v_hd, kv_lora)
   const Tensor* out = nullptr;                                       // (dim, H·v_hd)
 };
+struct LinearAttentionWeights {                    // Gated DeltaNet (docs/formats.md §10)
+  const Tensor* norm = nullptr;                    // (dim) f32
+  const Tensor* qkv = nullptr;                     // (conv channels, dim): q | k | v, the conv's input
+  const Tensor* z = nullptr;                       // (v_heads·s, dim): the output gate
+  const Tensor* conv = nullptr;                    // (conv channels, kernel) f32
+  const Tensor *dt = nullptr, *a = nullptr;        // (v_heads) f32: decay bias and rate
+  const Tensor *beta = nullptr, *alpha = nullptr;  // (v_heads, dim)
+  const Tensor* ssm_norm = nullptr;                // (s) f32, per value head
+  const Tensor* out = nullptr;                     // (dim, v_heads·s)
+};
 struct FfnWeights {                                              // gated feed-forward
   const Tensor* norm = nullptr;                                  // (dim) f32
   const Tensor *gate = nullptr, *up = nullptr, *down = nullptr;  // (hidden, dim), (hidden, dim), (dim, hidden)
@@ -66,8 +76,9 @@ struct MoeWeights {                             // mixture of experts (docs/form
   const Tensor* shared_router = nullptr;  // (1, dim): sigmoid gate of the shared expert
 };
 struct LayerWeights {
-  std::variant<AttentionWeights, LatentAttentionWeights> attention;  // as the block recipe says
-  std::variant<FfnWeights, MoeWeights> ffn;                          // ModelConfig::is_moe_layer
+  // As the block recipe says; linear attention in the layers ModelConfig::is_linear_layer names.
+  std::variant<AttentionWeights, LatentAttentionWeights, LinearAttentionWeights> attention;
+  std::variant<FfnWeights, MoeWeights> ffn;  // ModelConfig::is_moe_layer
 };
 
 struct LoadProgress {

@@ -24,6 +24,9 @@ constexpr std::string_view kLlama3 =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kQwen2 =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// qwen35 (Qwen3.5/3.6): qwen2's, with combining marks (\p{M}) belonging to the letters before them.
+constexpr std::string_view kQwen35 =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kGpt2 = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 // deepseek-llm (DeepSeek-V2): letter ranges of the Latin, Greek, Cyrillic, ... scripts, written
 // as code points because some of them (U+1F7D, U+1FBE, U+2126, U+212A, ...) are not NFC-stable.
@@ -57,6 +60,7 @@ const std::vector<PreSpec>& specs() {
       {{"llama-bpe", "llama3", "llama-v3", "falcon3"}, {kLlama3}, true, true},
       {{"dbrx", "smaug-bpe"}, {kLlama3}},
       {{"qwen2", "deepseek-r1-qwen"}, {kQwen2}},
+      {{"qwen35"}, {kQwen35}},
       {{"smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b"}, {R"(\p{N})", kGpt2}},
       {{"gpt-2", "phi-2", "roberta-bpe", "mpt", "olmo"}, {kGpt2}},
       {{"deepseek-llm"}, {"[\r\n]", kDeepseekLetters, kDeepseekPunct, R"(\s+$)", kDeepseekCjk, R"(\p{N}+)"}},

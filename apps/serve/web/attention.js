@@ -90,14 +90,24 @@ export class AttentionView {
     new ResizeObserver(() => this.draw()).observe($('attention-wrap'));
   }
 
+  // Layers with an attention map: all of them, or a hybrid model's full-attention layers (its
+  // linear-attention layers keep a recurrent state, not scores over keys).
   open() {
-    const n = this.info().n_layer || 1;
+    const info = this.info();
+    const n = info.n_layer || 1;
+    const layers = info.attention_layers || Array.from({ length: n }, (_, i) => i);
     const select = $('layer');
-    if (select.options.length !== n) {
-      select.replaceChildren(...Array.from({ length: n }, (_, i) => new Option(`${i}`, `${i}`)));
-      this.layer = Math.min(this.layer, n - 1);
+    if (select.dataset.layers !== layers.join(',')) {
+      select.replaceChildren(...layers.map(i => new Option(`${i}`, `${i}`)));
+      select.dataset.layers = layers.join(',');
+      if (!layers.includes(this.layer)) this.layer = layers[0];
     }
     select.value = `${this.layer}`;
+    const linear = info.linear_layers || [];
+    $('attention-linear').hidden = !linear.length;
+    $('attention-linear').textContent = linear.length
+      ? `Layers ${linear.join(', ')} are linear attention (Gated DeltaNet): they keep a fixed-size state instead of attending over the keys, so they have no map.`
+      : '';
     if (!this.dialog.open) this.dialog.showModal();
     this.load();
   }

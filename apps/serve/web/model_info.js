@@ -3,12 +3,13 @@
 // server without /v1/info. Also fills the header's pills and the KV-cache panel.
 import { getJson, ApiError } from './api.js';
 
-export const KINDS = ['MHA', 'GQA', 'MQA', 'MLA'];
+export const KINDS = ['MHA', 'GQA', 'MQA', 'MLA', 'HYBRID'];
 const CONTEXTS = [['4K', 4096], ['32K', 32768], ['128K', 131072]];
 
 // The model, as { name, architecture, attention, n_layer, n_head, n_head_kv, head_dim, device,
-// n_ctx, kv: { model, MHA, GQA, MQA, MLA } (bytes per token) }; fields the server did not give
-// are undefined.
+// n_ctx, kv: { model, MHA, GQA, MQA, MLA, HYBRID } (bytes per token), state (a hybrid model's
+// linear-attention bytes per sequence), attention_layers, linear_layers }; fields the server did
+// not give are undefined.
 export async function loadInfo() {
   try {
     return readInfo(await getJson('/v1/info'));
@@ -42,6 +43,9 @@ export function readInfo(j) {
     max_tokens: pick(j, 'attention_max_tokens'),
     dims: pick(j, 'kv_by_kind_dims') || {},
     kv: {},
+    state: pick(j, 'recurrent_bytes_per_sequence'),
+    attention_layers: pick(j, 'attention_layers'),
+    linear_layers: (pick(j, 'linear_attention') || {}).layers,
   };
   if (typeof info.device === 'object') info.device = info.device.name;
   const own = pick(j, 'kv_bytes_per_token');
@@ -49,6 +53,7 @@ export function readInfo(j) {
   const kinds = pick(j, 'kv_bytes_per_token_by_kind') || (typeof own === 'object' ? own : {});
   for (const [k, v] of Object.entries(kinds)) if (KINDS.includes(k.toUpperCase())) info.kv[k.toUpperCase()] = v;
   if (info.kv.model === undefined && info.attention) info.kv.model = info.kv[info.attention];
+  if (info.linear_layers && info.linear_layers.length) info.attention = 'HYBRID';  // its row in the KV panel
   return info;
 }
 
@@ -74,7 +79,7 @@ function pill(id, label, value) {
 export function showInfo(info) {
   pill('model-name', '', info.name ?? 'model');
   pill('model-arch', '', info.architecture);
-  let attn = info.attention;
+  let attn = info.attention === 'HYBRID' ? 'GQA + linear' : info.attention;
   if (attn && info.n_head) attn += info.n_head_kv && info.attention !== 'MLA' ? ` ${info.n_head}q/${info.n_head_kv}kv` : ` ${info.n_head} heads`;
   pill('model-attn', '', attn);
   pill('model-device', '', info.device);
@@ -92,7 +97,7 @@ function showFacts(info) {
   const rows = [
     ['Model', info.id && info.id !== info.name ? `${info.name} (${info.id})` : info.name],
     ['Architecture', join(info.architecture, info.n_layer && `${info.n_layer} layers`)],
-    ['Attention', join(info.attention, heads)],
+    ['Attention', join(info.attention === 'HYBRID' ? 'hybrid: GQA + linear attention' : info.attention, heads)],
     ['Context', info.n_ctx && `${info.n_ctx} tokens per slot`],
     ['Device', info.device],
   ];
@@ -132,8 +137,14 @@ function showKv(info) {
   const how = [];
   if (d.gqa_n_head_kv) how.push(`GQA ${d.gqa_n_head_kv} KV heads`);
   if (d.mla_kv_lora_rank) how.push(`MLA latent ${d.mla_kv_lora_rank} + ${d.mla_rope_dim}`);
+  if (d.hybrid_attention_layers !== undefined) how.push(`hybrid ${d.hybrid_attention_layers} of ${info.n_layer} layers with attention`);
   if (info.kv_type) how.push(info.kv_type);
   note.textContent = `One sequence, each attention kind at this model\u2019s size${how.length ? `: ${how.join(', ')}` : ''}.`;
+  const linear = document.getElementById('kv-linear');
+  linear.hidden = !info.state;
+  linear.textContent = info.state ? `linear attention: constant ${bytes(info.state)} per sequence` : '';
+  // A hybrid keeps a constant state per sequence beside the KV of its attention layers.
+  const fixed = k => (k === 'HYBRID' ? d.hybrid_bytes_per_sequence || 0 : 0);
   const max = Math.max(...rows.map(k => info.kv[k]));
   const min = Math.min(...rows.map(k => info.kv[k]));
   const body = document.getElementById('kv-body');
@@ -147,7 +158,7 @@ function showKv(info) {
     const name = document.createElement('td');
     const kind = document.createElement('span');
     kind.className = 'kv-kind';
-    kind.textContent = k;
+    kind.textContent = k === 'HYBRID' ? 'Hybrid' : k;
     if (mine) {
       const badge = document.createElement('span');
       badge.className = 'badge';
@@ -156,7 +167,7 @@ function showKv(info) {
     }
     name.append(kind);
     tr.append(name);
-    for (const v of [per, ...CONTEXTS.map(([, n]) => per * n)]) {
+    for (const v of [per, ...CONTEXTS.map(([, n]) => per * n + fixed(k))]) {
       const td = document.createElement('td');
       td.textContent = bytes(v);
       tr.append(td);

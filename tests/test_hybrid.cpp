@@ -1,0 +1,170 @@
+// Hybrid models (qwen35, qwen35moe: Gated DeltaNet beside gated attention) beyond what every
+// family gets (test_families, the batch tests, the llama.cpp agreement): the KV cache only for
+// the attention layers and the recurrent state's exact bytes, prefill in chunks against decode
+// token by token, a conversation resumed from a checkpoint giving the logits of a fresh one, and
+// the clear refusals (rewinding past the checkpoint, an attention map of a linear layer).
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "catch.h"
+#include "cli.h"
+#include "engine/chat_session.h"
+#include "engine/engine.h"
+#include "engine_fixtures.h"
+#include "error.h"
+#include "harness.h"
+#include "reference/model.h"
+#include "serve_process.h"
+
+using namespace vkllm;
+
+namespace {
+
+test::EngineFixture hybrid(const std::string& name = "qwen35") { return test::family_fixture(name, DType::F16); }
+
+}  // namespace
+
+TEST_CASE("a hybrid keeps K/V only for its attention layers and a recurrent state of exact size", "[hybrid]") {
+  test::EngineFixture f = hybrid();
+  test::Loaded l = test::load(f.spec, {.n_ctx = 64, .slots = 3});
+  const ModelConfig& c = l.engine->config();
+  REQUIRE(c.hybrid());
+  CHECK(c.n_attention_layers() == 1);  // layers 0-2 and 4 linear, 3 attention
+  CHECK(attention_layers(c) == "3");
+  CHECK(l.engine->kv_cache().bytes_per_token() == c.kv_bytes_per_token(DType::F16));
+  CHECK(c.kv_bytes_per_token(DType::F16) == 1ull * 2 * (64 + 64) * 2);  // 1 layer, 2 KV heads
+  // 4 linear layers of (conv 3 x (2·2·32 + 4·32) + 4 heads x 32 x 32) floats.
+  uint64_t per_sequence = 4ull * (3 * 256 + 4 * 32 * 32) * 4;
+  CHECK(c.recurrent_bytes_per_sequence() == per_sequence);
+  REQUIRE(l.engine->recurrent_cache());
+  CHECK(l.engine->recurrent_cache()->bytes_per_sequence() == per_sequence);
+  CHECK(l.engine->memory().recurrent == 2 * 3 * per_sequence);  // 3 slots, each with its checkpoint
+  CHECK_THROWS_WITH(l.engine->kv_cache().k(0), Catch::Contains("layer 0 has no KV cache (it is linear attention)"));
+}
+
+TEST_CASE("a hybrid's prefill in chunks, in one batch and token by token agree", "[hybrid]") {
+  for (const char* name : {"qwen35", "qwen35moe"}) {
+    test::EngineFixture f = hybrid(name);
+    auto tokens = test::some_tokens(70, f.spec.vocab_size, 7);
+    test::Loaded whole = test::load(f.spec, {.kv_type = DType::F32}),
+                 chunks = test::load(f.spec, {.batch = 9, .kv_type = DType::F32});
+    std::vector<float> want = whole.engine->eval_all(tokens);
+    test::check_nmse(chunks.engine->eval_all(tokens), want, 1e-10, fmt::format("chunks of 9 vs one batch, {}", name));
+    // Token by token (the recurrent kernel, never the chunked one).
+    test::Loaded steps = test::load(f.spec, {.kv_type = DType::F32});
+    std::vector<float> one;
+    for (int32_t t : tokens) {
+      std::span<const float> logits = steps.engine->eval(std::span<const int32_t>(&t, 1));
+      one.insert(one.end(), logits.begin(), logits.end());
+    }
+    test::check_nmse(one, want, 1e-10, fmt::format("decode steps vs one batch, {}", name));
+  }
+}
+
+TEST_CASE("a hybrid conversation resumed from its checkpoint gives the logits of a fresh one", "[hybrid]") {
+  test::EngineFixture f = hybrid();
+  uint32_t vocab = f.spec.vocab_size;
+  auto turn1 = test::some_tokens(20, vocab, 1), reply = test::some_tokens(6, vocab, 2),
+       turn2 = test::some_tokens(11, vocab, 3);
+  test::Loaded l = test::load(f.spec, {.kv_type = DType::F32});
+  Engine& e = *l.engine;
+  e.eval(turn1);
+  e.checkpoint(0, e.n_past());  // the end of turn one's prompt
+  e.eval(reply);                // a reply the next prompt renders differently: it goes back to 20
+  CHECK(e.resumable(23) == 20);
+  CHECK(e.resumable(19) == 0);
+  CHECK(e.resumable(40) == 26);
+  CHECK_THROWS_WITH(e.truncate(23), Catch::Contains("a hybrid model cannot go back to 23 of its 26 tokens"));
+  e.truncate(20);
+  std::vector<float> resumed = e.eval_all(turn2);
+  std::vector<int32_t> all = turn1;
+  all.insert(all.end(), turn2.begin(), turn2.end());
+  test::Loaded fresh = test::load(f.spec, {.kv_type = DType::F32});
+  std::vector<float> want = fresh.engine->eval_all(all);
+  test::check_nmse(resumed, std::vector<float>(want.end() - long(turn2.size() * vocab), want.end()), 1e-10,
+                   "resumed turn two vs the whole talk fresh");
+  // Going back to the start is always possible: the state of position 0 is zero.
+  e.truncate(0);
+  test::check_nmse(e.eval_all(all), want, 1e-10, "again from position 0");
+}
+
+TEST_CASE("a linear-attention layer has no attention map, and says which layers have one", "[hybrid]") {
+  test::EngineFixture f = hybrid();
+  test::Loaded l = test::load(f.spec);
+  auto tokens = test::some_tokens(5, f.spec.vocab_size, 1);
+  CHECK_THROWS_WITH(l.engine->attention_probabilities(tokens, 0),
+                    "layer 0 is linear attention, which has no attention map (layers with one: 3)");
+  std::vector<float> probs = l.engine->attention_probabilities(tokens, 3);
+  CHECK(probs.size() == 4 * 5 * 5);
+  test::TempFile file("hybrid");
+  file.write(make_fixture_model(f.spec));
+  test::CliResult r = test::run_vkllm(fmt::format("attention -m {} --tokens 1,2,3 --layer 1", file.path));
+  CHECK(r.exit_code != 0);
+  CHECK(r.err == fmt::format("error: --layer 1: that layer of {} is linear attention, which has no attention map "
+                             "(layers with one: 3)\n",
+                             file.path));
+}
+
+TEST_CASE("vkllm info shows a hybrid's layers and its constant state per sequence", "[hybrid][cli]") {
+  test::TempFile file("hybrid_info");
+  file.write(make_fixture_model(hybrid().spec));
+  test::CliResult r = test::run_vkllm(fmt::format("info -m {} --parallel 2", file.path));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("hybrid: GQA (2 query heads per KV head, sigmoid output gate), Gated DeltaNet "
+                                    "linear attention in 4 of 5 layers (2 key / 4 value heads of 32, conv 4); full "
+                                    "attention in layers 3"));
+  CHECK_THAT(r.out, Catch::Contains("linear      constant 76.0 KiB per sequence"));
+  CHECK_THAT(r.out, Catch::Contains("1 multi-token-prediction block (loaded from the file, not run)"));
+  test::CliResult r2 = test::run_vkllm(fmt::format("info -m {} --json", file.path));
+  REQUIRE(r2.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r2.out);
+  CHECK(j["recurrent_bytes_per_sequence"] == 77824);
+  CHECK(j["linear_attention"]["layers"] == nlohmann::json::array({0, 1, 2, 4}));
+  CHECK(j["linear_attention"]["bytes_per_sequence"] == 77824);
+  CHECK(j["linear_attention"]["value_heads"] == 4);
+  CHECK(j["nextn_layers"] == 1);
+  CHECK(j["kv_bytes_per_token_by_kind"]["hybrid"] == j["kv_bytes_per_token"]);
+  CHECK(j["kv_by_kind_dims"]["hybrid_bytes_per_sequence"] == 77824);
+  CHECK(j["memory"]["recurrent"] == 2 * 77824);
+}
+
+TEST_CASE("vkllm serve resumes a hybrid's conversation from the state at the end of its prompt", "[hybrid][serve]") {
+  test::TempFile file("hybrid_serve");
+  file.write(make_fixture_model(hybrid().spec));
+  auto tokens = [](std::vector<int32_t> ids) { return nlohmann::json(ids).dump(); };
+  std::vector<int32_t> first = test::some_tokens(24, 320, 11), next = first;
+  for (int32_t t : test::some_tokens(9, 320, 12)) next.push_back(t);
+  auto request = [&](const std::vector<int32_t>& prompt) {
+    return fmt::format(R"({{"prompt": {}, "max_tokens": 8, "temperature": 0}})", tokens(prompt));
+  };
+  test::ServeProcess s(fmt::format("-m {} --parallel 2", file.path));
+  REQUIRE(test::post(s, "/v1/completions", request(first)).status == 200);
+  // The next turn starts with the first prompt, not with its reply: the live state (after the
+  // reply) is too far, the checkpoint at the end of the prompt is where it goes on.
+  nlohmann::json resumed = test::post(s, "/v1/completions", request(next)).json();
+  CHECK(resumed["usage"]["prompt_tokens_details"]["cached_tokens"] == first.size());
+  test::ServeProcess fresh(fmt::format("-m {} --parallel 1", file.path));
+  nlohmann::json want = test::post(fresh, "/v1/completions", request(next)).json();
+  CHECK(want["usage"]["prompt_tokens_details"]["cached_tokens"] == 0);
+  CHECK(resumed["choices"][0]["text"] == want["choices"][0]["text"]);
+  // GET /v1/info says which layers have attention and the state per sequence.
+  nlohmann::json info = test::get(s, "/v1/info").json();
+  CHECK(info["attention_layers"] == nlohmann::json::array({3}));
+  CHECK(info["recurrent_bytes_per_sequence"] == 77824);
+  test::HttpResult bad = test::post(s, "/v1/attention", R"({"tokens": [1, 2, 3], "layer": 0})");
+  CHECK(bad.status == 400);
+  CHECK_THAT(bad.body, Catch::Contains("layer 0 is linear attention, which has no attention map (layers with one: 3)"));
+}
+
+TEST_CASE("vkllm bench runs a hybrid at depth: each run goes back to the context's state", "[hybrid][cli]") {
+  test::TempFile file("hybrid_bench");
+  file.write(make_fixture_model(hybrid().spec));
+  test::CliResult r = test::run_vkllm(fmt::format("bench -m {} -p 0 -n 3 -d 20 -r 2 --json", file.path));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["n_depth"] == 20);
+  CHECK(j["generation_tokens_per_second"].get<double>() > 0);
+}
