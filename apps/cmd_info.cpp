@@ -161,7 +161,7 @@ std::string attention_line(const ModelConfig& c) {
   const MlaConfig& m = c.mla;
   if (c.hybrid())
     return fmt::format("hybrid: GQA ({} query heads per KV head{}), {}", c.n_heads / c.n_kv_heads,
-                       c.architecture().recipe.gated_attention ? ", sigmoid output gate" : "", linear_line(c));
+                       c.architecture().recipe.attention.gated ? ", sigmoid output gate" : "", linear_line(c));
   switch (c.attention_kind()) {
     case AttentionKind::MLA:
       return fmt::format("MLA (kv_lora_rank {}, rope dim {}, q_lora_rank {}, {} layout: {})", m.kv_lora_rank,
@@ -205,10 +205,10 @@ std::vector<std::string> features(const ModelConfig& c) {
   if (t.find(TensorRole::AttnQkv, 0)) f.push_back("fused qkv");
   if (t.find(TensorRole::FfnGateUp, 0)) f.push_back("fused gate|up");
   if (c.qkv_bias) f.push_back("qkv bias");
-  if (r.qk_norm) f.push_back("q/k head norms");
-  if (r.post_norms) f.push_back("post-attention and post-FFN norms");
-  if (r.ffn_activation == FfnActivation::Gelu) f.push_back("GELU-gated FFN");
-  if (r.scale_embeddings) f.push_back("embeddings x sqrt(dim)");
+  if (r.attention.qk_norm) f.push_back("q/k head norms");
+  if (r.norms.post_norms) f.push_back("post-attention and post-FFN norms");
+  if (r.ffn.activation == FfnActivation::Gelu) f.push_back("GELU-gated FFN");
+  if (r.embeddings.scale) f.push_back("embeddings x sqrt(dim)");
   if (c.query_scale > 0) f.push_back(fmt::format("query scale {:.6g}", c.query_scale));
   size_t swa = std::count(c.swa_layers.begin(), c.swa_layers.end(), 1);
   if (swa)
@@ -216,7 +216,7 @@ std::vector<std::string> features(const ModelConfig& c) {
                             c.rope_swa.theta));
   if (c.attn_softcap > 0) f.push_back(fmt::format("attention soft-cap {}", c.attn_softcap));
   if (c.final_softcap > 0) f.push_back(fmt::format("logit soft-cap {}", c.final_softcap));
-  if (r.gated_attention) f.push_back("gated attention output");
+  if (r.attention.gated) f.push_back("gated attention output");
   if (c.rope.sections[0] + c.rope.sections[1] + c.rope.sections[2] + c.rope.sections[3])
     f.push_back(fmt::format("rope sections [{}]{}", fmt::join(c.rope.sections, ", "),
                             c.rope.sections_interleaved ? " interleaved" : ""));

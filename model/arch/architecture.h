@@ -21,26 +21,48 @@ struct KeyPrefix;
 // The attention of a block: per-head q/k/v/o projections, or DeepSeek's multi-head latent
 // attention (a compressed latent row per token; docs/formats.md §5).
 enum class AttentionForm { Standard, Latent };
-// Whether attn_q/k/v carry biases: never, when the file has them, or always.
+// Whether a bias tensor exists: never, when the file has it, or always.
 enum class Presence { None, Optional, Required };
-// The gate of the gated FFN (and of every expert): silu(gate)·up or gelu(gate)·up (tanh GELU).
-enum class FfnActivation { Silu, Gelu };
+// The gate of the gated FFN (and of every expert): silu(gate)·up, gelu(gate)·up (tanh GELU), or
+// gpt-oss's clamped variant: g·sigmoid(1.702·g)·(u + 1) with g = min(gate, 7), u = clamp(up, ±7).
+enum class FfnActivation { Silu, Gelu, SwigluOai };
 
-// How a block is built from the shared blocks (model/graph/blocks.cpp): options, not code. Which
-// FFN a block has (dense, or mixture of experts) is ModelConfig::is_moe_layer; which optional
-// tensors it has (shared experts, the shared gate, fused projections) is its tensor catalogue.
-struct BlockRecipe {
-  AttentionForm attention = AttentionForm::Standard;
-  Presence qkv_bias = Presence::None;
-  RopeMode rope_mode = RopeMode::Norm;
-  bool full_rotary = true;  // rope.dimension_count must equal the head dim
-  bool qk_norm = false;     // RMSNorm of each q and k head (attn_q_norm, attn_k_norm) before rope
-  bool post_norms = false;  // RMSNorm of the attention and FFN outputs before each residual add
-  FfnActivation ffn_activation = FfnActivation::Silu;
-  bool scale_embeddings = false;  // token embeddings times sqrt(dim) (gemma)
+// How a block is built from the shared blocks (model/graph/blocks*.cpp): options, not code,
+// grouped by what they change. Which FFN a block has (dense, or mixture of experts) is
+// ModelConfig::is_moe_layer; which optional tensors it has (shared experts, the shared gate, fused
+// projections, expert biases) is its tensor catalogue; per-layer shapes are in ModelConfig.
+struct AttentionRecipe {
+  AttentionForm form = AttentionForm::Standard;
+  Presence qkv_bias = Presence::None;  // attn_q/k/v.bias
+  Presence out_bias = Presence::None;  // attn_output.bias (gpt-oss; mistral3 when the file has it)
+  bool qk_norm = false;                // RMSNorm of each q and k head (attn_q_norm, attn_k_norm) before rope
+  bool v_norm = false;                 // RMSNorm of each v head, without a weight (gemma4)
   // The query projection gives q and a gate per head (q_h | gate_h, 2·head_dim rows each), and
   // the attention output is scaled by sigmoid(gate) before the output projection (qwen35).
-  bool gated_attention = false;
+  bool gated = false;
+  // attn_sinks: one learned logit per head that joins the softmax denominator and weighs no
+  // value (gpt-oss).
+  bool sinks = false;
+};
+struct PositionRecipe {
+  RopeMode rope_mode = RopeMode::Norm;
+  bool full_rotary = true;  // rope.dimension_count must equal the head dim
+};
+struct NormRecipe {
+  bool post_norms = false;  // RMSNorm of the attention and FFN outputs before each residual add
+};
+struct FfnRecipe {
+  FfnActivation activation = FfnActivation::Silu;
+};
+struct EmbeddingRecipe {
+  bool scale = false;  // token embeddings times sqrt(dim) (gemma)
+};
+struct BlockRecipe {
+  AttentionRecipe attention;
+  PositionRecipe position;
+  NormRecipe norms;
+  FfnRecipe ffn;
+  EmbeddingRecipe embeddings;
 };
 
 struct Architecture {

@@ -137,10 +137,8 @@ void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
 extern const Architecture deepseek2_architecture = {
     .name = "deepseek2",
     .gguf_names = {"deepseek2"},
-    .recipe = {.attention = AttentionForm::Latent,
-               .qkv_bias = Presence::None,
-               .rope_mode = RopeMode::Norm,
-               .full_rotary = false},
+    .recipe = {.attention = {.form = AttentionForm::Latent, .qkv_bias = Presence::None},
+               .position = {.rope_mode = RopeMode::Norm, .full_rotary = false}},
     .read_hparams = read_hparams,
     .write_hparams = write_hparams,
     .validate = validate,

@@ -9,7 +9,8 @@ namespace vkllm {
 extern const Architecture llama_architecture = {
     .name = "llama",
     .gguf_names = {"llama"},
-    .recipe = {.attention = AttentionForm::Standard, .qkv_bias = Presence::Optional, .rope_mode = RopeMode::Norm},
+    .recipe = {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Optional},
+               .position = {.rope_mode = RopeMode::Norm}},
     .read_hparams = read_standard_heads,
     .write_hparams = write_standard_heads,
     .validate = nullptr,

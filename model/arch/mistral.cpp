@@ -11,7 +11,8 @@ namespace vkllm {
 extern const Architecture mistral_architecture = {
     .name = "mistral",
     .gguf_names = {"mistral"},
-    .recipe = {.attention = AttentionForm::Standard, .qkv_bias = Presence::Optional, .rope_mode = RopeMode::Norm},
+    .recipe = {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Optional},
+               .position = {.rope_mode = RopeMode::Norm}},
     .read_hparams = read_standard_heads,
     .write_hparams = write_standard_heads,
     .validate = nullptr,

@@ -45,7 +45,7 @@ const Architecture& ModelConfig::architecture() const {
 }
 
 AttentionKind ModelConfig::attention_kind() const {
-  if (architecture().recipe.attention == AttentionForm::Latent) return AttentionKind::MLA;
+  if (architecture().recipe.attention.form == AttentionForm::Latent) return AttentionKind::MLA;
   if (n_kv_heads == n_heads) return AttentionKind::MHA;
   return n_kv_heads == 1 ? AttentionKind::MQA : AttentionKind::GQA;
 }
@@ -167,7 +167,7 @@ void ModelConfig::validate() const {
          fmt::format("rope.dimension_count {} must be even and within the head dim {}", rope.dim, head_dim));
   const Architecture& a = architecture();
   // llama.cpp requires full rotary for these architectures.
-  if (a.recipe.full_rotary)
+  if (a.recipe.position.full_rotary)
     ENSURE(rope.dim == head_dim, fmt::format("rope.dimension_count {} must equal the head dim {}", rope.dim, head_dim));
   ENSURE(n_nextn_layers == 0 || a.nextn_blocks,
          fmt::format("{} files with multi-token-prediction blocks (nextn_predict_layers = {}) are not supported",
@@ -233,12 +233,12 @@ void read_metadata(const GgufFile& f, ModelConfig& c) {
   c.norm_eps = read_f32(f, k("attention.layer_norm_rms_epsilon"));
   c.rope.theta = read_f32(f, k("rope.freq_base"), 10000.0f);
   read_rope_scaling(f, k, c.rope);
-  c.rope.mode = c.arch->recipe.rope_mode;
+  c.rope.mode = c.arch->recipe.position.rope_mode;
   c.moe.n_experts = read_u32(f, k("expert_count"), 0);
   c.moe.n_experts_used = read_u32(f, k("expert_used_count"), 0);
   c.moe.n_groups = read_u32(f, k("expert_group_count"), 0);
   c.moe.n_groups_used = read_u32(f, k("expert_group_used_count"), 0);
-  c.qkv_bias = c.arch->recipe.qkv_bias == Presence::Required;
+  c.qkv_bias = c.arch->recipe.attention.qkv_bias == Presence::Required;
   c.arch->read_hparams(f, k, c);
   if (c.swa_layers.empty()) c.rope_swa = c.rope;  // every layer rotates alike
   uint32_t n_tokens = 0;

@@ -28,10 +28,8 @@ void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
 extern const Architecture phi3_architecture = {
     .name = "phi3",
     .gguf_names = {"phi3"},
-    .recipe = {.attention = AttentionForm::Standard,
-               .qkv_bias = Presence::None,
-               .rope_mode = RopeMode::Neox,
-               .full_rotary = false},
+    .recipe = {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::None},
+               .position = {.rope_mode = RopeMode::Neox, .full_rotary = false}},
     .read_hparams = read_standard_heads,
     .write_hparams = write_standard_heads,
     .validate = nullptr,

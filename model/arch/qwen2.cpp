@@ -9,7 +9,8 @@ namespace vkllm {
 extern const Architecture qwen2_architecture = {
     .name = "qwen2",
     .gguf_names = {"qwen2"},
-    .recipe = {.attention = AttentionForm::Standard, .qkv_bias = Presence::Required, .rope_mode = RopeMode::Neox},
+    .recipe = {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Required},
+               .position = {.rope_mode = RopeMode::Neox}},
     .read_hparams = read_standard_heads,
     .write_hparams = write_standard_heads,
     .validate = nullptr,

@@ -47,7 +47,8 @@ void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
 extern const Architecture qwen2moe_architecture = {
     .name = "qwen2moe",
     .gguf_names = {"qwen2moe"},
-    .recipe = {.attention = AttentionForm::Standard, .qkv_bias = Presence::Optional, .rope_mode = RopeMode::Neox},
+    .recipe = {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Optional},
+               .position = {.rope_mode = RopeMode::Neox}},
     .read_hparams = read_hparams,
     .write_hparams = write_hparams,
     .validate = validate,

@@ -20,10 +20,8 @@ void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
 extern const Architecture qwen3_architecture = {
     .name = "qwen3",
     .gguf_names = {"qwen3"},
-    .recipe = {.attention = AttentionForm::Standard,
-               .qkv_bias = Presence::Optional,
-               .rope_mode = RopeMode::Neox,
-               .qk_norm = true},
+    .recipe = {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Optional, .qk_norm = true},
+               .position = {.rope_mode = RopeMode::Neox}},
     .read_hparams = read_standard_heads,
     .write_hparams = write_standard_heads,
     .validate = nullptr,

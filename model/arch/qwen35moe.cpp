@@ -49,12 +49,9 @@ void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
 extern const Architecture qwen35moe_architecture = {
     .name = "qwen35moe",
     .gguf_names = {"qwen35moe"},
-    .recipe = {.attention = AttentionForm::Standard,
-               .qkv_bias = Presence::None,
-               .rope_mode = RopeMode::Neox,
-               .full_rotary = false,
-               .qk_norm = true,
-               .gated_attention = true},
+    .recipe =
+        {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::None, .qk_norm = true, .gated = true},
+         .position = {.rope_mode = RopeMode::Neox, .full_rotary = false}},
     .read_hparams = read_hparams,
     .write_hparams = write_hparams,
     .validate = validate,

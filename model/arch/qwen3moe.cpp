@@ -38,10 +38,8 @@ void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
 extern const Architecture qwen3moe_architecture = {
     .name = "qwen3moe",
     .gguf_names = {"qwen3moe"},
-    .recipe = {.attention = AttentionForm::Standard,
-               .qkv_bias = Presence::Optional,
-               .rope_mode = RopeMode::Neox,
-               .qk_norm = true},
+    .recipe = {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Optional, .qk_norm = true},
+               .position = {.rope_mode = RopeMode::Neox}},
     .read_hparams = read_hparams,
     .write_hparams = write_hparams,
     .validate = validate,

@@ -122,7 +122,7 @@ uint64_t parameter_count(const ModelConfig& c) {
 void read_tensor_flags(const GgufFile& f, ModelConfig& c) {
   c.tied_embeddings = f.find_tensor(kOutput) == nullptr;
   c.rope.has_freq_factors = f.find_tensor(kRopeFreqs) != nullptr;
-  if (c.architecture().recipe.qkv_bias == Presence::Optional && c.n_layers > 0) {
+  if (c.architecture().recipe.attention.qkv_bias == Presence::Optional && c.n_layers > 0) {
     ModelConfig probe = c;  // the names block 0 would have with biases
     probe.qkv_bias = true;
     TensorCatalogue t;

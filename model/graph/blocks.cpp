@@ -170,7 +170,7 @@ void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l) {
   BufferView o = r.act_rows(a.attn, H * vd);
   ops::rmsnorm(r.s, r.act_rows(a.x, c.dim), w.norm->view, h, n, c.dim, c.norm_eps);
   r.tap(int(l), "attn_norm", h, n, c.dim);
-  bool gated = c.architecture().recipe.gated_attention;
+  bool gated = c.architecture().recipe.attention.gated;
   if (gated)
     gated_query(r, w, h);
   else
@@ -197,7 +197,7 @@ BufferView gated_hidden(const RecordContext& r, const Tensor& gate_w, const Tens
                         uint32_t hidden) {
   uint32_t n = r.n;
   BufferView gate = r.act(r.acts.gate, 4ull * n * hidden), up = r.act(r.acts.up, 4ull * n * hidden);
-  bool gelu = r.c.architecture().recipe.ffn_activation == FfnActivation::Gelu;
+  bool gelu = r.c.architecture().recipe.ffn.activation == FfnActivation::Gelu;
   ops::MatmulFusion glu{.glu = gelu ? ops::Glu::Gelu : ops::Glu::Silu};
   std::optional<BufferView> both = joined({&gate_w, &up_w});
   if (both && gate_w.type == up_w.type && gate_w.cols == up_w.cols && gate_w.rows == up_w.rows &&

@@ -16,7 +16,7 @@ void embeddings(const RecordContext& r) {
   const ModelConfig& c = r.c;
   BufferView x = r.act_rows(r.acts.x, c.dim);
   ops::get_rows(r.s, embd.type, embd.view, r.in.tokens.view(0, 4ull * r.n), x, r.n, c.dim);
-  if (c.architecture().recipe.scale_embeddings) ops::scale(r.s, x, x, r.n * c.dim, std::sqrt(float(c.dim)));
+  if (c.architecture().recipe.embeddings.scale) ops::scale(r.s, x, x, r.n * c.dim, std::sqrt(float(c.dim)));
   r.tap(-1, "inp_embd", x, r.n, c.dim);
 }
 

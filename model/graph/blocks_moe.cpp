@@ -41,7 +41,7 @@ void moe(const RecordContext& r, const MoeWeights& w, uint32_t l) {
   // The routed experts: pair p = t·k + j reads token t's h for gate and up, its own row for down.
   ops::matmul_id(s, plan, w.gate->type, w.gate->experts, h, plan_buf, gate, F, dim, k);
   ops::matmul_id(s, plan, w.up->type, w.up->experts, h, plan_buf, up, F, dim, k);
-  if (c.architecture().recipe.ffn_activation == FfnActivation::Gelu) {
+  if (c.architecture().recipe.ffn.activation == FfnActivation::Gelu) {
     ops::gelu(s, gate, gate, n * k * F);
     ops::mul(s, gate, up, gate, n * k * F);
   } else {

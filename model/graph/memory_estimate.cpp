@@ -43,7 +43,7 @@ uint64_t activation_bytes(const ModelConfig& c, uint64_t batch) {
               H * m.v_head_dim;
   } else {
     floats += H * c.head_dim + uint64_t(c.n_kv_heads) * (c.head_dim + c.v_head_dim) + H * c.v_head_dim;
-    if (c.architecture().recipe.gated_attention) floats += 3 * H * c.head_dim;  // q|gate, the gate
+    if (c.architecture().recipe.attention.gated) floats += 3 * H * c.head_dim;  // q|gate, the gate
   }
   if (c.hybrid()) {
     const LinearAttentionConfig& l = c.linear;

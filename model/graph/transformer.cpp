@@ -48,7 +48,7 @@ uint64_t widest_row(const ModelConfig& c) {
   }
   if (c.attention_kind() == AttentionKind::MLA)
     w = std::max<uint64_t>(w, uint64_t(c.n_heads) * (c.mla.kv_lora_rank + c.mla.qk_rope_head_dim));
-  if (c.architecture().recipe.gated_attention) w = std::max<uint64_t>(w, 2ull * c.n_heads * c.head_dim);
+  if (c.architecture().recipe.attention.gated) w = std::max<uint64_t>(w, 2ull * c.n_heads * c.head_dim);
   if (c.hybrid()) w = std::max<uint64_t>(w, c.linear.conv_channels());
   return w;
 }
@@ -116,7 +116,7 @@ void Transformer::declare_activations() {
     a.olat = t("olat", H * lat);
     a.attn = t("attn", H * m.v_head_dim);
   } else {
-    if (c_.architecture().recipe.gated_attention) {
+    if (c_.architecture().recipe.attention.gated) {
       a.q = t("q|gate", 2 * H * c_.head_dim);
       a.attn_gate = t("attention gate", H * c_.head_dim);
     }

@@ -374,7 +374,8 @@ void Weights::bind_layers(const ModelConfig& c) {
   rope_freqs_ = find(TensorRole::RopeFreqs);
   layers_.resize(c.n_layers);
   for (uint32_t i = 0; i < c.n_layers; ++i) {
-    if (c.architecture().recipe.attention == AttentionForm::Latent) layers_[i].attention = LatentAttentionWeights{};
+    if (c.architecture().recipe.attention.form == AttentionForm::Latent)
+      layers_[i].attention = LatentAttentionWeights{};
     if (c.is_linear_layer(i)) layers_[i].attention = LinearAttentionWeights{};
     if (c.is_moe_layer(i)) layers_[i].ffn = MoeWeights{};
   }

@@ -155,7 +155,7 @@ void Model::attention_block(std::vector<float>& x, uint32_t l, const Step& step)
   rmsnorm(h.data(), x.data(), weight(TensorRole::AttnNorm, l).data(), n, dim, c_.norm_eps);
   emit(int(l), "attn_norm", h, dim);
   qkv(h, l, n, q, k, v);
-  if (c_.architecture().recipe.gated_attention) {  // per head q_h then gate_h, hd rows each
+  if (c_.architecture().recipe.attention.gated) {  // per head q_h then gate_h, hd rows each
     std::vector<float> both = std::move(q);
     q.resize(n * H * hd), gate.resize(n * H * hd);
     for (size_t t = 0; t < n; ++t)
@@ -268,12 +268,12 @@ std::vector<float> Model::run(std::span<const Chunk> batch, Step& step, const Ta
   tap_ = &tap;
   std::vector<float> x(n * dim);
   get_rows(embd.type, embd.data.data(), tokens.data(), x.data(), n, dim);
-  if (c_.architecture().recipe.scale_embeddings) scale(x.data(), x.data(), x.size(), float(std::sqrt(double(dim))));
+  if (c_.architecture().recipe.embeddings.scale) scale(x.data(), x.data(), x.size(), float(std::sqrt(double(dim))));
   emit(-1, "inp_embd", x, dim);
   for (uint32_t l = 0; l < c_.n_layers; ++l) {
     if (c_.is_linear_layer(l))
       linear_block(x, l, step);
-    else if (c_.architecture().recipe.attention == AttentionForm::Latent)
+    else if (c_.architecture().recipe.attention.form == AttentionForm::Latent)
       mla_block(x, l, step);
     else
       attention_block(x, l, step);

@@ -20,7 +20,7 @@ std::vector<float> Model::gated(const std::vector<float>& gate_w, const std::vec
   size_t dim = c_.dim;
   auto gate = project(gate_w, h.data(), n, dim);
   auto up = project(up_w, h.data(), n, dim);
-  if (c_.architecture().recipe.ffn_activation == FfnActivation::Gelu) {
+  if (c_.architecture().recipe.ffn.activation == FfnActivation::Gelu) {
     gelu(gate.data(), gate.data(), gate.size());
     mul(gate.data(), gate.data(), up.data(), gate.size());
   } else {
