@@ -4,6 +4,7 @@
 // [head][query][key]} on one line; otherwise the few keys each query of each head attends to most.
 #include <fmt/format.h>
 
+#include "arch/architecture.h"
 #include "commands.h"
 #include "engine/attention_map.h"
 #include "error.h"
@@ -45,8 +46,10 @@ std::vector<int32_t> input_tokens(const AttentionOptions& o, const ModelPlan& pl
 std::string text_view(const AttentionMap& m, const std::string& model) {
   std::string out = fmt::format("layer {} of {}: {}, {} (the {} keys each query attends to most)\n", m.layer, model,
                                 count(m.heads, "head"), count(m.size(), "token"), kTopKeys);
+  std::vector<double> sinks = m.sinks ? sink_shares(m) : std::vector<double>{};
   for (uint32_t h = 0; h < m.heads; ++h) {
-    out += fmt::format("head {}\n", h);
+    out += sinks.empty() ? fmt::format("head {}\n", h)
+                         : fmt::format("head {} (its sink takes {:.1f}% on average)\n", h, 100 * sinks[h]);
     for (size_t q = 0; q < m.size(); ++q) {
       out += fmt::format("  {:>4} {:<16}", q, fmt::format("'{}'", escape_piece(m.pieces[q])));
       for (size_t k : top_keys(m, h, q, kTopKeys))
@@ -71,6 +74,7 @@ void attention(const AttentionOptions& o) {
   LoadedModel m = load_model(std::move(plan), o.model);
   std::vector<float> probs = m.engine->attention_probabilities(ids, o.layer);
   AttentionMap map = attention_map(m.engine->tokenizer(), ids, o.layer, std::move(probs));
+  map.sinks = m.engine->config().architecture().recipe.attention.sinks;
   if (o.json) return write_stdout(to_json(map).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   write_stdout(text_view(map, name));
 }

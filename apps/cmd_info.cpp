@@ -196,6 +196,52 @@ std::string experts_line(const ModelConfig& c) {
   return s + "; " + routing_line(m);
 }
 
+// "2, 5, 8" or "0..5".
+std::string layer_list(const ModelConfig& c, bool (*pick)(const ModelConfig&, uint32_t)) {
+  std::vector<uint32_t> ls;
+  for (uint32_t l = 0; l < c.n_layers; ++l)
+    if (pick(c, l)) ls.push_back(l);
+  bool run = !ls.empty() && ls.back() - ls.front() + 1 == ls.size() && ls.size() > 2;
+  return run ? fmt::format("{}..{}", ls.front(), ls.back()) : fmt::format("{}", fmt::join(ls, ", "));
+}
+
+// Issue 28's per-layer attention rules: head shapes that differ between sliding and global layers,
+// layers that share KV (and what that saves), sinks, and layers without rope.
+void layout_features(const ModelConfig& c, std::vector<std::string>& f) {
+  const BlockRecipe& r = c.architecture().recipe;
+  uint32_t swa = 0, global = 0;
+  for (uint32_t l = 0; l < c.n_layers; ++l)
+    if (!c.is_linear_layer(l)) (c.is_swa_layer(l) ? swa : global) = l + 1;
+  if (swa && global) {
+    LayerAttention s = c.attention_of(swa - 1), g = c.attention_of(global - 1);
+    if (s.head_dim != g.head_dim || s.n_kv_heads != g.n_kv_heads)
+      f.push_back(fmt::format("sliding layers: heads {} x {}, {} KV; global layers: {} x {}, {} KV", s.n_heads,
+                              s.head_dim, s.n_kv_heads, g.n_heads, g.head_dim, g.n_kv_heads));
+  }
+  if (c.n_kv_shared_layers) {
+    uint64_t saved = c.shared_kv_saving_per_token(), kept = c.kv_bytes_per_token();
+    f.push_back(fmt::format("layers {} reuse earlier layers' KV cache: {} per token saved ({:.0f}% of {})",
+                            layer_list(c, [](const ModelConfig& m, uint32_t l) { return !m.has_kv(l); }),
+                            human_bytes(double(saved)), 100.0 * double(saved) / double(saved + kept),
+                            human_bytes(double(saved + kept))));
+  }
+  if (r.attention.sinks) f.push_back("attention sinks (one logit per head)");
+  if (c.attn_out_bias) f.push_back("attention output bias");
+  if (r.attention.v_norm) f.push_back("V head norms");
+  if (c.attention_k_eq_v) f.push_back("V from K's projection in global layers");
+  if (!c.nope_layers.empty())
+    f.push_back(fmt::format("no rope in layers {}", layer_list(c, [](const ModelConfig& m, uint32_t l) {
+                              return !m.rotates(l);
+                            })));
+  if (c.attn_temperature_beta != 0)
+    f.push_back(fmt::format("attention temperature 1 + {}·ln(floor(pos / {}) + 1)", c.attn_temperature_beta,
+                            c.attn_temperature_length));
+  if (c.per_layer_embd) f.push_back(fmt::format("per-layer embeddings of {} per layer", c.per_layer_embd));
+  if (c.layer_out_scale) f.push_back("layer output scales");
+  if (r.ffn.activation == FfnActivation::SwigluOai) f.push_back("clamped SwiGLU (alpha 1.702, limit 7, up + 1)");
+  if (r.ffn.moe_beside_dense && c.moe.n_experts) f.push_back("dense FFN beside the experts");
+}
+
 // What the architecture's blocks do beyond the plain pre-norm decoder.
 std::vector<std::string> features(const ModelConfig& c) {
   const BlockRecipe& r = c.architecture().recipe;
@@ -223,6 +269,7 @@ std::vector<std::string> features(const ModelConfig& c) {
   if (c.n_nextn_layers)
     f.push_back(fmt::format("{} multi-token-prediction block{} (loaded from the file, not run)", c.n_nextn_layers,
                             c.n_nextn_layers == 1 ? "" : "s"));
+  layout_features(c, f);
   return f;
 }
 
@@ -325,6 +372,28 @@ void print_text(const Info& i) {
   write_stdout(out);
 }
 
+// Each layer's attention as it runs: kind, heads, whose KV cache it reads and what that costs.
+nlohmann::json layers_json(const ModelConfig& c, DType kv) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (uint32_t l = 0; l < c.n_layers; ++l) {
+    if (c.is_linear_layer(l)) {
+      layers.push_back({{"layer", l}, {"attention", "linear"}});
+      continue;
+    }
+    LayerAttention a = c.attention_of(l);
+    layers.push_back({{"layer", l},
+                      {"attention", c.is_swa_layer(l) ? "sliding" : "global"},
+                      {"n_heads", a.n_heads},
+                      {"n_kv_heads", a.n_kv_heads},
+                      {"head_dim", a.head_dim},
+                      {"v_head_dim", a.v_head_dim},
+                      {"rope", a.rotates},
+                      {"kv_layer", a.kv_layer},
+                      {"kv_bytes_per_token", c.has_kv(l) ? c.layer_kv_bytes_per_token(l, kv) : 0}});
+  }
+  return layers;
+}
+
 nlohmann::json model_json(const Info& i) {
   const ModelConfig& c = *i.config;
   nlohmann::json j = {
@@ -362,6 +431,8 @@ nlohmann::json model_json(const Info& i) {
   };
   add_kv_json(j, c, i.kv_type);
   j["features"] = features(c);
+  j["layers"] = layers_json(c, i.kv_type);
+  j["kv_shared_saving_bytes_per_token"] = c.shared_kv_saving_per_token(i.kv_type);
   if (c.moe.n_experts) {
     const MoeConfig& m = c.moe;
     j["experts"] = {{"count", m.n_experts},

@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "context.h"
+#include "ops_check.h"
 #include "push.h"
 
 namespace vkllm::ops {
@@ -137,7 +138,7 @@ const spirv::Shader& flash_shader(DType kv) {
 
 // Scores stay in the base-2 domain: Q is pre-scaled by scale·log2(e), or with a soft-cap by
 // scale / cap, the kernel then taking cap·log2(e)·tanh of the dot product.
-push::AttentionPush make_push(const AttentionShape& sh, uint32_t splits, bool v_from_k) {
+push::AttentionPush make_push(const AttentionShape& sh, uint32_t splits, bool v_from_k, BufferView sinks) {
   bool capped = sh.softcap > 0;
   return {.n_q = sh.n_q,
           .n_heads = sh.n_heads,
@@ -157,7 +158,15 @@ push::AttentionPush make_push(const AttentionShape& sh, uint32_t splits, bool v_
           .n_splits = splits,
           .v_from_k = v_from_k ? 1u : 0u,
           .softcap_log2 = capped ? sh.softcap * kLog2e : 0.0f,
-          .n_seqs = sh.seqs};
+          .n_seqs = sh.seqs,
+          .has_sinks = is_bound(sinks) ? 1u : 0u};
+}
+
+// The attention sinks' binding: one logit per query head, or (none) any bound view, never read.
+BufferView sinks_binding(const AttentionShape& sh, BufferView sinks, BufferView any) {
+  if (!is_bound(sinks)) return any;
+  check_view(sinks, 4ull * sh.n_heads, "sinks");
+  return sinks;
 }
 
 }  // namespace
@@ -211,7 +220,7 @@ uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape
 }
 
 void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
-               BufferView o, BufferView scratch) {
+               BufferView o, BufferView scratch, BufferView sinks) {
   AttentionShape sh = check_bindings(shape, q, k, v, step, o);
   check_kv_layout(sh);
   AttentionPlan plan = attention_plan(s.context(), sh);
@@ -220,17 +229,18 @@ void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView 
                   sh.k_row_stride == sh.v_row_stride && sh.dv <= sh.dk;
   const spirv::Shader& shader = flash_shader(sh.kv_type);
   Groups groups{row_blocks(sh, plan.br), sh.n_kv_heads, plan.splits};
-  auto push = make_push(sh, plan.splits, v_from_k);
+  auto push = make_push(sh, plan.splits, v_from_k, sinks);
+  BufferView sk = sinks_binding(sh, sinks, q);
   uint32_t sg_min = std::max(1u, s.context().caps().min_subgroup_size);
   std::initializer_list<SpecConst> spec = {plan.wg, plan.subgroup, plan.br, plan.bc, sh.dk, sh.dv, sg_min};
   if (plan.splits == 1) {
-    s.dispatch(shader, spec, {.reads = {q, k, v, step}, .writes = {o}}, push, groups);
+    s.dispatch(shader, spec, {.reads = {q, k, v, step, sk}, .writes = {o}}, push, groups);
     return;
   }
   uint64_t need = attention_scratch_bytes(s.context(), sh);
   check_view(scratch, need, "split-K scratch");
   BufferView partial{scratch.buffer, scratch.offset, need};
-  s.dispatch(shader, spec, {.reads = {q, k, v, step}, .writes = {partial}}, push, groups);
+  s.dispatch(shader, spec, {.reads = {q, k, v, step, sk}, .writes = {partial}}, push, groups);
   push::AttentionMergePush merge{
       .n_q = sh.n_q, .n_heads = sh.n_heads, .dv = sh.dv, .o_row_stride = sh.o_row_stride, .n_splits = plan.splits};
   s.dispatch(spirv::flash_attn_merge, {plan.wg}, {.reads = {partial}, .writes = {o}}, merge,
@@ -244,7 +254,7 @@ uint64_t attention_naive_scratch_bytes(const AttentionShape& shape) {
 }
 
 void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
-                     BufferView o, BufferView scores) {
+                     BufferView o, BufferView scores, BufferView sinks) {
   const Context& ctx = s.context();
   uint64_t need = attention_naive_scratch_bytes(shape);
   ENSURE(need <= ctx.caps().max_storage_buffer_range,
@@ -259,10 +269,11 @@ void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, Buffe
   check_view(scores, need, "scores");
   BufferView sv{scores.buffer, scores.offset, need};
   uint32_t wg = ctx.profile().wg_size;
-  auto push = make_push(sh, 1, false);
+  auto push = make_push(sh, 1, false, sinks);
   s.dispatch(kv_f16 ? spirv::attention_naive_scores_f16 : spirv::attention_naive_scores_f32, {wg},
              {.reads = {step, q, k}, .writes = {sv}}, push, grid(ceil_div(need / sizeof(float), wg)));
-  s.dispatch(spirv::attention_naive_softmax, {wg, ctx.profile().subgroup_ops}, {.reads = {step}, .writes = {sv}}, push,
+  s.dispatch(spirv::attention_naive_softmax, {wg, ctx.profile().subgroup_ops},
+             {.reads = {step, sinks_binding(sh, sinks, step)}, .writes = {sv}}, push,
              grid(uint64_t(sh.n_heads) * sh.n_q));
   s.dispatch(kv_f16 ? spirv::attention_naive_pv_f16 : spirv::attention_naive_pv_f32, {wg},
              {.reads = {step, sv, v}, .writes = {o}}, push, grid(ceil_div(uint64_t(sh.n_q) * sh.n_heads * sh.dv, wg)));
@@ -300,7 +311,7 @@ uint64_t probs_loop_iterations(uint32_t wg, uint32_t dk, uint32_t n_keys) {
 }  // namespace
 
 void attention_probs(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView step,
-                     BufferView out, uint32_t n_keys) {
+                     BufferView out, uint32_t n_keys, BufferView sinks) {
   const Context& ctx = s.context();
   AttentionShape sh = resolved(shape);
   check_shape(sh);
@@ -339,10 +350,11 @@ void attention_probs(Stream& s, const AttentionShape& shape, BufferView q, Buffe
                                 .causal = sh.causal ? 1u : 0u,
                                 .window = sh.window,
                                 .n_keys = n_keys,
-                                .softcap_log2 = capped ? sh.softcap * kLog2e : 0.0f};
+                                .softcap_log2 = capped ? sh.softcap * kLog2e : 0.0f,
+                                .has_sinks = is_bound(sinks) ? 1u : 0u};
   s.dispatch(probs_shader(sh.kv_type), {wg, ctx.profile().subgroup_ops, sh.dk},
-             {.reads = {q, k, step}, .writes = {BufferView{out.buffer, out.offset, need}}}, push,
-             grid(uint64_t(sh.n_heads) * sh.n_q));
+             {.reads = {q, k, step, sinks_binding(sh, sinks, q)}, .writes = {BufferView{out.buffer, out.offset, need}}},
+             push, grid(uint64_t(sh.n_heads) * sh.n_q));
 }
 
 }  // namespace vkllm::ops

@@ -73,8 +73,10 @@ uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape
 // at least attention_scratch_bytes(); may be an empty view when that is 0. K/V are read two
 // elements at a time: dk, dv and the K/V strides must be even (Q8_0/Q4_0: multiples of 32, so
 // every row starts a block; the tile loader dequantises as it fills shared memory).
+// sinks: (n_heads) f32 attention-sink logits (natural log, not scaled): each joins its heads'
+// softmax denominator and weighs no value (gpt-oss); an empty view: none.
 void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
-               BufferView o, BufferView scratch);
+               BufferView o, BufferView scratch, BufferView sinks = {});
 
 // Bytes of the score matrix the naive path writes: n_heads * n_q * max_kv f32.
 uint64_t attention_naive_scratch_bytes(const AttentionShape& shape);
@@ -83,7 +85,7 @@ uint64_t attention_naive_scratch_bytes(const AttentionShape& shape);
 // for one sequence in slot 0 (seqs == 1), f16 or f32 K/V only. Throws when the scores do not fit
 // one storage buffer binding of this device.
 void attention_naive(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
-                     BufferView o, BufferView scores);
+                     BufferView o, BufferView scores, BufferView sinks = {});
 
 // Bytes of attention_probs' output: n_heads * n_q * n_keys f32.
 uint64_t attention_probs_bytes(const AttentionShape& shape, uint32_t n_keys);
@@ -95,6 +97,6 @@ uint64_t attention_probs_bytes(const AttentionShape& shape, uint32_t n_keys);
 // n_keys are not reported. Throws when out does not fit one binding, or (on a device with a
 // loop iteration limit) when a row is too long for one workgroup's loops.
 void attention_probs(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView step,
-                     BufferView out, uint32_t n_keys);
+                     BufferView out, uint32_t n_keys, BufferView sinks = {});
 
 }  // namespace vkllm::ops

@@ -71,10 +71,11 @@ void softcap(Stream& s, BufferView x, BufferView y, uint32_t n, float cap) {
 
 void rmsnorm(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows, uint32_t dim, float eps) {
   check_rows(x, y, rows, dim, "rmsnorm");
-  ensure_holds(w, dim * kF32, "rmsnorm", "w");
+  bool weighted = is_bound(w);
+  if (weighted) ensure_holds(w, dim * kF32, "rmsnorm", "w");
   const Profile& p = s.context().profile();
-  s.dispatch(spirv::rmsnorm, {p.wg_size, p.subgroup_ops}, {.reads = {x, w}, .writes = {y}},
-             push::NormPush{rows, dim, eps}, grid(rows));
+  s.dispatch(spirv::rmsnorm, {p.wg_size, p.subgroup_ops}, {.reads = {x, weighted ? w : x}, .writes = {y}},
+             push::NormPush{rows, dim, eps, weighted ? 0u : 1u}, grid(rows));
 }
 
 void layernorm(Stream& s, BufferView x, BufferView w, BufferView b, BufferView y, uint32_t rows, uint32_t dim,
@@ -97,6 +98,15 @@ void swiglu(Stream& s, BufferView gate, BufferView up, BufferView y, uint32_t n)
   ensure_holds(y, n * kF32, "swiglu", "y");
   uint32_t wg = s.context().profile().wg_size;
   s.dispatch(spirv::swiglu, {wg}, {.reads = {gate, up}, .writes = {y}}, push::UnaryPush{n}, grid(ceil_div(n, wg)));
+}
+
+void swiglu_oai(Stream& s, BufferView gate, BufferView up, BufferView y, uint32_t n, float alpha, float limit) {
+  ensure_holds(gate, n * kF32, "swiglu_oai", "gate");
+  ensure_holds(up, n * kF32, "swiglu_oai", "up");
+  ensure_holds(y, n * kF32, "swiglu_oai", "y");
+  uint32_t wg = s.context().profile().wg_size;
+  s.dispatch(spirv::swiglu_oai, {wg}, {.reads = {gate, up}, .writes = {y}}, push::SwigluOaiPush{n, alpha, limit},
+             grid(ceil_div(n, wg)));
 }
 
 void gelu(Stream& s, BufferView x, BufferView y, uint32_t n) {

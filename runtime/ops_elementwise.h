@@ -21,7 +21,7 @@ void scale(Stream& s, BufferView x, BufferView y, uint32_t n, float factor);
 // y(n) = cap * tanh(x / cap), cap > 0: logit soft-capping (gemma2); y may be x.
 void softcap(Stream& s, BufferView x, BufferView y, uint32_t n, float cap);
 
-// y(rows, dim) = x / sqrt(mean(x^2) + eps) * w(dim), per row; y may be x.
+// y(rows, dim) = x / sqrt(mean(x^2) + eps) * w(dim), per row (w an empty view: no weight); y may be x.
 void rmsnorm(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows, uint32_t dim, float eps);
 // y(rows, dim) = (x - mean) / sqrt(var + eps) * w(dim) + b(dim), per row, biased variance;
 // b may be an empty view (no bias); y may be x.
@@ -31,6 +31,10 @@ void layernorm(Stream& s, BufferView x, BufferView w, BufferView b, BufferView y
 // y(n) = silu(gate) * up = gate / (1 + exp(-gate)) * up. gate and up may be two views of one
 // buffer (say the halves of a fused projection); y may be either.
 void swiglu(Stream& s, BufferView gate, BufferView up, BufferView y, uint32_t n);
+// gpt-oss's SwiGLU (ggml's swiglu_oai): y(n) = g·sigmoid(alpha·g)·(u + 1) with g = min(gate,
+// limit), u = clamp(up, -limit, limit). gate and up may be views of one buffer; y may be either.
+void swiglu_oai(Stream& s, BufferView gate, BufferView up, BufferView y, uint32_t n, float alpha = 1.702f,
+                float limit = 7.0f);
 // y(n) = GELU(x), tanh approximation as GGML: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));
 // y may be x.
 void gelu(Stream& s, BufferView x, BufferView y, uint32_t n);

@@ -43,7 +43,7 @@ void check_loops(const Context& ctx, uint64_t iterations, const char* op) {
 // --- routing
 
 void moe_route(Stream& s, const MoeRouteParams& p, BufferView logits, BufferView bias, BufferView ids,
-               BufferView weights) {
+               BufferView weights, BufferView expert_scale) {
   if (p.n_tokens == 0) return;
   ENSURE(
       p.n_experts > 0 && p.n_used >= 1 && p.n_used <= std::min(p.n_experts, kMoeMaxUsed),
@@ -61,18 +61,33 @@ void moe_route(Stream& s, const MoeRouteParams& p, BufferView logits, BufferView
   ensure_holds(weights, 4 * k, "moe_route", "weights");
   bool has_bias = is_bound(bias) && bias.size > 0;
   if (has_bias) ensure_holds(bias, 4ull * p.n_experts, "moe_route", "bias");
+  bool has_scale = is_bound(expert_scale) && expert_scale.size > 0;
+  if (has_scale) ensure_holds(expert_scale, 4ull * p.n_experts, "moe_route", "expert_scale");
   check_loops(s.context(), uint64_t(p.n_used + 4) * p.n_experts + uint64_t(p.n_groups) * (p.n_groups + 4), "moe_route");
   push::MoeRoutePush pc{.n_tokens = p.n_tokens,
                         .n_experts = p.n_experts,
                         .n_used = p.n_used,
-                        .sigmoid = p.sigmoid ? 1u : 0u,
+                        .scores = uint32_t(p.scores),
                         .n_groups = p.n_groups,
                         .n_groups_used = p.n_groups_used,
                         .norm = p.norm ? 1u : 0u,
                         .scale = p.scale == 1.0f ? 0.0f : p.scale};
   constexpr uint32_t wg = 64;
-  s.dispatch(spirv::moe_route, {wg, has_bias}, {.reads = {has_bias ? bias : logits}, .writes = {logits, ids, weights}},
+  s.dispatch(spirv::moe_route, {wg, has_bias, has_scale},
+             {.reads = {has_bias ? bias : logits, has_scale ? expert_scale : logits}, .writes = {logits, ids, weights}},
              pc, grid(ceil_div(p.n_tokens, wg)));
+}
+
+void moe_bias(Stream& s, BufferView y, BufferView bias, BufferView ids, uint32_t n_pairs, uint32_t M) {
+  uint64_t n = uint64_t(n_pairs) * M;
+  if (n == 0) return;
+  ENSURE(n <= UINT32_MAX, "moe_bias: too many elements");
+  ensure_holds(y, 4 * n, "moe_bias", "y");
+  ensure_holds(ids, 4ull * n_pairs, "moe_bias", "ids");
+  ensure_holds(bias, 4ull * M, "moe_bias", "bias");
+  uint32_t wg = s.context().profile().wg_size;
+  s.dispatch(spirv::moe_bias, {wg}, {.reads = {bias, ids}, .writes = {y}, .writes_read = {y}},
+             push::MoeBiasPush{n_pairs, M}, grid(ceil_div(n, wg)));
 }
 
 // --- grouping by expert
@@ -168,7 +183,7 @@ void matmul_id(Stream& s, const ExpertPlan& plan, DType type, std::span<const Ex
 // --- the weighted sum
 
 void moe_combine(Stream& s, BufferView y, BufferView weights, BufferView shared, BufferView gate, BufferView x,
-                 uint32_t n_tokens, uint32_t n_used, uint32_t dim) {
+                 uint32_t n_tokens, uint32_t n_used, uint32_t dim, bool accumulate) {
   uint64_t n = uint64_t(n_tokens) * dim;
   if (n == 0) return;
   ENSURE(n <= UINT32_MAX, "moe_combine: too many elements");
@@ -180,8 +195,8 @@ void moe_combine(Stream& s, BufferView y, BufferView weights, BufferView shared,
   if (has_shared) ensure_holds(shared, 4 * n, "moe_combine", "shared");
   if (has_gate) ensure_holds(gate, 4ull * n_tokens, "moe_combine", "gate");
   uint32_t wg = s.context().profile().wg_size;
-  s.dispatch(spirv::moe_combine, {wg, has_shared, has_gate},
-             {.reads = {y, weights, has_shared ? shared : y, has_gate ? gate : y, x}, .writes = {x}},
+  s.dispatch(spirv::moe_combine, {wg, has_shared, has_gate, accumulate},
+             {.reads = {y, weights, has_shared ? shared : y, has_gate ? gate : y, accumulate ? x : y}, .writes = {x}},
              push::MoeCombinePush{.n_tokens = n_tokens, .n_used = n_used, .dim = dim}, grid(ceil_div(n, wg)));
 }
 

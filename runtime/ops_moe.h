@@ -21,9 +21,13 @@ class Context;
 
 namespace vkllm::ops {
 
+// How a router's logits become expert scores: softmax over the experts, sigmoid of each, or the
+// logits themselves with the weights a softmax over the chosen experts' logits (gpt-oss).
+enum class RouteScores : uint32_t { Softmax = 0, Sigmoid = 1, ChosenSoftmax = 2 };
+
 struct MoeRouteParams {
   uint32_t n_tokens = 0, n_experts = 0, n_used = 0;
-  bool sigmoid = false;                      // scores: sigmoid(logit); else softmax over the experts
+  RouteScores scores = RouteScores::Softmax;
   uint32_t n_groups = 0, n_groups_used = 0;  // > 1 groups: group-limited routing
   bool norm = false;                         // weights divided by their sum
   float scale = 1.0f;                        // then multiplied by this (0 and 1: unchanged)
@@ -31,9 +35,15 @@ struct MoeRouteParams {
 constexpr uint32_t kMoeMaxUsed = 64, kMoeMaxGroups = 64;
 
 // logits (n_tokens, n_experts) f32, replaced by the scores; bias (n_experts) or an empty view;
-// ids (n_tokens, n_used) int32 and weights (n_tokens, n_used) f32, in rank order (ref::moe_route).
+// ids (n_tokens, n_used) int32 and weights (n_tokens, n_used) f32, in rank order (ref::moe_route);
+// expert_scale (n_experts) multiplies each chosen expert's weight (gemma4's per-expert output
+// scale), or an empty view.
 void moe_route(Stream& s, const MoeRouteParams& p, BufferView logits, BufferView bias, BufferView ids,
-               BufferView weights);
+               BufferView weights, BufferView expert_scale = {});
+
+// y(n_pairs, M) row p += bias[ids[p]]: a bias per expert (rows (n_experts, M) f32; gpt-oss),
+// ids (n_pairs) int32 the pairs' experts (moe_route's ids).
+void moe_bias(Stream& s, BufferView y, BufferView bias, BufferView ids, uint32_t n_pairs, uint32_t M);
 
 // How one MoE block's expert products run for n_tokens tokens, fixed at record time: the kernel
 // (matvec_id below the profile's matmul_tiled_min_n tokens, like ops::matmul, else matmul_id)
@@ -64,8 +74,9 @@ void matmul_id(Stream& s, const ExpertPlan& plan, DType type, std::span<const Ex
 
 // x(n_tokens, dim) += Σ_j weights[t, j] · y[t·n_used + j] (+ shared[t] · sigmoid(gate[t]), or
 // + shared[t] without a gate). shared (n_tokens, dim) and gate (n_tokens) may be empty views.
+// accumulate false: x = that sum (x's old values unread).
 void moe_combine(Stream& s, BufferView y, BufferView weights, BufferView shared, BufferView gate, BufferView x,
-                 uint32_t n_tokens, uint32_t n_used, uint32_t dim);
+                 uint32_t n_tokens, uint32_t n_used, uint32_t dim, bool accumulate = true);
 
 // Whether matmul_id reads weights of this type.
 bool matmul_id_supports(DType type);

@@ -195,4 +195,16 @@ void kv_store_pair(Stream& s, BufferView k_src, BufferView v_src, BufferView pos
   dispatch_kv_store(s, k.cache_type, src, positions, cache, push, k_threads + v_threads);
 }
 
+void attn_temperature(Stream& s, BufferView x, BufferView positions, uint32_t n_tokens, uint32_t width,
+                      uint32_t token_stride, float beta, uint32_t length) {
+  ENSURE(length > 0 && width <= token_stride, "attn_temperature: length must be positive, width within the stride");
+  ENSURE(uint64_t(n_tokens) * width <= UINT32_MAX, "attn_temperature: too many elements");
+  if (n_tokens == 0) return;
+  ensure_holds(x, (uint64_t(n_tokens - 1) * token_stride + width) * 4, "attn_temperature", "x");
+  ensure_holds(positions, uint64_t(n_tokens) * 4, "attn_temperature", "positions");
+  uint32_t wg = s.context().profile().wg_size, n = n_tokens * width;
+  s.dispatch(spirv::attn_temperature, {wg}, {.reads = {positions}, .writes = {x}, .writes_read = {x}},
+             push::TemperaturePush{n_tokens, width, token_stride, length, beta}, grid(ceil_div(n, wg)));
+}
+
 }  // namespace vkllm::ops

@@ -82,6 +82,11 @@ struct KvStoreParams {
   uint32_t cache_col = 0;
 };
 void kv_store(Stream& s, BufferView src, BufferView positions, BufferView cache, const KvStoreParams& p);
+
+// Llama 4's attention temperature (mistral3), in place: the width values of each token t of x
+// (tokens token_stride floats apart) times 1 + beta·ln(floor(positions[t] / length) + 1).
+void attn_temperature(Stream& s, BufferView x, BufferView positions, uint32_t n_tokens, uint32_t width,
+                      uint32_t token_stride, float beta, uint32_t length);
 // K and V of a step into their caches, as kv_store twice (k, and V with v_head_dim packed values
 // per head into rows of that width): one dispatch where the two sources share a buffer and so do
 // the two caches (the qkv activation; a layer's KV buffer), else two.

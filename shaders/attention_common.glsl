@@ -5,6 +5,7 @@
 #define VKLLM_ATTENTION_COMMON_GLSL
 
 const float NEG = -1.0e30;
+const float LOG2E = 1.4426950408889634;  // an attention sink's logit into the base-2 domain
 
 // Whether key position t is visible to a query at absolute position pos (p: AttentionPush).
 // Causal: t <= pos. Sliding window of w > 0: pos - t < w (the w most recent keys up to pos).

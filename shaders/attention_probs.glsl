@@ -9,7 +9,8 @@
 //   k: element (g, t, i) at g * k_head_stride + (slot * max_kv + t) * k_row_stride + i, read two
 //      elements at a time through kv_read.glsl (quantised caches dequantised per pair)
 //   step: StepParams of the one sequence (pos0, n_kv, slot)
-//   out: (n_heads, n_q, n_keys) f32 probabilities; 0 for masked keys and keys >= n_kv
+//   out: (n_heads, n_q, n_keys) f32 probabilities; 0 for masked keys and keys >= n_kv; with an
+//      attention sink a row sums to 1 minus the sink's share
 // One workgroup per row. Three passes over the row's keys, each thread taking keys t = tid,
 // tid + WG, ...: scores (base-2 domain) written to out and their maximum, then the sum of
 // 2^(s - max), then out = 2^(s - max) / sum. A thread reads back only what it wrote itself, so
@@ -30,7 +31,8 @@ shared float red[WG];
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, binding = 1) readonly buffer K { KV_PAIR k[]; };  // element pairs
 layout(std430, binding = 2) readonly buffer Step { StepParams step; };
-layout(std430, binding = 3) buffer Out { float o[]; };
+layout(std430, binding = 3) readonly buffer Sinks { float sinks[]; };  // (n_heads), read if p.has_sinks
+layout(std430, binding = 4) buffer Out { float o[]; };
 layout(push_constant) uniform PushBlock { AttentionProbsPush p; };
 
 #include "attention_common.glsl"
@@ -73,13 +75,15 @@ void main() {
     o[base + t] = s;
     mx = max(mx, s);
   }
-  mx = workgroup_max(mx);
+  // An attention sink is one more score in the denominator; it weighs no key.
+  float sink = p.has_sinks != 0 ? sinks[head] * LOG2E : NEG;
+  mx = max(workgroup_max(mx), sink);
   float sum = 0.0;
   for (uint t = tid; t < p.n_keys; t += WG) {
     float s = o[base + t];
     sum += s == NEG ? 0.0 : exp2(s - mx);
   }
-  sum = workgroup_sum(sum);
+  sum = workgroup_sum(sum) + (sink == NEG ? 0.0 : exp2(sink - mx));
   for (uint t = tid; t < p.n_keys; t += WG) {
     float s = o[base + t];
     o[base + t] = s == NEG || sum == 0.0 ? 0.0 : exp2(s - mx) / sum;

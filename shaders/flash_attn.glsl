@@ -30,6 +30,8 @@
 //   l     = alpha * l   + sum_c p_c
 //   acc   = alpha * acc + sum_c p_c v_c
 // and at the end O = acc / l (one division; a row that saw no visible key has l = 0 and gets 0).
+// An attention sink (gpt-oss) is one more score that weighs no value: split 0 starts from
+// m = sink, l = 1 (2^(sink - sink)), acc = 0, and the recurrence does the rest.
 // Every row's result is the exact softmax whatever the tile order, so tile sizes only change
 // rounding. A split writes its (m, l, acc) unnormalised; flash_attn_merge.comp combines them.
 #extension GL_EXT_control_flow_attributes : require
@@ -52,7 +54,8 @@ layout(std430, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, binding = 1) readonly buffer K { KV_PAIR k[]; };  // element pairs
 layout(std430, binding = 2) readonly buffer V { KV_PAIR v[]; };
 layout(std430, binding = 3) readonly buffer Step { StepParams seqs[]; };
-layout(std430, binding = 4) writeonly buffer Out { float o[]; };
+layout(std430, binding = 4) readonly buffer Sinks { float sinks[]; };  // (n_heads), read if p.has_sinks
+layout(std430, binding = 5) writeonly buffer Out { float o[]; };
 layout(push_constant) uniform PushBlock { AttentionPush p; };
 
 #include "attention_common.glsl"
@@ -301,7 +304,11 @@ void main() {
   uint n_rows = seq_rows, row0 = block_row0;
   int pos0 = seq_pos0, n_kv = seq_n_kv;
   load_q(row0, n_rows);
-  for (uint r = gl_LocalInvocationIndex; r < BR; r += WG) m_s[r] = NEG, l_s[r] = 0.0;
+  bool sink = p.has_sinks != 0 && gl_WorkGroupID.z == 0;
+  for (uint r = gl_LocalInvocationIndex; r < BR; r += WG) {
+    uint head = gl_WorkGroupID.y * group_size() + (row0 + r) % group_size();
+    m_s[r] = sink ? sinks[head] * LOG2E : NEG, l_s[r] = sink ? 1.0 : 0.0;
+  }
   ivec2 range = key_range(row0, n_rows, pos0, n_kv);
   [[unroll]] for (uint n = 0; n < OA * OB; ++n) acc[n] = vec4(0.0);
 

@@ -9,6 +9,7 @@
 layout(constant_id = 0) const uint WG = 256;
 layout(constant_id = 1) const bool HAS_SHARED = false;
 layout(constant_id = 2) const bool HAS_GATE = false;
+layout(constant_id = 3) const bool ACCUMULATE = true;  // false: x = the sum (x_in unread)
 layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) readonly buffer Y { float y[]; };
@@ -30,5 +31,5 @@ void main() {
     float g = HAS_GATE ? 1.0 / (1.0 + exp(-clamp(gate[t], -80.0, 80.0))) : 1.0;
     sum += shared_out[i] * g;
   }
-  x[i] = x_in[i] + sum;
+  x[i] = ACCUMULATE ? x_in[i] + sum : sum;
 }

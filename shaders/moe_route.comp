@@ -1,12 +1,13 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // Mixture-of-experts routing, one thread per token (docs/formats.md §8, push_moe.h):
-//   scores    s_e = softmax(logits)_e, or sigmoid(logit_e)         (written over the logits)
+//   scores    s_e = softmax(logits)_e, sigmoid(logit_e), or logit_e (written over the logits)
 //   selection v_e = s_e + bias_e (DeepSeek-V3's exp_probs_b; biases the choice only)
 //   groups    with n_groups > 1, each group's value is the sum of its two largest v_e; only
 //             the n_groups_used best groups (ties: lower group id) compete
 //   choice    the n_used largest v_e among those, ordered by value descending, id ascending
-//   weights   w_j = s of the j-th choice; norm: w_j /= max(sum_j w_j, 6.103515625e-5); scale
+//   weights   w_j = s of the j-th choice (or the softmax over the chosen s: gpt-oss); norm:
+//             w_j /= max(sum_j w_j, 6.103515625e-5); scale; times expert_scale[id] (gemma4)
 // Exact ties go to the lower id; NaN ranks below every number. The k passes over the experts
 // each take the best expert ranked after the previous choice, so nothing needs marking.
 #include "grid.glsl"
@@ -14,12 +15,14 @@
 
 layout(constant_id = 0) const uint WG = 64;
 layout(constant_id = 1) const bool HAS_BIAS = false;
+layout(constant_id = 2) const bool HAS_SCALE = false;
 layout(local_size_x_id = 0) in;
 
-layout(std430, binding = 0) readonly buffer Bias { float bias[]; };  // (n_experts); bound always
-layout(std430, binding = 1) buffer Scores { float s[]; };          // (n_tokens, n_experts)
-layout(std430, binding = 2) writeonly buffer Ids { int ids[]; };   // (n_tokens, n_used)
-layout(std430, binding = 3) writeonly buffer W { float w[]; };     // (n_tokens, n_used)
+layout(std430, binding = 0) readonly buffer Bias { float bias[]; };          // (n_experts); bound always
+layout(std430, binding = 1) readonly buffer Scale { float expert_scale[]; };  // (n_experts); bound always
+layout(std430, binding = 2) buffer Scores { float s[]; };                    // (n_tokens, n_experts)
+layout(std430, binding = 3) writeonly buffer Ids { int ids[]; };             // (n_tokens, n_used)
+layout(std430, binding = 4) writeonly buffer W { float w[]; };               // (n_tokens, n_used)
 layout(push_constant) uniform PushBlock { MoeRoutePush p; };
 
 const float LOWEST = -1e30;  // below every score (finite: Vulkan promises no infinities)
@@ -44,7 +47,8 @@ bool eligible(uint e) {
 }
 
 void score() {
-  if (p.sigmoid != 0) {
+  if (p.scores == 2) return;  // the logits themselves
+  if (p.scores == 1) {
     for (uint e = 0; e < p.n_experts; ++e) s[row + e] = 1.0 / (1.0 + exp(-clamp(s[row + e], -80.0, 80.0)));
     return;
   }
@@ -92,6 +96,7 @@ void main() {
   score();
   limit_groups();
   float chosen[MAX_USED], sum = 0.0, last = 0.0;
+  uint chosen_id[MAX_USED];
   uint last_e = 0;
   for (uint j = 0; j < p.n_used; ++j) {
     int best = -1;
@@ -103,10 +108,21 @@ void main() {
     }
     last = best_v, last_e = uint(best);
     ids[t * p.n_used + j] = best;
+    chosen_id[j] = uint(best);
     chosen[j] = s[row + last_e];
-    sum += chosen[j];
   }
+  if (p.scores == 2) {  // softmax over the chosen logits
+    float m = LOWEST, total = 0.0;
+    for (uint j = 0; j < p.n_used; ++j) m = max(m, chosen[j]);
+    for (uint j = 0; j < p.n_used; ++j) chosen[j] = exp(chosen[j] - m), total += chosen[j];
+    for (uint j = 0; j < p.n_used; ++j) chosen[j] /= total;
+  }
+  for (uint j = 0; j < p.n_used; ++j) sum += chosen[j];
   float f = p.norm != 0 ? 1.0 / max(sum, 6.103515625e-5) : 1.0;
   if (p.scale != 0.0) f *= p.scale;
-  for (uint j = 0; j < p.n_used; ++j) w[t * p.n_used + j] = chosen[j] * f;
+  for (uint j = 0; j < p.n_used; ++j) {
+    float x = chosen[j] * f;
+    if (HAS_SCALE) x *= expert_scale[chosen_id[j]];
+    w[t * p.n_used + j] = x;
+  }
 }

@@ -30,6 +30,8 @@ struct AttentionPush {
   float softcap_log2;  // flash: > 0: score = softcap_log2 * tanh(q.k * scale_log2), where then
                        // scale_log2 = scale / cap and softcap_log2 = cap * log2(e) (gemma2)
   uint n_seqs;         // StepParams entries (flash; the naive baseline reads the first only)
+  uint has_sinks;      // 1: sinks[head] (natural log) joins each row's softmax denominator and
+                       // weighs no value (gpt-oss); flash: split 0 starts from it
 };
 
 // Merge of split-K partials: for each (token, head) row, combine n_splits (m, l, O) triples.
@@ -59,4 +61,5 @@ struct AttentionProbsPush {
   uint window;
   uint n_keys;         // output row length (keys reported per query; at least the step's n_kv)
   float softcap_log2;  // > 0: score = softcap_log2 * tanh(q.k * scale_log2) (gemma2), as in flash
+  uint has_sinks;      // as in AttentionPush: the sink's share of a row is 1 - its sum
 };

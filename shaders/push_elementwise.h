@@ -23,6 +23,7 @@ struct NormPush {
   uint rows;
   uint dim;
   float eps;
+  uint no_weight;  // rmsnorm: 1 multiplies by no weight (gemma4's norm of V)
 };
 
 // y[r, :] = softmax(scale * x[r, :]), r < rows
@@ -37,4 +38,11 @@ struct SelectPush {
   uint rows;
   uint cols;
   uint k;
+};
+
+// swiglu_oai: y = g * sigmoid(alpha * g) * (u + 1), g = min(gate, limit), u = clamp(up, +-limit).
+struct SwigluOaiPush {
+  uint n;
+  float alpha;
+  float limit;
 };

@@ -7,7 +7,8 @@ struct MoeRoutePush {
   uint n_tokens;
   uint n_experts;
   uint n_used;
-  uint sigmoid;   // 1: score = sigmoid(logit); 0: softmax over the experts
+  uint scores;    // 0: softmax over the experts; 1: sigmoid(logit); 2: the logits, and the
+                  // weights the softmax over the chosen ones (gpt-oss)
   uint n_groups;  // > 1: only the n_groups_used best groups of n_experts / n_groups compete
   uint n_groups_used;
   uint norm;    // 1: weights divided by their sum (at least 6.103515625e-5)
@@ -43,9 +44,15 @@ struct MatmulIdPush {
 };
 
 // moe_combine: x(n_tokens, dim) += sum_j weights[t, j] * y[t * n_used + j] (+ shared[t] *
-// sigmoid(gate[t]) or shared[t]).
+// sigmoid(gate[t]) or shared[t]); without ACCUMULATE, x = that sum.
 struct MoeCombinePush {
   uint n_tokens;
   uint n_used;
   uint dim;
+};
+
+// moe_bias: y(n_pairs, M) row p += bias[ids[p]] (a bias per expert: rows (n_experts, M)).
+struct MoeBiasPush {
+  uint n_pairs;
+  uint M;
 };

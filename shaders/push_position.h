@@ -54,3 +54,13 @@ struct KvStorePush {
   uint cache_offset2;
   uint cache_head_dim2;
 };
+
+// Llama 4's attention temperature: x[t * token_stride + j] (j < width) *= 1 + beta ln(floor(pos[t] /
+// period) + 1).
+struct TemperaturePush {
+  uint n_tokens;
+  uint width;
+  uint token_stride;
+  uint period;  // "length" is a GLSL method name
+  float beta;
+};

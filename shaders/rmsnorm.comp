@@ -1,6 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// RMSNorm, one workgroup per row: y = x / sqrt(mean(x^2) + eps) * w.
+// RMSNorm, one workgroup per row: y = x / sqrt(mean(x^2) + eps) * w (w = 1 with p.no_weight).
 //   x: (rows, dim) f32   w: (dim) f32   y: (rows, dim) f32, may alias x
 #include "grid.glsl"
 #include "push.h"
@@ -23,5 +23,5 @@ void main() {
   float ss = 0.0;
   for (uint i = gl_LocalInvocationIndex; i < p.dim; i += WG) ss += x[base + i] * x[base + i];
   float scale = inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);
-  for (uint i = gl_LocalInvocationIndex; i < p.dim; i += WG) y[base + i] = x[base + i] * scale * w[i];
+  for (uint i = gl_LocalInvocationIndex; i < p.dim; i += WG) y[base + i] = x[base + i] * scale * (p.no_weight != 0 ? 1.0 : w[i]);
 }

@@ -26,6 +26,7 @@ struct AttentionCase {
   bool mla_view = false;     // V is the first dv elements of each K row: one buffer, row stride dk
   bool naive = false;        // run the naive baseline instead
   DType quant = DType::F32;  // Q8_0 / Q4_0: K/V stored quantised (then f16 is ignored)
+  bool sinks = false;        // one attention-sink logit per head (gpt-oss)
 
   DType kv_type() const { return quant != DType::F32 ? quant : f16 ? DType::F16 : DType::F32; }
 
@@ -47,11 +48,11 @@ struct AttentionCase {
     return sh;
   }
   std::string describe() const {
-    return fmt::format("q={} kv={} heads={}/{} d={}/{} {}{}{}{}{}{}{}", n_q, n_kv, heads, kv_heads, dk, dv,
+    return fmt::format("q={} kv={} heads={}/{} d={}/{} {}{}{}{}{}{}{}{}", n_q, n_kv, heads, kv_heads, dk, dv,
                        info(kv_type()).name, causal ? " causal" : "", window ? fmt::format(" window={}", window) : "",
                        softcap ? fmt::format(" softcap={}", softcap) : "",
                        splits ? fmt::format(" splits={}", splits) : "", mla_view ? " mla-view" : "",
-                       naive ? " naive" : "");
+                       naive ? " naive" : "", sinks ? " sinks" : "");
   }
 };
 
@@ -62,6 +63,8 @@ class AttentionRun {
     q_ = random_floats(size_t(c.n_q) * c.heads * c.dk, seed, -2, 2);
     k_ = random_floats(size_t(c.kv_heads) * cap * c.dk, seed + 1, -1, 1);
     if (!c.mla_view) v_ = random_floats(size_t(c.kv_heads) * cap * c.dv, seed + 2, -1, 1);
+    // Sinks from well below to well above the scores (|q·k|·scale is O(1) here).
+    if (c.sinks) sinks_ = random_floats(c.heads, seed + 3, -3, 4);
     // The reference sees the values the cache stores: f16-rounded, or quantised and read back.
     ref::round_trip(c.kv_type(), k_.data(), k_.size());
     ref::round_trip(c.kv_type(), v_.data(), v_.size());
@@ -70,6 +73,7 @@ class AttentionRun {
     gq_.emplace(to_gpu(q_, "q"));
     gk_.emplace(upload_kv(k_, "k", c.dk));
     if (!c.mla_view) gv_.emplace(upload_kv(v_, "v", c.dv));
+    if (c.sinks) gsinks_.emplace(to_gpu(sinks_, "sinks"));
     go_.emplace(ctx, size_t(c.n_q) * c.heads * c.dv * 4, Memory::Device, "o");
     step_.emplace(ctx, sizeof(push::StepParams), Memory::Host, "step");
     uint64_t scratch = c.naive ? ops::attention_naive_scratch_bytes(shape_) : ops::attention_scratch_bytes(ctx, shape_);
@@ -81,11 +85,12 @@ class AttentionRun {
 
   void record(Stream& s) const {
     BufferView k = *gk_, v = c_.mla_view ? k : BufferView(*gv_),
-               scratch = scratch_ ? BufferView(*scratch_) : BufferView{};
+               scratch = scratch_ ? BufferView(*scratch_) : BufferView{},
+               sinks = gsinks_ ? BufferView(*gsinks_) : BufferView{};
     if (c_.naive)
-      ops::attention_naive(s, shape_, *gq_, k, v, *step_, *go_, scratch);
+      ops::attention_naive(s, shape_, *gq_, k, v, *step_, *go_, scratch, sinks);
     else
-      ops::attention(s, shape_, *gq_, k, v, *step_, *go_, scratch);
+      ops::attention(s, shape_, *gq_, k, v, *step_, *go_, scratch, sinks);
   }
 
   void set_step(uint32_t pos0, uint32_t n_kv) {
@@ -114,7 +119,8 @@ class AttentionRun {
                            .causal = c_.causal,
                            .window = c_.window,
                            .pos0 = pos0_,
-                           .n_kv = n_kv_};
+                           .n_kv = n_kv_,
+                           .sinks = c_.sinks ? sinks_.data() : nullptr};
     if (c_.mla_view) a.v_head_stride = size_t(cap) * c_.dk, a.v_row_stride = c_.dk;
     std::vector<float> o(size_t(c_.n_q) * c_.heads * c_.dv);
     ref::attention(o.data(), q_.data(), k_.data(), c_.mla_view ? k_.data() : v_.data(), a);
@@ -132,8 +138,8 @@ class AttentionRun {
 
   AttentionCase c_;
   ops::AttentionShape shape_;
-  std::vector<float> q_, k_, v_;
-  std::optional<Buffer> gq_, gk_, gv_, go_, step_, scratch_;
+  std::vector<float> q_, k_, v_, sinks_;
+  std::optional<Buffer> gq_, gk_, gv_, go_, step_, scratch_, gsinks_;
   uint32_t pos0_ = 0, n_kv_ = 0;
 };
 

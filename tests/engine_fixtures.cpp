@@ -114,13 +114,46 @@ std::vector<EngineFixture> family_fixtures(DType type) {
   qwen35moe.arch = "qwen35moe", qwen35moe.n_layers = 4, qwen35moe.tied_embeddings = false;
   qwen35moe.n_experts = 8, qwen35moe.n_experts_used = 2, qwen35moe.expert_hidden_dim = 64;
   qwen35moe.shared_hidden_dim = 96;
+  // gpt-oss: sinks, biases, alternating sliding window, YaRN, clamped SwiGLU experts under
+  // softmax-of-the-chosen routing.
+  FixtureSpec gpt_oss = base;
+  gpt_oss.arch = "gpt-oss", gpt_oss.n_layers = 3, gpt_oss.rope_theta = 1.5e5f, gpt_oss.sliding_window = 8;
+  gpt_oss.swa_period = 2, gpt_oss.n_experts = 8, gpt_oss.n_experts_used = 2, gpt_oss.expert_hidden_dim = 64;
+  gpt_oss.rope_scaling = RopeScaling::Yarn, gpt_oss.rope_factor = 4, gpt_oss.rope_original_ctx = 64;
+  gpt_oss.qkv_bias = true;
+  // Gemma 4 E-style: sliding layers 0, 1, 3, 4 with half-size heads, global layers 2 and 5 with
+  // one KV head and proportional rope; layers 3 to 5 share the KV of 1, 1 and 2 (as in the real
+  // models, the last layer that keeps KV is global: llama.cpp assumes it); per-layer embeddings,
+  // layer output scales, the final soft-cap.
+  FixtureSpec gemma4 = base;
+  gemma4.arch = "gemma4", gemma4.n_layers = 6, gemma4.head_dim = 64, gemma4.head_dim_swa = 32;
+  gemma4.n_kv_heads_global = 1, gemma4.sliding_window = 8, gemma4.swa_period = 3, gemma4.rope_theta = 1e6f;
+  gemma4.rope_theta_swa = 1e4f, gemma4.rope_freqs = true, gemma4.rope_freqs_rotated = 0.25f;
+  gemma4.n_kv_shared_layers = 3, gemma4.per_layer_embd = 16, gemma4.layer_out_scale = true;
+  gemma4.final_softcap = 5.0f, gemma4.norm_eps = 1e-6f, gemma4.tied_embeddings = true;
+  // Gemma 4 26B-A4B-style: the dense FFN beside the experts, V from K in global layers.
+  FixtureSpec gemma4moe = gemma4;
+  gemma4moe.n_layers = 3, gemma4moe.n_kv_shared_layers = 0, gemma4moe.per_layer_embd = 0;
+  gemma4moe.attention_k_eq_v = true, gemma4moe.n_experts = 8, gemma4moe.n_experts_used = 2;
+  gemma4moe.expert_hidden_dim = 64, gemma4moe.layer_out_scale = false;
+  // Ministral 3: YaRN with a short original context so that the attention temperature grows
+  // within the test's tokens.
+  FixtureSpec mistral3 = base;
+  mistral3.arch = "mistral3", mistral3.rope_theta = 1e6f, mistral3.rope_scaling = RopeScaling::Yarn;
+  mistral3.rope_factor = 4, mistral3.rope_original_ctx = 8, mistral3.yarn_log_multiplier = 1.0f;
+  mistral3.attn_temperature_beta = 0.1f;
+  FixtureSpec smollm3 = base;  // layer 3 has no rope
+  smollm3.arch = "smollm3", smollm3.n_layers = 4, smollm3.rope_theta = 5e6f, smollm3.tied_embeddings = true;
   return {{"llama " + t, llama},       {"mistral " + t, mistral, "llama"},
           {"qwen2 " + t, qwen2},       {"qwen3 " + t, qwen3},
           {"qwen3moe " + t, qwen3moe}, {"qwen2moe " + t, qwen2moe},
           {"deepseek2-mla " + t, mla}, {"deepseek2-v2 " + t, v2},
           {"deepseek2-v3 " + t, v3},   {"gemma2 " + t, gemma2},
           {"gemma3 " + t, gemma3},     {"phi3 " + t, phi3},
-          {"qwen35 " + t, qwen35},     {"qwen35moe " + t, qwen35moe}};
+          {"qwen35 " + t, qwen35},     {"qwen35moe " + t, qwen35moe},
+          {"gpt-oss " + t, gpt_oss},   {"gemma4 " + t, gemma4},
+          {"gemma4-moe " + t, gemma4moe}, {"mistral3 " + t, mistral3},
+          {"smollm3 " + t, smollm3}};
 }
 
 EngineFixture family_fixture(const std::string& name, DType type) {

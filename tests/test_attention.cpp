@@ -229,6 +229,27 @@ TEST_CASE("naive attention matches the reference", "[attention]") {
   for (const AttentionCase& c : cases) test::check_attention(c, bound(c));
 }
 
+// gpt-oss's attention sinks: one logit per head joins the softmax denominator and weighs no
+// value. Prefill tiles, split-K decode (the sink enters once, in split 0), windows, rows that see
+// no key (the output is 0, not the sink's weight of nothing), the naive path and every profile.
+TEST_CASE("flash attention with attention sinks", "[attention][sinks]") {
+  const AttentionCase cases[] = {
+      {.n_q = 37, .n_kv = 37, .heads = 4, .kv_heads = 2, .dk = 64, .dv = 64, .sinks = true},
+      {.n_q = 64, .n_kv = 200, .heads = 8, .kv_heads = 1, .dk = 64, .dv = 64, .f16 = false, .window = 16, .sinks = true},
+      {.n_q = 1, .n_kv = 700, .heads = 8, .kv_heads = 2, .dk = 64, .dv = 64, .splits = 5, .sinks = true},
+      {.n_q = 1, .n_kv = 300, .heads = 4, .kv_heads = 4, .dk = 128, .dv = 128, .window = 128, .splits = 3, .sinks = true},
+      {.n_q = 3, .n_kv = 50, .heads = 2, .kv_heads = 1, .dk = 64, .dv = 64, .window = 20, .pos0 = 100, .sinks = true},
+      {.n_q = 1, .n_kv = 1, .heads = 4, .kv_heads = 2, .dk = 64, .dv = 64, .splits = 3, .max_kv = 64, .sinks = true},
+      {.n_q = 7, .n_kv = 90, .heads = 4, .kv_heads = 2, .dk = 64, .dv = 64, .quant = DType::Q8_0, .sinks = true},
+      {.n_q = 7, .n_kv = 333, .heads = 8, .kv_heads = 2, .dk = 64, .dv = 64, .naive = true, .sinks = true},
+  };
+  for (const AttentionCase& c : cases) test::check_attention(c, bound(c));
+  test::for_each_profile([&](const Profile& profile) {
+    AttentionCase c{.n_q = 9, .n_kv = 60, .heads = 4, .kv_heads = 2, .dk = 64, .dv = 64, .window = 7, .sinks = true};
+    test::check_attention(c, bound(c), " profile=" + profile.name);
+  });
+}
+
 TEST_CASE("attention rejects bad shapes with a clear error", "[attention]") {
   Context& ctx = test::gpu();
   Buffer small(ctx, 1024, Memory::Device, "small");

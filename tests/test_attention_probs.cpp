@@ -27,15 +27,16 @@ struct ProbsCase {
   uint32_t n_keys = 0;    // output row length (0: n_kv)
   uint32_t slot = 0;      // of two slots of `capacity` keys when 1
   uint32_t capacity = 0;  // keys per slot (0: n_kv)
+  bool sinks = false;     // one sink logit per head: rows sum to 1 minus the sink's share
 
   uint32_t cap() const { return capacity ? capacity : n_kv; }
   uint32_t keys() const { return n_keys ? n_keys : n_kv; }
   uint32_t first_pos() const { return pos0 >= 0 ? uint32_t(pos0) : n_kv - n_q; }
   std::string describe() const {
-    return fmt::format("q={} kv={} keys={} heads={}/{} dk={} {}{}{}{}", n_q, n_kv, keys(), heads, kv_heads, dk,
+    return fmt::format("q={} kv={} keys={} heads={}/{} dk={} {}{}{}{}{}", n_q, n_kv, keys(), heads, kv_heads, dk,
                        info(kv).name, window ? fmt::format(" window={}", window) : "",
                        softcap > 0 ? fmt::format(" softcap={}", softcap) : "",
-                       slot ? fmt::format(" slot={}", slot) : "");
+                       slot ? fmt::format(" slot={}", slot) : "", sinks ? " sinks" : "");
   }
 };
 
@@ -64,8 +65,10 @@ double check_probs(const ProbsCase& c, const std::string& tag = "") {
                             .softcap = c.softcap,
                             .max_kv = cap};
   Buffer out(ctx, ops::attention_probs_bytes(shape, keys), Memory::Device, "probabilities");
+  std::vector<float> sinks = test::random_floats(c.heads, 9, -3, 4);
+  Buffer gsinks = test::to_gpu(sinks, "sinks");
   Stream s(ctx);
-  ops::attention_probs(s, shape, gq, gk, step, out, keys);
+  ops::attention_probs(s, shape, gq, gk, step, out, keys, c.sinks ? BufferView(gsinks) : BufferView{});
   s.submit_wait();
 
   // The reference over the slot's keys.
@@ -81,7 +84,8 @@ double check_probs(const ProbsCase& c, const std::string& tag = "") {
                          .causal = true,
                          .window = c.window,
                          .pos0 = c.first_pos(),
-                         .n_kv = c.n_kv};
+                         .n_kv = c.n_kv,
+                         .sinks = c.sinks ? sinks.data() : nullptr};
   std::vector<float> want(size_t(c.heads) * c.n_q * keys);
   ref::attention_probs(want.data(), q.data(), k.data() + size_t(c.slot) * cap * c.dk, a, keys);
   std::vector<float> got = test::from_gpu(out);
@@ -109,6 +113,8 @@ TEST_CASE("attention probabilities over awkward lengths, every grouping and MLA 
       {.n_q = 11, .n_kv = 11, .heads = 4, .kv_heads = 1, .dk = 576},                     // MLA latent rows
       {.n_q = 30, .n_kv = 70, .heads = 8, .kv_heads = 2, .kv = DType::Q8_0},             // quantised caches
       {.n_q = 12, .n_kv = 12, .heads = 4, .kv_heads = 1, .dk = 576, .kv = DType::Q4_0},  // MLA q4_0
+      {.n_q = 17, .n_kv = 60, .heads = 4, .kv_heads = 2, .window = 8, .sinks = true},     // gpt-oss sinks
+      {.n_q = 3, .n_kv = 50, .heads = 2, .kv_heads = 1, .window = 20, .pos0 = 100, .sinks = true},  // none seen
   };
   for (const ProbsCase& c : cases) check_probs(c);
 }

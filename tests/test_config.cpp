@@ -261,7 +261,7 @@ TEST_CASE("config reads MoE blocks and refuses what it cannot route", "[config]"
   ModelConfig bad = c;
   bad.moe.gating = MoeGating(4);
   CHECK(error_of([&] { ModelConfig::from_gguf(metadata_file(bad)); }) ==
-        "model.gguf: expert_gating_func 4 is not supported (1 softmax, 2 sigmoid)");
+        "model.gguf: expert_gating_func 4 is not supported (1 softmax, 2 sigmoid, 3 softmax of the chosen)");
   bad = c;
   bad.moe.n_groups = 5, bad.moe.n_groups_used = 2;
   CHECK(error_of([&] { ModelConfig::from_gguf(metadata_file(bad)); }) ==
@@ -339,7 +339,7 @@ TEST_CASE("config metadata errors for unknown arch and missing keys and bad valu
   w.add("general.architecture", "falcon");
   CHECK(error_of([&] { ModelConfig::from_gguf(parse(w)); }) ==
         "model.gguf: unknown architecture falcon (supported: llama, mistral, qwen2, qwen2moe, qwen3, qwen3moe, "
-        "gemma2, gemma3, phi3, deepseek2, qwen35, qwen35moe)");
+        "gemma2, gemma3, phi3, deepseek2, qwen35, qwen35moe, gpt-oss, gemma4, mistral3, smollm3)");
   GgufWriter no_blocks;
   no_blocks.add("general.architecture", "llama");
   CHECK(error_of([&] { ModelConfig::from_gguf(parse(no_blocks)); }) ==

@@ -1,6 +1,7 @@
 // The mixture-of-experts kernels vs the reference (docs/formats.md §8): routing (softmax and
-// sigmoid scores, ties to the lowest id, group limits, selection bias, normalisation and scale,
-// top-k = every expert), the grouping by expert with the expert products for every weight type
+// sigmoid scores, gpt-oss's softmax of the chosen, ties to the lowest id, group limits, selection
+// bias, normalisation and scale, gemma4's per-expert scale, top-k = every expert), the per-expert
+// biases, the grouping by expert with the expert products for every weight type
 // (one token, experts never chosen, every token to one expert, all experts used, weights split
 // over several bindings, both kernels), and the weighted sum with a gated shared expert.
 #include <fmt/format.h>
@@ -21,7 +22,14 @@ struct RouteCase {
   bool bias = false;
   float spread = 4;                // logits uniform in [-spread, spread]
   std::vector<float> logits = {};  // given instead of random ones
+  bool expert_scale = false;       // a scale per expert on the weights (gemma4)
 };
+
+ref::RouteScores ref_scores(ops::RouteScores s) {
+  return s == ops::RouteScores::Sigmoid         ? ref::RouteScores::Sigmoid
+         : s == ops::RouteScores::ChosenSoftmax ? ref::RouteScores::ChosenSoftmax
+                                                : ref::RouteScores::Softmax;
+}
 
 void check_route(const RouteCase& c) {
   const ops::MoeRouteParams& p = c.p;
@@ -29,21 +37,23 @@ void check_route(const RouteCase& c) {
   std::vector<float> logits =
       c.logits.empty() ? test::random_floats(n, 11 + p.n_experts, -c.spread, c.spread) : c.logits;
   std::vector<float> bias = test::random_floats(p.n_experts, 12, -0.2f, 0.2f);
+  std::vector<float> scale = test::random_floats(p.n_experts, 13, 0.5f, 2.0f);
   std::vector<int32_t> want_ids(k);
   std::vector<float> want_w(k);
   ref::MoeRouteParams rp{.n_experts = p.n_experts,
                          .n_used = p.n_used,
-                         .sigmoid = p.sigmoid,
+                         .scores = ref_scores(p.scores),
                          .n_groups = p.n_groups,
                          .n_groups_used = p.n_groups_used,
                          .norm = p.norm,
-                         .scale = p.scale};
+                         .scale = p.scale,
+                         .expert_scale = c.expert_scale ? scale.data() : nullptr};
   ref::moe_route(want_ids.data(), want_w.data(), logits.data(), c.bias ? bias.data() : nullptr, p.n_tokens, rp);
   Context& ctx = test::gpu();
-  Buffer gl = test::to_gpu(logits), gb = test::to_gpu(bias), ids(ctx, 4 * k, Memory::Device, "ids"),
-         w(ctx, 4 * k, Memory::Device, "weights");
+  Buffer gl = test::to_gpu(logits), gb = test::to_gpu(bias), gs = test::to_gpu(scale),
+         ids(ctx, 4 * k, Memory::Device, "ids"), w(ctx, 4 * k, Memory::Device, "weights");
   Stream s(ctx);
-  ops::moe_route(s, p, gl, c.bias ? gb.view() : BufferView{}, ids, w);
+  ops::moe_route(s, p, gl, c.bias ? gb.view() : BufferView{}, ids, w, c.expert_scale ? gs.view() : BufferView{});
   s.submit_wait();
   INFO(c.what);
   CHECK(ids.download<int32_t>(k) == want_ids);
@@ -60,12 +70,20 @@ TEST_CASE("moe_route matches the reference", "[moe]") {
       {"ties go to the lowest id", {.n_tokens = 2, .n_experts = 8, .n_used = 3, .norm = true}, false, 4, ties},
       {"top-k = every expert", {.n_tokens = 5, .n_experts = 6, .n_used = 6, .norm = true}},
       {"qwen3moe: softmax, renormalised", {.n_tokens = 37, .n_experts = 16, .n_used = 4, .norm = true}},
-      {"sigmoid with bias", {.n_tokens = 9, .n_experts = 12, .n_used = 3, .sigmoid = true}, true},
+      {"sigmoid with bias", {.n_tokens = 9, .n_experts = 12, .n_used = 3, .scores = ops::RouteScores::Sigmoid}, true},
+      {"gpt-oss: top-k by logit, softmax of the chosen",
+       {.n_tokens = 13, .n_experts = 32, .n_used = 4, .scores = ops::RouteScores::ChosenSoftmax}},
+      {"gemma4: softmax, renormalised, a scale per expert",
+       {.n_tokens = 7, .n_experts = 16, .n_used = 8, .norm = true},
+       false,
+       4,
+       {},
+       true},
       {"V3: sigmoid, bias, groups, norm, scale 2.5",
        {.n_tokens = 21,
         .n_experts = 32,
         .n_used = 4,
-        .sigmoid = true,
+        .scores = ops::RouteScores::Sigmoid,
         .n_groups = 8,
         .n_groups_used = 3,
         .norm = true,
@@ -203,6 +221,36 @@ TEST_CASE("moe_combine adds the weighted experts and the gated shared expert", "
     s.submit_wait();
     test::check_nmse(test::from_gpu(gx), want, 1e-12, fmt::format("moe_combine mode {}", mode));
   }
+}
+
+TEST_CASE("moe_combine without accumulating writes the weighted sum alone", "[moe]") {
+  Context& ctx = test::gpu();
+  uint32_t n = 6, k = 4, dim = 45;
+  auto y = test::random_floats(size_t(n) * k * dim, 6), w = test::random_floats(n * k, 7, 0, 1);
+  std::vector<float> want(size_t(n) * dim, 0.0f);
+  ref::moe_combine(want.data(), y.data(), w.data(), nullptr, nullptr, n, k, dim);
+  Buffer gy = test::to_gpu(y), gw = test::to_gpu(w), gx = test::to_gpu(test::random_floats(size_t(n) * dim, 8));
+  Stream s(ctx);
+  ops::moe_combine(s, gy, gw, {}, {}, gx, n, k, dim, false);
+  s.submit_wait();
+  test::check_nmse(test::from_gpu(gx), want, 1e-12, "moe_combine, not accumulating");
+}
+
+TEST_CASE("moe_bias adds each pair's expert's bias row", "[moe]") {
+  Context& ctx = test::gpu();
+  uint32_t pairs = 23, M = 37, E = 9;
+  auto y = test::random_floats(size_t(pairs) * M, 9), bias = test::random_floats(size_t(E) * M, 10);
+  std::vector<int32_t> ids(pairs);
+  for (uint32_t p = 0; p < pairs; ++p) ids[p] = int32_t((p * 7 + 3) % E);
+  std::vector<float> want = y;
+  for (uint32_t p = 0; p < pairs; ++p)
+    for (uint32_t m = 0; m < M; ++m) want[p * M + m] += bias[size_t(ids[p]) * M + m];
+  Buffer gy = test::to_gpu(y), gb = test::to_gpu(bias), gi(ctx, 4 * pairs, Memory::Device, "ids");
+  gi.upload(ids.data(), 4 * pairs);
+  Stream s(ctx);
+  ops::moe_bias(s, gy, gb, gi, pairs, M);
+  s.submit_wait();
+  test::check_nmse(test::from_gpu(gy), want, 1e-14, "moe_bias");
 }
 
 TEST_CASE("moe ops reject bad arguments", "[moe]") {

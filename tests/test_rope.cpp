@@ -259,3 +259,28 @@ TEST_CASE("rope rejects bad dimensions", "[rope]") {
   p.rot_dim = 64, p.ext_factor = 1;
   CHECK_THROWS_WITH(ops::rope(s, b, b, {}, b, p), "rope: YaRN (ext_factor != 0) needs n_ctx_orig");
 }
+
+// Mistral 3's attention temperature: the queries of the token at position p times
+// 1 + beta·ln(floor(p / n) + 1); 1 below n, then steps at every multiple of n. Only the first
+// `width` values of each token row change (the rest of the qkv row is K and V).
+TEST_CASE("attention temperature scales queries by position", "[rope][temperature]") {
+  Context& ctx = test::gpu();
+  const uint32_t width = 24, stride = 40, length = 16;
+  const float beta = 0.1f;
+  std::vector<int32_t> pos = {0, 15, 16, 31, 32, 100, 4095, 65537};
+  uint32_t n = uint32_t(pos.size());
+  auto x = test::random_floats(size_t(n) * stride, 91);
+  Buffer gx = test::to_gpu(x), gp = test::to_gpu(pos);
+  Stream s(ctx);
+  ops::attn_temperature(s, gx, gp, n, width, stride, beta, length);
+  s.submit_wait();
+  std::vector<float> want = x;
+  for (uint32_t t = 0; t < n; ++t) {
+    double f = 1 + beta * std::log(std::floor(double(pos[t]) / length) + 1);
+    for (uint32_t j = 0; j < width; ++j) want[t * stride + j] = float(want[t * stride + j] * f);
+  }
+  std::vector<float> got = test::from_gpu(gx);
+  test::check_nmse(got, want, 1e-12, "attention temperature");
+  for (uint32_t j = 0; j < width; ++j) CHECK(got[j] == x[j]);                  // position 0: factor 1
+  for (uint32_t j = width; j < stride; ++j) CHECK(got[5 * stride + j] == x[5 * stride + j]);  // K, V untouched
+}

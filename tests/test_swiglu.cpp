@@ -41,3 +41,15 @@ TEST_CASE("swiglu in place over separate buffers", "[swiglu]") {
   s.submit_wait();
   test::check_nmse(test::from_gpu(gg), want, 1e-12, "swiglu in place");
 }
+
+TEST_CASE("swiglu_oai matches the reference, clamps included", "[swiglu]") {
+  uint32_t n = 1031;
+  auto gate = test::random_floats(n, 21, -12, 12), up = test::random_floats(n, 22, -12, 12);  // past the clamp of 7
+  std::vector<float> want(n);
+  ref::swiglu_oai(want.data(), gate.data(), up.data(), n, 1.702f, 7.0f);
+  Buffer gg = test::to_gpu(gate), gu = test::to_gpu(up);
+  Stream s(test::gpu());
+  ops::swiglu_oai(s, gg, gu, gg, n);
+  s.submit_wait();
+  test::check_nmse(test::from_gpu(gg), want, 1e-12, "swiglu_oai");
+}

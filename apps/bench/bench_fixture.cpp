@@ -45,6 +45,75 @@ FixtureSpec qwen35moe(uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv
   return s;
 }
 
+// Issue 28's families, from their published configs.
+FixtureSpec gpt_oss_20b() {
+  FixtureSpec s{.arch = "gpt-oss",
+                .dim = 2880,
+                .n_layers = 24,
+                .n_heads = 64,
+                .n_kv_heads = 8,
+                .head_dim = 64,
+                .hidden_dim = 2880,
+                .vocab_size = 201088,
+                .seq_len = 131072,
+                .rope_theta = 150000.0f,
+                .qkv_bias = true};
+  s.n_experts = 32, s.n_experts_used = 4, s.expert_hidden_dim = 2880, s.sliding_window = 128, s.swa_period = 2;
+  s.rope_scaling = RopeScaling::Yarn, s.rope_factor = 32, s.rope_original_ctx = 4096;
+  return s;
+}
+
+// Gemma 4: five sliding layers (head 256, rope base 1e4) to one global (head 512, a quarter of it
+// rotated, base 1e6), final soft-cap 30.
+FixtureSpec gemma4(uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv_heads, uint32_t hidden,
+                   uint32_t window) {
+  FixtureSpec s{.arch = "gemma4",
+                .dim = dim,
+                .n_layers = layers,
+                .n_heads = heads,
+                .n_kv_heads = kv_heads,
+                .head_dim = 512,
+                .hidden_dim = hidden,
+                .vocab_size = 262144,
+                .seq_len = 131072,
+                .norm_eps = 1e-6f,
+                .rope_theta = 1e6f,
+                .tied_embeddings = true,
+                .rope_freqs = true};
+  s.head_dim_swa = 256, s.sliding_window = window, s.swa_period = 6, s.rope_theta_swa = 1e4f;
+  s.rope_freqs_rotated = 0.25f, s.final_softcap = 30.0f, s.layer_out_scale = true;
+  return s;
+}
+
+FixtureSpec gemma4_e4b() {
+  FixtureSpec s = gemma4(2560, 42, 8, 2, 10240, 512);
+  s.n_kv_shared_layers = 18, s.per_layer_embd = 256;
+  return s;
+}
+
+FixtureSpec gemma4_26b_a4b() {
+  FixtureSpec s = gemma4(2816, 30, 16, 8, 2112, 1024);
+  s.n_kv_heads_global = 2, s.attention_k_eq_v = true;
+  s.n_experts = 128, s.n_experts_used = 8, s.expert_hidden_dim = 704;
+  return s;
+}
+
+FixtureSpec ministral3_8b() {
+  FixtureSpec s{.arch = "mistral3",
+                .dim = 4096,
+                .n_layers = 34,
+                .n_heads = 32,
+                .n_kv_heads = 8,
+                .head_dim = 128,
+                .hidden_dim = 14336,
+                .vocab_size = 131072,
+                .seq_len = 262144,
+                .rope_theta = 1e9f};
+  s.rope_scaling = RopeScaling::Yarn, s.rope_factor = 16, s.rope_original_ctx = 16384, s.yarn_log_multiplier = 1;
+  s.attn_temperature_beta = 0.1f;
+  return s;
+}
+
 // Shapes from the models' published configs (docs/formats.md §6).
 const std::map<std::string, FixtureSpec>& presets() {
   static const std::map<std::string, FixtureSpec> p = {
@@ -203,6 +272,24 @@ const std::map<std::string, FixtureSpec>& presets() {
       {"qwen3.5-9b", qwen35(4096, 32, 16, 4, 12288, 32, false)},
       {"qwen3.6-27b", qwen35(5120, 64, 24, 4, 17408, 48, false)},
       {"qwen3.6-35b-a3b", qwen35moe(2048, 40, 16, 2, 32, 256, 8, 512)},
+      // Issue 28: gpt-oss (sinks, biases, alternating window, YaRN, 32 experts), Gemma 4 (per-layer
+      // head sizes, shared KV, per-layer embeddings; the MoE beside a dense FFN), Ministral 3,
+      // SmolLM3 (no rope in every fourth layer).
+      {"gpt-oss-20b", gpt_oss_20b()},
+      {"gemma-4-e4b", gemma4_e4b()},
+      {"gemma-4-26b-a4b", gemma4_26b_a4b()},
+      {"ministral-3-8b", ministral3_8b()},
+      {"smollm3-3b",
+       {.arch = "smollm3",
+        .dim = 2048,
+        .n_layers = 36,
+        .n_heads = 16,
+        .n_kv_heads = 4,
+        .hidden_dim = 11008,
+        .vocab_size = 128256,
+        .seq_len = 65536,
+        .rope_theta = 5e6f,
+        .tied_embeddings = true}},
       // The MoE decode benchmark (docs/decisions.md, issue 16): 8 experts, 2 used, and a dense
       // model with the same active parameters (FFN width 2 x 1024).
       {"moe-8x2",

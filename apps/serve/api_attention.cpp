@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "arch/architecture.h"
 #include "arch/kv_comparison.h"
 #include "engine/attention_map.h"
 #include "serve/api.h"
@@ -25,7 +26,9 @@ HttpReply Api::attention(const HttpRequest& r) const {
   if (ids.size() > limit)
     throw bad_request(fmt::format("the input is {} tokens; the attention view takes at most {}", ids.size(), limit));
   std::vector<float> probs = gen_.attention(ids, a.layer);
-  return {.body = dump(to_json(attention_map(gen_.tokenizer(), ids, a.layer, std::move(probs))))};
+  AttentionMap map = attention_map(gen_.tokenizer(), ids, a.layer, std::move(probs));
+  map.sinks = gen_.config().architecture().recipe.attention.sinks;
+  return {.body = dump(to_json(map))};
 }
 
 HttpReply Api::info() const {

@@ -53,6 +53,9 @@ struct NormRecipe {
 };
 struct FfnRecipe {
   FfnActivation activation = FfnActivation::Silu;
+  // gemma4: MoE layers run their dense FFN beside the experts, each on its own norm of the input
+  // and normed apart before the sum; the router reads rmsnorm(x)/sqrt(dim) times its own scale.
+  bool moe_beside_dense = false;
 };
 struct EmbeddingRecipe {
   bool scale = false;  // token embeddings times sqrt(dim) (gemma)
@@ -78,6 +81,8 @@ struct Architecture {
   // Every tensor of layer l, in llama.cpp's order; the globals are common. Layers from n_layers on
   // are multi-token-prediction blocks (only where nextn_blocks says the family has them).
   void (*layer_tensors)(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
+  // Sets the family's flags that come from which tensors a file has (file_has); may be null.
+  void (*tensor_flags)(const GgufFile& f, ModelConfig& c) = nullptr;
   // Whether files of this family may carry multi-token-prediction blocks (nextn_predict_layers),
   // which layer_tensors then lists so they load; they are not run.
   bool nextn_blocks = false;

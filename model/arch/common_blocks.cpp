@@ -21,23 +21,29 @@ void read_standard_heads(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) 
 }
 
 void write_standard_heads(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
-  w.add(k("attention.head_count_kv"), c.n_kv_heads);
+  if (c.kv_heads.empty())
+    w.add(k("attention.head_count_kv"), c.n_kv_heads);
+  else
+    w.add_array(k("attention.head_count_kv"), c.kv_heads);
   w.add(k("attention.key_length"), c.head_dim);
   w.add(k("attention.value_length"), c.v_head_dim);
 }
 
+// Multi-token-prediction blocks (l >= n_layers) have the last layer's shape.
 void add_standard_attention(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
-  uint64_t E = c.dim, H = c.n_heads, Hkv = c.n_kv_heads;
+  LayerAttention a = c.attention_of(std::min(l, c.n_layers - 1));
+  uint64_t E = c.dim, H = a.n_heads, Hkv = a.n_kv_heads, hd = a.head_dim, vd = a.v_head_dim;
   t.add(l, TensorRole::AttnNorm, "attn_norm.weight", {E});
-  t.add(l, TensorRole::AttnQ, "attn_q.weight", {E, H * c.head_dim});
-  t.add(l, TensorRole::AttnK, "attn_k.weight", {E, Hkv * c.head_dim});
-  t.add(l, TensorRole::AttnV, "attn_v.weight", {E, Hkv * c.v_head_dim});
+  t.add(l, TensorRole::AttnQ, "attn_q.weight", {E, H * hd});
+  t.add(l, TensorRole::AttnK, "attn_k.weight", {E, Hkv * hd});
+  t.add(l, TensorRole::AttnV, "attn_v.weight", {E, Hkv * vd});
   if (c.qkv_bias) {
-    t.add(l, TensorRole::AttnQBias, "attn_q.bias", {H * c.head_dim});
-    t.add(l, TensorRole::AttnKBias, "attn_k.bias", {Hkv * c.head_dim});
-    t.add(l, TensorRole::AttnVBias, "attn_v.bias", {Hkv * c.v_head_dim});
+    t.add(l, TensorRole::AttnQBias, "attn_q.bias", {H * hd});
+    t.add(l, TensorRole::AttnKBias, "attn_k.bias", {Hkv * hd});
+    t.add(l, TensorRole::AttnVBias, "attn_v.bias", {Hkv * vd});
   }
-  t.add(l, TensorRole::AttnOut, "attn_output.weight", {H * c.v_head_dim, E});
+  t.add(l, TensorRole::AttnOut, "attn_output.weight", {H * vd, E});
+  if (c.attn_out_bias) t.add(l, TensorRole::AttnOutBias, "attn_output.bias", {E});
 }
 
 void add_gated_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::string_view norm) {
@@ -54,8 +60,9 @@ void add_standard_block(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
 }
 
 void add_qk_norm(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
-  t.add(l, TensorRole::AttnKNorm, "attn_k_norm.weight", {c.head_dim});
-  t.add(l, TensorRole::AttnQNorm, "attn_q_norm.weight", {c.head_dim});
+  uint64_t hd = c.attention_of(std::min(l, c.n_layers - 1)).head_dim;
+  t.add(l, TensorRole::AttnKNorm, "attn_k_norm.weight", {hd});
+  t.add(l, TensorRole::AttnQNorm, "attn_q_norm.weight", {hd});
 }
 
 void add_moe_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::string_view norm) {

@@ -61,6 +61,7 @@ void read_moe(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
 }
 
 void read_hparams(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
+  c.rope.deepseek_yarn = true;  // its log multiplier is 0.1 * mscale_all_dim (docs/formats.md §5.4)
   read_mla(f, k, c);
   read_moe(f, k, c);
 }

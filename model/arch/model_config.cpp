@@ -33,11 +33,18 @@ std::string_view to_string(MlaLayout l) {
   return names[int(l)];
 }
 
-std::string_view to_string(MoeGating g) { return g == MoeGating::Sigmoid ? "sigmoid" : "softmax"; }
+std::string_view to_string(MoeGating g) {
+  return g == MoeGating::Sigmoid ? "sigmoid" : g == MoeGating::SoftmaxWeight ? "softmax of the chosen" : "softmax";
+}
 
 // --- derived quantities
 
-double RopeConfig::yarn_attn_factor() const { return attn_factor / (1 + 0.1 * std::log(factor)); }
+double RopeConfig::yarn_attn_factor() const {
+  if (deepseek_yarn) return attn_factor / (1 + 0.1 * std::log(factor));
+  if (yarn_log_multiplier == 0) return attn_factor;
+  auto mscale = [&](double m) { return factor <= 1 ? 1.0 : 1 + 0.1 * m * std::log(factor); };
+  return attn_factor * mscale(1) / mscale(yarn_log_multiplier) / (1 + 0.1 * std::log(factor));
+}
 
 const Architecture& ModelConfig::architecture() const {
   ENSURE(arch, "model config without an architecture");
@@ -63,13 +70,54 @@ uint64_t kv_row_bytes(DType kv, uint64_t n) {
 
 }  // namespace
 
-double ModelConfig::attention_scale() const {
-  double scale = query_scale > 0 ? query_scale : 1.0 / std::sqrt(double(head_dim));
-  if (rope.scaling == RopeScaling::Yarn && rope.yarn_log_multiplier > 0) {
+double ModelConfig::attention_scale(uint32_t layer) const {
+  double scale = query_scale > 0 ? query_scale : 1.0 / std::sqrt(double(attention_of(layer).head_dim));
+  if (rope.scaling == RopeScaling::Yarn && rope.deepseek_yarn && rope.yarn_log_multiplier > 0) {
     double m = 1 + rope.yarn_log_multiplier * std::log(rope.factor);
     scale *= m * m;
   }
   return scale;
+}
+
+// --- per-layer attention
+
+LayerAttention ModelConfig::attention_of(uint32_t layer) const {
+  bool swa = is_swa_layer(layer);
+  LayerAttention a{.n_heads = n_heads,
+                   .n_kv_heads = layer < kv_heads.size() ? kv_heads[layer] : n_kv_heads,
+                   .head_dim = swa && head_dim_swa ? head_dim_swa : head_dim,
+                   .v_head_dim = swa && v_head_dim_swa ? v_head_dim_swa : v_head_dim,
+                   .kv_layer = kv_layer(layer),
+                   .rotates = rotates(layer)};
+  return a;
+}
+
+// A shared-KV layer reads the cache of the last layer of its kind (sliding or global) before the
+// shared ones, as llama.cpp's gemma4 does (n_layer_kv_from_start - 2 or - 1 there).
+uint32_t ModelConfig::kv_layer(uint32_t layer) const {
+  uint32_t first_shared = n_layers - std::min(n_kv_shared_layers, n_layers);
+  if (layer < first_shared) return layer;
+  for (uint32_t l = first_shared; l-- > 0;)
+    if (is_swa_layer(l) == is_swa_layer(layer) && !is_linear_layer(l)) return l;
+  return layer;  // validate() rejects a shared layer without a source
+}
+
+uint32_t ModelConfig::max_q_width() const {
+  uint32_t w = 0;
+  for (uint32_t l = 0; l < n_layers; ++l) {
+    LayerAttention a = attention_of(l);
+    w = std::max(w, a.n_heads * std::max(a.head_dim, a.v_head_dim));
+  }
+  return w;
+}
+
+uint32_t ModelConfig::max_kv_width() const {
+  uint32_t w = 0;
+  for (uint32_t l = 0; l < n_layers; ++l) {
+    LayerAttention a = attention_of(l);
+    w = std::max(w, a.n_kv_heads * std::max(a.head_dim, a.v_head_dim));
+  }
+  return w;
 }
 
 uint32_t ModelConfig::n_attention_layers() const {
@@ -85,11 +133,26 @@ std::string attention_layers(const ModelConfig& c) {
   return out;
 }
 
-uint64_t ModelConfig::kv_bytes_per_token(DType kv) const {
-  uint64_t layers = n_attention_layers();
+uint64_t ModelConfig::layer_kv_bytes_per_token(uint32_t l, DType kv) const {
+  if (is_linear_layer(l)) return 0;
   // MLA caches one latent row [c (kv_lora_rank); k_pe (rope dim)] per layer, shared by all heads.
-  if (attention_kind() == AttentionKind::MLA) return layers * kv_row_bytes(kv, mla.kv_lora_rank + mla.qk_rope_head_dim);
-  return layers * n_kv_heads * (kv_row_bytes(kv, head_dim) + kv_row_bytes(kv, v_head_dim));
+  if (attention_kind() == AttentionKind::MLA) return kv_row_bytes(kv, mla.kv_lora_rank + mla.qk_rope_head_dim);
+  LayerAttention a = attention_of(l);
+  return uint64_t(a.n_kv_heads) * (kv_row_bytes(kv, a.head_dim) + kv_row_bytes(kv, a.v_head_dim));
+}
+
+uint64_t ModelConfig::kv_bytes_per_token(DType kv) const {
+  uint64_t bytes = 0;
+  for (uint32_t l = 0; l < n_layers; ++l)
+    if (has_kv(l)) bytes += layer_kv_bytes_per_token(l, kv);
+  return bytes;
+}
+
+uint64_t ModelConfig::shared_kv_saving_per_token(DType kv) const {
+  uint64_t bytes = 0;
+  for (uint32_t l = 0; l < n_layers; ++l)
+    if (!is_linear_layer(l) && !has_kv(l)) bytes += layer_kv_bytes_per_token(l, kv);
+  return bytes;
 }
 
 uint64_t ModelConfig::recurrent_bytes_per_sequence() const {
@@ -113,13 +176,14 @@ void validate_moe(const ModelConfig& c) {
     c.architecture().layer_tensors(c, c.n_layers - 1, t);
     ENSURE(t.find(TensorRole::FfnGateInp, int(c.n_layers - 1)),
            fmt::format("{}: expert_count = {} declares mixture-of-experts blocks, which vkllm does not run for this "
-                       "architecture (it has: qwen2moe, qwen3moe, deepseek2)",
+                       "architecture (it has: qwen2moe, qwen3moe, deepseek2, qwen35moe, gpt-oss, gemma4)",
                        c.arch_name, m.n_experts));
   }
   check_range("expert_count", m.n_experts, 1, 4096);
   check_range("expert_used_count", m.n_experts_used, 1, std::min(m.n_experts, 64u));
-  ENSURE(m.gating == MoeGating::Softmax || m.gating == MoeGating::Sigmoid,
-         fmt::format("expert_gating_func {} is not supported (1 softmax, 2 sigmoid)", uint32_t(m.gating)));
+  ENSURE(m.gating == MoeGating::Softmax || m.gating == MoeGating::Sigmoid || m.gating == MoeGating::SoftmaxWeight,
+         fmt::format("expert_gating_func {} is not supported (1 softmax, 2 sigmoid, 3 softmax of the chosen)",
+                     uint32_t(m.gating)));
   ENSURE(std::isfinite(m.weights_scale), "expert_weights_scale must be finite");
   if (m.leading_dense_blocks < c.n_layers) check_range("expert_feed_forward_length", m.expert_hidden_dim, 1, 1 << 22);
   if (m.n_groups > 1) {
@@ -142,6 +206,32 @@ void validate_window(const ModelConfig& c) {
          fmt::format("rope.freq_base_swa {} must be positive", c.rope_swa.theta));
   for (float cap : {c.attn_softcap, c.final_softcap, c.query_scale})
     ENSURE(std::isfinite(cap) && cap >= 0, "soft-cap and query scale values must be finite and not negative");
+}
+
+// Per-layer shapes, shared KV, NoPE layers and the attention temperature.
+void validate_layers(const ModelConfig& c) {
+  ENSURE(c.kv_heads.empty() || c.kv_heads.size() == c.n_layers, "attention.head_count_kv needs one value per layer");
+  ENSURE(c.nope_layers.empty() || c.nope_layers.size() == c.n_layers, "the NoPE layers need one entry per layer");
+  check_range("attention.key_length_swa", c.head_dim_swa, 0, 1 << 16);
+  check_range("attention.value_length_swa", c.v_head_dim_swa, 0, 1 << 16);
+  check_range("attention.shared_kv_layers", c.n_kv_shared_layers, 0, c.n_layers - 1);
+  for (uint32_t l = 0; l < c.n_layers; ++l) {
+    if (c.is_linear_layer(l)) continue;
+    LayerAttention a = c.attention_of(l);
+    ENSURE(
+        a.n_kv_heads >= 1 && a.n_kv_heads <= a.n_heads && a.n_heads % a.n_kv_heads == 0,
+        fmt::format("layer {}: {} attention heads cannot be shared evenly by {} KV heads", l, a.n_heads, a.n_kv_heads));
+    const RopeConfig& r = c.rope_of(l);
+    ENSURE(!a.rotates || (r.dim % 2 == 0 && r.dim >= 2 && r.dim <= a.head_dim),
+           fmt::format("layer {}: rope dimension {} must be even and within the head dim {}", l, r.dim, a.head_dim));
+    if (a.kv_layer == l) continue;
+    ENSURE(a.kv_layer < l, fmt::format("shared-KV layer {} has no earlier layer of its kind to read", l));
+    LayerAttention src = c.attention_of(a.kv_layer);
+    ENSURE(src.n_kv_heads == a.n_kv_heads && src.head_dim == a.head_dim && src.v_head_dim == a.v_head_dim,
+           fmt::format("shared-KV layer {} has another shape than layer {} whose cache it reads", l, a.kv_layer));
+  }
+  ENSURE(std::isfinite(c.attn_temperature_beta) && (c.attn_temperature_beta == 0 || c.attn_temperature_length > 0),
+         "the attention temperature needs a finite scale and a positive length (rope.scaling.original_context_length)");
 }
 
 }  // namespace
@@ -175,6 +265,7 @@ void ModelConfig::validate() const {
   if (a.validate) a.validate(*this);
   validate_moe(*this);
   validate_window(*this);
+  validate_layers(*this);
 }
 
 // --- reading and writing the common keys
@@ -207,6 +298,8 @@ void read_rope_scaling(const GgufFile& f, const KeyPrefix& k, RopeConfig& r) {
   r.original_ctx = read_u32(f, k("rope.scaling.original_context_length"), 0);
   r.attn_factor = read_f32(f, k("rope.scaling.attn_factor"), 1.0f);
   r.yarn_log_multiplier = read_f32(f, k("rope.scaling.yarn_log_multiplier"), 0.0f);
+  r.yarn_beta_fast = read_f32(f, k("rope.scaling.yarn_beta_fast"), 32.0f);
+  r.yarn_beta_slow = read_f32(f, k("rope.scaling.yarn_beta_slow"), 1.0f);
 }
 
 void read_metadata(const GgufFile& f, ModelConfig& c) {
@@ -229,7 +322,11 @@ void read_metadata(const GgufFile& f, ModelConfig& c) {
   uint32_t mtp = c.n_nextn_layers;
   c.hidden_dim = read_per_layer(f, k("feed_forward_length"), c.n_layers, std::nullopt, mtp);
   c.n_heads = read_uniform(f, k("attention.head_count"), c.n_layers, std::nullopt, mtp);
-  c.n_kv_heads = read_uniform(f, k("attention.head_count_kv"), c.n_layers, c.n_heads, mtp);
+  // Per layer where the file says so (gemma4: sliding and global layers differ).
+  c.kv_heads = read_per_layer(f, k("attention.head_count_kv"), c.n_layers, c.n_heads, mtp);
+  c.n_kv_heads = c.kv_heads.at(0);
+  if (std::all_of(c.kv_heads.begin(), c.kv_heads.end(), [&](uint32_t h) { return h == c.n_kv_heads; }))
+    c.kv_heads.clear();
   c.norm_eps = read_f32(f, k("attention.layer_norm_rms_epsilon"));
   c.rope.theta = read_f32(f, k("rope.freq_base"), 10000.0f);
   read_rope_scaling(f, k, c.rope);
@@ -239,6 +336,7 @@ void read_metadata(const GgufFile& f, ModelConfig& c) {
   c.moe.n_groups = read_u32(f, k("expert_group_count"), 0);
   c.moe.n_groups_used = read_u32(f, k("expert_group_used_count"), 0);
   c.qkv_bias = c.arch->recipe.attention.qkv_bias == Presence::Required;
+  c.attn_out_bias = c.arch->recipe.attention.out_bias == Presence::Required;
   c.arch->read_hparams(f, k, c);
   if (c.swa_layers.empty()) c.rope_swa = c.rope;  // every layer rotates alike
   uint32_t n_tokens = 0;
@@ -289,6 +387,8 @@ void write_config(GgufWriter& w, const ModelConfig& c) {
     if (c.rope.original_ctx) w.add(k("rope.scaling.original_context_length"), c.rope.original_ctx);
     if (c.rope.attn_factor != 1.0f) w.add(k("rope.scaling.attn_factor"), c.rope.attn_factor);
     if (c.rope.yarn_log_multiplier != 0.0f) w.add(k("rope.scaling.yarn_log_multiplier"), c.rope.yarn_log_multiplier);
+    if (c.rope.yarn_beta_fast != 32.0f) w.add(k("rope.scaling.yarn_beta_fast"), c.rope.yarn_beta_fast);
+    if (c.rope.yarn_beta_slow != 1.0f) w.add(k("rope.scaling.yarn_beta_slow"), c.rope.yarn_beta_slow);
   }
   if (c.moe.n_experts) {
     w.add(k("expert_count"), c.moe.n_experts);

@@ -32,19 +32,24 @@ struct RopeConfig {
   uint32_t dim = 0;        // n_rot: rotated dims per head (MLA: the rope part of q and k)
   RopeMode mode = RopeMode::Norm;
   RopeScaling scaling = RopeScaling::None;
-  float factor = 1.0f;            // freq_scale = 1 / factor
-  uint32_t original_ctx = 0;      // training context the scaling starts from (yarn)
-  float attn_factor = 1.0f;       // rope.scaling.attn_factor
-  float yarn_log_multiplier = 0;  // DeepSeek: 0.1 * mscale_all_dim (docs/formats.md §5.4)
-  bool has_freq_factors = false;  // rope_freqs.weight (dim/2 f32) divides theta_i (Llama 3.1+)
+  float factor = 1.0f;        // freq_scale = 1 / factor
+  uint32_t original_ctx = 0;  // training context the scaling starts from (yarn; 0: context_length)
+  float attn_factor = 1.0f;   // rope.scaling.attn_factor
+  // rope.scaling.yarn_log_multiplier as the file stores it: HF's mscale_all_dim (mistral3), or for
+  // DeepSeek 0.1 * mscale_all_dim (docs/formats.md §5.4), which deepseek_yarn says.
+  float yarn_log_multiplier = 0;
+  bool deepseek_yarn = false;  // DeepSeek's YaRN: mscale = mscale_all_dim, and the query scale takes m^2
+  float yarn_beta_fast = 32, yarn_beta_slow = 1;  // rope.scaling.yarn_beta_fast / _slow
+  bool has_freq_factors = false;                  // rope_freqs.weight (dim/2 f32) divides theta_i (Llama 3.1+)
   // rope.dimension_sections (Qwen3.5's interleaved M-RoPE): for text, pairs of the 4th section
   // turn with position 0 and the others with the token's (ref::RopeSpec::sections). All 0: none.
   uint32_t sections[4] = {0, 0, 0, 0};
   bool sections_interleaved = false;
 
-  // The cos/sin magnitude the rope kernels apply under YaRN. HF DeepSeek rotates with unit
-  // magnitude, so this cancels the 1 + 0.1 ln(factor) that ggml's YaRN multiplies in
-  // (docs/formats.md §3.5).
+  // The attn_factor the rope kernels take under YaRN (they multiply it by 1 + 0.1 ln(factor), as
+  // ggml does): attn_factor alone without a log multiplier; with one, HF's mscale(factor, mscale) /
+  // mscale(factor, mscale_all_dim) over that 1 + 0.1 ln(factor), as llama.cpp computes it (so
+  // DeepSeek rotates with unit magnitude; docs/formats.md §3.5).
   double yarn_attn_factor() const;
 };
 
@@ -59,7 +64,9 @@ struct MlaConfig {
 };
 
 // How a router turns its logits into expert scores (GGUF expert_gating_func; docs/formats.md §8).
-enum class MoeGating : uint32_t { Softmax = 1, Sigmoid = 2 };
+// SoftmaxWeight (gpt-oss): the top-k are chosen by the raw logits, and their weights are the
+// softmax over those k alone.
+enum class MoeGating : uint32_t { Softmax = 1, Sigmoid = 2, SoftmaxWeight = 3 };
 std::string_view to_string(MoeGating g);
 
 // Mixture of experts (docs/formats.md §8): each MoE block routes every token to n_experts_used of
@@ -98,6 +105,15 @@ struct LinearAttentionConfig {
   }
 };
 
+// One layer's attention as it runs: its heads and head widths (gemma4's sliding and global layers
+// differ), whether it rotates, and the layer whose KV cache it reads (itself, or for a shared-KV
+// layer an earlier one; docs/formats.md §11).
+struct LayerAttention {
+  uint32_t n_heads = 0, n_kv_heads = 0, head_dim = 0, v_head_dim = 0;
+  uint32_t kv_layer = 0;
+  bool rotates = true;
+};
+
 struct ModelConfig {
   const Architecture* arch = nullptr;  // from the registry (architecture.h); never null once read
   std::string arch_name = "llama";     // general.architecture as written (the metadata key prefix)
@@ -126,6 +142,25 @@ struct ModelConfig {
   float final_softcap = 0;  // > 0: likewise for the output logits
   float query_scale = 0;    // > 0: the softmax scale instead of 1/sqrt(head_dim)
   LinearAttentionConfig linear;
+  // Per-layer attention shapes (docs/formats.md §11). Sliding-window layers may have head widths of
+  // their own (attention.key_length_swa; 0: head_dim / v_head_dim) and attention.head_count_kv may
+  // be an array (kv_heads; empty: n_kv_heads in every layer). The last n_kv_shared_layers layers
+  // keep no KV: each reads the cache of the last earlier layer of its kind (sliding or global).
+  // In global layers of an attention_k_eq_v model V is K's projection (no attn_v).
+  uint32_t head_dim_swa = 0, v_head_dim_swa = 0;
+  std::vector<uint32_t> kv_heads;
+  uint32_t n_kv_shared_layers = 0;
+  bool attention_k_eq_v = false;
+  std::vector<uint8_t> nope_layers;  // (n_layers) 1: the layer applies no rope (smollm3); empty: none
+  // Llama 4's attention temperature (mistral3): each query is scaled by
+  // 1 + beta·ln(floor(pos / length) + 1) after rope. beta 0: off.
+  float attn_temperature_beta = 0;
+  uint32_t attn_temperature_length = 0;
+  bool attn_out_bias = false;  // attn_output.bias (required by some families, optional in others)
+  // gemma4 E models: a second table of per_layer_embd values per layer and token, projected and
+  // gated into each layer's output (docs/formats.md §11); 0: none.
+  uint32_t per_layer_embd = 0;
+  bool layer_out_scale = false;  // layer_output_scale: one scalar per layer times its output (gemma4)
   // Multi-token-prediction blocks after the n_layers of the trunk (nextn_predict_layers; block_count
   // counts them): their tensors are checked and loaded from the file but not run.
   uint32_t n_nextn_layers = 0;
@@ -135,20 +170,32 @@ struct ModelConfig {
   bool is_moe_layer(uint32_t layer) const;
   bool is_linear_layer(uint32_t layer) const { return layer < linear.layers.size() && linear.layers[layer]; }
   bool hybrid() const { return !linear.layers.empty(); }  // some layers are linear attention
-  uint32_t n_attention_layers() const;                    // layers with a KV cache (not linear)
+  uint32_t n_attention_layers() const;                    // layers with attention (not linear attention)
   bool is_swa_layer(uint32_t layer) const { return layer < swa_layers.size() && swa_layers[layer]; }
   uint32_t window(uint32_t layer) const { return is_swa_layer(layer) ? sliding_window : 0; }
   const RopeConfig& rope_of(uint32_t layer) const { return is_swa_layer(layer) ? rope_swa : rope; }
-  // Exact KV-cache bytes per token over the attention layers with K/V stored as `kv` (rows of
-  // head_dim per KV head; MLA: one row of kv_lora_rank + rope dim per layer).
+  bool rotates(uint32_t layer) const { return !(layer < nope_layers.size() && nope_layers[layer]); }
+  // Layer l's attention shape and the layer whose cache it reads.
+  LayerAttention attention_of(uint32_t layer) const;
+  uint32_t kv_layer(uint32_t layer) const;
+  bool has_kv(uint32_t layer) const { return !is_linear_layer(layer) && kv_layer(layer) == layer; }
+  // The widest query (heads · head dim), key and value rows of any attention layer.
+  uint32_t max_q_width() const;
+  uint32_t max_kv_width() const;
+  // Exact KV-cache bytes per token over the layers that keep K/V, stored as `kv` (rows of each
+  // layer's head dim per KV head; MLA: one row of kv_lora_rank + rope dim per layer).
   uint64_t kv_bytes_per_token(DType kv = DType::F16) const;
+  // What layer l's K and V rows of one token take, whether it stores them or reads a shared cache.
+  uint64_t layer_kv_bytes_per_token(uint32_t layer, DType kv = DType::F16) const;
+  // The bytes per token the shared-KV layers do not store (gemma4).
+  uint64_t shared_kv_saving_per_token(DType kv = DType::F16) const;
   // Exact bytes of recurrent state one sequence keeps over the linear-attention layers (f32, any
   // context length): 0 for a model without them.
   uint64_t recurrent_bytes_per_sequence() const;
   // The softmax scale of attention: query_scale when set, else 1/sqrt(head_dim); DeepSeek under
   // YaRN multiplies it by m^2, m = 1 + yarn_log_multiplier·ln(factor) (the HF formula,
-  // docs/formats.md §5.4).
-  double attention_scale() const;
+  // docs/formats.md §5.4). Layer l's head dim where it differs (gemma4 sets query_scale).
+  double attention_scale(uint32_t layer = 0) const;
   // Throws vkllm::Error when the dimensions are inconsistent or unsupported.
   void validate() const;
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <functional>
 #include <iterator>
 
 #include "arch/architecture.h"
@@ -15,25 +16,77 @@
 namespace vkllm {
 
 std::string_view to_string(TensorRole r) {
-  constexpr std::string_view names[] = {"token_embd",     "output_norm",    "output",
-                                        "rope_freqs",     "attn_norm",      "attn_q",
-                                        "attn_output",    "attn_k",         "attn_v",
-                                        "q_bias",         "k_bias",         "v_bias",
-                                        "attn_q_a",       "attn_q_a_norm",  "attn_q_b",
-                                        "attn_kv_a",      "kv_norm",        "attn_k_b",
-                                        "attn_v_b",       "attn_kv_b",      "attn_q_norm",
-                                        "attn_k_norm",    "attn_post_norm", "attn_qkv",
-                                        "ffn_norm",       "ffn_gate",       "ffn_up",
-                                        "ffn_down",       "ffn_post_norm",  "ffn_gate_up",
-                                        "ffn_gate_inp",   "exp_probs_b",    "ffn_gate_exps",
-                                        "ffn_up_exps",    "ffn_down_exps",  "ffn_gate_shexp",
-                                        "ffn_up_shexp",   "ffn_down_shexp", "ffn_gate_inp_shexp",
-                                        "linear_qkv",     "linear_gate",    "ssm_conv1d",
-                                        "ssm_dt",         "ssm_a",          "ssm_beta",
-                                        "ssm_alpha",      "ssm_norm",       "ssm_out",
-                                        "nextn_eh_proj",  "nextn_enorm",    "nextn_hnorm",
-                                        "nextn_head_norm"};
-  static_assert(std::size(names) == size_t(TensorRole::NextnHeadNorm) + 1);
+  constexpr std::string_view names[] = {"token_embd",
+                                        "output_norm",
+                                        "output",
+                                        "rope_freqs",
+                                        "attn_norm",
+                                        "attn_q",
+                                        "attn_output",
+                                        "attn_k",
+                                        "attn_v",
+                                        "q_bias",
+                                        "k_bias",
+                                        "v_bias",
+                                        "attn_q_a",
+                                        "attn_q_a_norm",
+                                        "attn_q_b",
+                                        "attn_kv_a",
+                                        "kv_norm",
+                                        "attn_k_b",
+                                        "attn_v_b",
+                                        "attn_kv_b",
+                                        "attn_q_norm",
+                                        "attn_k_norm",
+                                        "attn_post_norm",
+                                        "attn_qkv",
+                                        "ffn_norm",
+                                        "ffn_gate",
+                                        "ffn_up",
+                                        "ffn_down",
+                                        "ffn_post_norm",
+                                        "ffn_gate_up",
+                                        "ffn_gate_inp",
+                                        "exp_probs_b",
+                                        "ffn_gate_exps",
+                                        "ffn_up_exps",
+                                        "ffn_down_exps",
+                                        "ffn_gate_shexp",
+                                        "ffn_up_shexp",
+                                        "ffn_down_shexp",
+                                        "ffn_gate_inp_shexp",
+                                        "linear_qkv",
+                                        "linear_gate",
+                                        "ssm_conv1d",
+                                        "ssm_dt",
+                                        "ssm_a",
+                                        "ssm_beta",
+                                        "ssm_alpha",
+                                        "ssm_norm",
+                                        "ssm_out",
+                                        "nextn_eh_proj",
+                                        "nextn_enorm",
+                                        "nextn_hnorm",
+                                        "nextn_head_norm",
+                                        "attn_output_bias",
+                                        "attn_sinks",
+                                        "ffn_gate_inp_bias",
+                                        "ffn_gate_exps_bias",
+                                        "ffn_up_exps_bias",
+                                        "ffn_down_exps_bias",
+                                        "ffn_gate_inp_scale",
+                                        "ffn_down_exps_scale",
+                                        "pre_ffw_norm_2",
+                                        "post_ffw_norm_1",
+                                        "post_ffw_norm_2",
+                                        "per_layer_token_embd",
+                                        "per_layer_model_proj",
+                                        "per_layer_proj_norm",
+                                        "per_layer_inp_gate",
+                                        "per_layer_proj",
+                                        "per_layer_post_norm",
+                                        "layer_output_scale"};
+  static_assert(std::size(names) == size_t(TensorRole::LayerOutScale) + 1);
   return names[size_t(r)];
 }
 
@@ -52,13 +105,21 @@ bool is_norm(TensorRole r) {
     case TensorRole::NextnEnorm:
     case TensorRole::NextnHnorm:
     case TensorRole::NextnHeadNorm:
+    case TensorRole::FfnPreNorm2:
+    case TensorRole::FfnPostNorm1:
+    case TensorRole::FfnPostNorm2:
+    case TensorRole::PerLayerProjNorm:
+    case TensorRole::PerLayerPostNorm:
       return true;
     default:
       return false;
   }
 }
 
-bool needs_f32(TensorRole r) { return r == TensorRole::SsmConv; }
+bool needs_f32(TensorRole r) {
+  return r == TensorRole::SsmConv || r == TensorRole::FfnGateExpsBias || r == TensorRole::FfnUpExpsBias ||
+         r == TensorRole::FfnDownExpsBias;
+}
 
 bool is_experts(TensorRole r) {
   return r == TensorRole::FfnGateExps || r == TensorRole::FfnUpExps || r == TensorRole::FfnDownExps;
@@ -100,6 +161,12 @@ void add_globals(const ModelConfig& c, TensorCatalogue& t) {
   t.add_global(TensorRole::OutputNorm, "output_norm.weight", {E});
   if (!c.tied_embeddings) t.add_global(TensorRole::Output, std::string(kOutput), {E, V});
   if (c.rope.has_freq_factors) t.add_global(TensorRole::RopeFreqs, std::string(kRopeFreqs), {c.rope.dim / 2u});
+  if (uint64_t P = c.per_layer_embd) {  // gemma4's per-layer embeddings
+    uint64_t LP = P * c.n_layers;
+    t.add_global(TensorRole::PerLayerTokenEmbd, "per_layer_token_embd.weight", {LP, V});
+    t.add_global(TensorRole::PerLayerModelProj, "per_layer_model_proj.weight", {E, LP});
+    t.add_global(TensorRole::PerLayerProjNorm, "per_layer_proj_norm.weight", {P});
+  }
 }
 
 }  // namespace
@@ -119,16 +186,25 @@ uint64_t parameter_count(const ModelConfig& c) {
 
 // --- checks against a file
 
+bool file_has(const GgufFile& f, const ModelConfig& c, uint32_t layer, TensorRole role,
+              const std::function<void(ModelConfig&)>& with) {
+  ModelConfig probe = c;  // the names the block would have with the option
+  with(probe);
+  TensorCatalogue t;
+  c.architecture().layer_tensors(probe, layer, t);
+  const TensorSpec* spec = t.find(role, int(layer));
+  return spec && f.find_tensor(spec->name) != nullptr;
+}
+
 void read_tensor_flags(const GgufFile& f, ModelConfig& c) {
   c.tied_embeddings = f.find_tensor(kOutput) == nullptr;
-  c.rope.has_freq_factors = f.find_tensor(kRopeFreqs) != nullptr;
-  if (c.architecture().recipe.attention.qkv_bias == Presence::Optional && c.n_layers > 0) {
-    ModelConfig probe = c;  // the names block 0 would have with biases
-    probe.qkv_bias = true;
-    TensorCatalogue t;
-    c.architecture().layer_tensors(probe, 0, t);
-    c.qkv_bias = f.find_tensor(t.find(TensorRole::AttnQBias, 0)->name) != nullptr;
-  }
+  c.rope.has_freq_factors = c.rope_swa.has_freq_factors = f.find_tensor(kRopeFreqs) != nullptr;
+  const AttentionRecipe& a = c.architecture().recipe.attention;
+  if (a.qkv_bias == Presence::Optional && c.n_layers > 0)
+    c.qkv_bias = file_has(f, c, 0, TensorRole::AttnQBias, [](ModelConfig& p) { p.qkv_bias = true; });
+  if (a.out_bias == Presence::Optional && c.n_layers > 0)
+    c.attn_out_bias = file_has(f, c, 0, TensorRole::AttnOutBias, [](ModelConfig& p) { p.attn_out_bias = true; });
+  if (c.architecture().tensor_flags) c.architecture().tensor_flags(f, c);
   // DeepSeek-V3's selection bias: probed in the first MoE block, as the biases above.
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     if (!c.is_moe_layer(l)) continue;

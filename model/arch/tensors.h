@@ -3,6 +3,7 @@
 // validation, weight binding, the fixture writer and the reference model agree by construction.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -78,11 +79,36 @@ enum class TensorRole : uint8_t {
   NextnEnorm,
   NextnHnorm,
   NextnHeadNorm,
+  // gpt-oss: the output projection's bias, one attention-sink logit per head, the router's bias,
+  // and a bias per expert (rows (F | dim, n_experts), added by the chosen expert)
+  AttnOutBias,
+  AttnSinks,
+  FfnGateInpBias,
+  FfnGateExpsBias,
+  FfnUpExpsBias,
+  FfnDownExpsBias,
+  // gemma4's mixture of experts beside its dense FFN: the router's input scale, a scale per expert
+  // on its output, the experts' input norm and the two branches' output norms
+  FfnGateInpScale,
+  FfnDownExpsScale,
+  FfnPreNorm2,
+  FfnPostNorm1,
+  FfnPostNorm2,
+  // gemma4's per-layer embeddings (global table, projection and its norm; per layer the gate, the
+  // projection back and its norm) and the scalar on each layer's output
+  PerLayerTokenEmbd,
+  PerLayerModelProj,
+  PerLayerProjNorm,
+  PerLayerInpGate,
+  PerLayerProj,
+  PerLayerPostNorm,
+  LayerOutScale,
 };
 std::string_view to_string(TensorRole r);
 bool is_norm(TensorRole r);     // a norm weight (its values sit around 1)
 bool is_experts(TensorRole r);  // a routed-experts tensor (ne[2] = n_experts)
-// A tensor that vkllm needs in f32 whatever the file stores (the conv taps, read per channel).
+// A tensor that vkllm needs in f32 whatever the file stores (the conv taps, read per channel;
+// expert biases, gathered by expert).
 bool needs_f32(TensorRole r);
 
 constexpr int kGlobal = -1;  // the layer of a global tensor
@@ -119,9 +145,13 @@ class TensorCatalogue {
 // multi-token-prediction blocks' included (layers n_layers ..).
 TensorCatalogue tensor_catalogue(const ModelConfig& c);
 uint64_t parameter_count(const ModelConfig& c);
-// Sets tied_embeddings, rope.has_freq_factors, (where optional) qkv_bias and moe.probs_bias from which
-// tensors exist.
+// Sets tied_embeddings, rope.has_freq_factors, (where optional) qkv_bias, attn_out_bias and
+// moe.probs_bias, and the family's own flags (Architecture::tensor_flags) from which tensors exist.
 void read_tensor_flags(const GgufFile& f, ModelConfig& c);
+// Whether f has the tensor `role` of block `layer` as c's family names it with `with` applied to
+// a copy of c (to probe an optional tensor).
+bool file_has(const GgufFile& f, const ModelConfig& c, uint32_t layer, TensorRole role,
+              const std::function<void(ModelConfig&)>& with);
 // Throws naming the first tensor that is unexpected or has the wrong shape, or the first missing.
 void check_tensors(const GgufFile& f, const ModelConfig& c);
 

@@ -19,6 +19,20 @@ AttentionMap attention_map(const Tokenizer& tokenizer, std::span<const int32_t> 
   return m;
 }
 
+std::vector<double> sink_shares(const AttentionMap& m) {
+  std::vector<double> share(m.heads, 0.0);
+  size_t n = m.size();
+  for (uint32_t h = 0; h < m.heads && n; ++h) {
+    for (size_t q = 0; q < n; ++q) {
+      double sum = 0;
+      for (size_t k = 0; k <= q; ++k) sum += m.at(h, q, k);
+      share[h] += std::max(0.0, 1.0 - sum);
+    }
+    share[h] /= double(n);
+  }
+  return share;
+}
+
 nlohmann::ordered_json to_json(const AttentionMap& m) {
   size_t n = m.size();
   using json = nlohmann::ordered_json;
@@ -38,7 +52,13 @@ nlohmann::ordered_json to_json(const AttentionMap& m) {
     }
     heads.push_back(std::move(rows));
   }
-  return {{"layer", m.layer}, {"tokens", m.tokens}, {"pieces", m.pieces}, {"heads", std::move(heads)}};
+  json out = {{"layer", m.layer}, {"tokens", m.tokens}, {"pieces", m.pieces}, {"heads", std::move(heads)}};
+  if (m.sinks) {
+    json shares = json::array();
+    for (double s : sink_shares(m)) shares.push_back(std::round(s * 1e6) / 1e6);
+    out["sink_share"] = std::move(shares);
+  }
+  return out;
 }
 
 std::vector<size_t> top_keys(const AttentionMap& m, uint32_t head, size_t query, size_t top) {

@@ -18,6 +18,7 @@ struct AttentionMap {
   std::vector<int32_t> tokens;
   std::vector<std::string> pieces;  // each token's text
   std::vector<float> probs;         // (heads, n, n): element (h, query, key) at (h * n + query) * n + key
+  bool sinks = false;               // the layer has attention sinks: rows sum to 1 minus the sink's share
   size_t size() const { return tokens.size(); }
   float at(uint32_t head, size_t query, size_t key) const { return probs[(head * size() + query) * size() + key]; }
 };
@@ -26,7 +27,11 @@ struct AttentionMap {
 AttentionMap attention_map(const Tokenizer& tokenizer, std::span<const int32_t> tokens, uint32_t layer,
                            std::vector<float> probs);
 
-// {"layer": L, "tokens": [ids], "pieces": [text], "heads": [head][query][key]}. Probabilities are
+// The mean share of each head's attention that its sink takes (1 minus the row sum, over the rows).
+std::vector<double> sink_shares(const AttentionMap& map);
+
+// {"layer": L, "tokens": [ids], "pieces": [text], "heads": [head][query][key]}, and with sinks
+// "sink_share": [per head]. Probabilities are
 // rounded to 6 decimals and exact zeros (keys after the query) written as 0, which keeps a
 // 512-token map of many heads a few MB.
 nlohmann::ordered_json to_json(const AttentionMap& map);

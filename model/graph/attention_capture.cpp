@@ -24,10 +24,11 @@ constexpr uint64_t kMaxProbabilityBytes = 1ull << 30;
 
 }  // namespace
 
-void blocks::capture_probs(const RecordContext& r, const ops::AttentionShape& shape, BufferView q, uint32_t l) {
+void blocks::capture_probs(const RecordContext& r, const ops::AttentionShape& shape, BufferView q, BufferView k,
+                           uint32_t l, BufferView sinks) {
   if (!r.capture || r.capture->layer != l) return;
-  ops::attention_probs(r.s, shape, q, r.cache.k(l), r.in.step.view(0, sizeof(push::StepParams)), r.capture->out,
-                       r.capture->n_keys);
+  ops::attention_probs(r.s, shape, q, k, r.in.step.view(0, sizeof(push::StepParams)), r.capture->out, r.capture->n_keys,
+                       sinks);
 }
 
 std::vector<float> Transformer::attention_probabilities(std::span<const int32_t> tokens, uint32_t layer,

@@ -24,15 +24,16 @@ void project(const RecordContext& r, const Tensor& w, BufferView x, BufferView y
 // product itself is never stored, so a tapped forward sees no `name` tap (ffn_inp / l_out after
 // it still are).
 void block_output(const RecordContext& r, const Tensor& w, const Tensor* post_norm, BufferView in, uint32_t l,
-                  const char* name) {
+                  const char* name, const Tensor* bias) {
   const ModelConfig& c = r.c;
   BufferView x = r.act_rows(r.acts.x, c.dim);
   if (!post_norm) {
-    ops::matmul_fused(r.s, w.type, w.view, in, x, w.rows, r.n, w.cols, {.accumulate = true});
+    ops::matmul_fused(r.s, w.type, w.view, in, x, w.rows, r.n, w.cols, {.accumulate = true},
+                      bias ? bias->view : BufferView{});
     return;
   }
   BufferView proj = r.act_rows(r.acts.proj, c.dim);
-  project(r, w, in, proj, r.n);
+  project(r, w, in, proj, r.n, bias);
   ops::rmsnorm(r.s, proj, post_norm->view, proj, r.n, c.dim, c.norm_eps);
   r.tap(int(l), name, proj, r.n, c.dim);
   ops::add(r.s, x, proj, x, r.n * c.dim);
@@ -56,13 +57,21 @@ std::optional<BufferView> joined(std::initializer_list<const Tensor*> ts) {
 }
 
 // q, k and v of h: one product over Wq, Wk and Wv (and their biases) where they lie back to back in
-// one type, its rows stored into the three parts of the qkv activation; else three products.
+// one type, its rows stored into the three parts of the qkv activation; else three products. A
+// layer without Wv (gemma4's attention_k_eq_v) takes V as a copy of K's projection.
 void project_qkv(const RecordContext& r, const AttentionWeights& w, BufferView h) {
-  const Tensor &wq = *w.q, &wk = *w.k, &wv = *w.v;
+  const Tensor &wq = *w.q, &wk = *w.k;
   const uint64_t* at = r.acts.qkv_offsets;
   uint32_t n = r.n;
-  BufferView q = r.act(r.acts.qkv, 4ull * n * wq.rows, at[0]);
-  BufferView k = r.act(r.acts.qkv, 4ull * n * wk.rows, at[1]), v = r.act(r.acts.qkv, 4ull * n * wv.rows, at[2]);
+  BufferView q = r.act(r.acts.qkv, 4ull * n * wq.rows, at[0]), k = r.act(r.acts.qkv, 4ull * n * wk.rows, at[1]);
+  if (!w.v) {
+    project(r, wq, h, q, n, w.q_bias);
+    project(r, wk, h, k, n, w.k_bias);
+    ops::scale(r.s, k, r.act(r.acts.qkv, 4ull * n * wk.rows, at[2]), n * wk.rows, 1.0f);
+    return;
+  }
+  const Tensor& wv = *w.v;
+  BufferView v = r.act(r.acts.qkv, 4ull * n * wv.rows, at[2]);
   std::optional<BufferView> weights = joined({w.q, w.k, w.v}), biases = joined({w.q_bias, w.k_bias, w.v_bias});
   bool any_bias = w.q_bias || w.k_bias || w.v_bias;
   bool one = weights && wq.type == wk.type && wq.type == wv.type && wq.cols == wk.cols && wq.cols == wv.cols &&
@@ -117,11 +126,15 @@ ops::RopeParams rope_params(const RecordContext& r, uint32_t heads, uint32_t hea
                     .interleaved = rc.sections_interleaved};
   std::copy(std::begin(rc.sections), std::end(rc.sections), p.sections);
   if (rc.scaling == RopeScaling::Yarn)
-    p.ext_factor = 1.0f, p.n_ctx_orig = rc.original_ctx, p.attn_factor = float(rc.yarn_attn_factor());
+    p.ext_factor = 1.0f, p.n_ctx_orig = rc.original_ctx ? rc.original_ctx : r.c.seq_len,
+    p.attn_factor = float(rc.yarn_attn_factor()), p.beta_fast = rc.yarn_beta_fast, p.beta_slow = rc.yarn_beta_slow;
   return p;
 }
 
-BufferView freq_factors(const RecordContext& r) { return r.w.rope_freqs() ? r.w.rope_freqs()->view : BufferView{}; }
+// rope_freqs where layer l's rope has them (gemma4: its global layers only).
+BufferView freq_factors(const RecordContext& r, uint32_t l) {
+  return r.w.rope_freqs() && r.c.rope_of(l).has_freq_factors ? r.w.rope_freqs()->view : BufferView{};
+}
 
 // q (n, H, hd) and k (n, G, hd), packed, in place: one dispatch where k follows q in one buffer.
 void rope_qk(const RecordContext& r, BufferView q, BufferView k, uint32_t H, uint32_t G, uint32_t hd, uint32_t l) {
@@ -133,17 +146,17 @@ void rope_qk(const RecordContext& r, BufferView q, BufferView k, uint32_t H, uin
   ops::RopeParams p = rope_params(r, H, hd, H * hd, l);
   p.n_heads2 = G, p.token_stride2 = G * hd, p.offset2 = uint32_t((k.offset - q.offset) / 4);
   BufferView both{q.buffer, q.offset, k.offset + k.size - q.offset};
-  ops::rope(r.s, both, r.positions(), freq_factors(r), both, p);
+  ops::rope(r.s, both, r.positions(), freq_factors(r, l), both, p);
 }
 
 }  // namespace
 
 void rope(const RecordContext& r, BufferView x, uint32_t heads, uint32_t head_dim, uint32_t token_stride, uint32_t l) {
-  ops::rope(r.s, x, r.positions(), freq_factors(r), x, rope_params(r, heads, head_dim, token_stride, l));
+  ops::rope(r.s, x, r.positions(), freq_factors(r, l), x, rope_params(r, heads, head_dim, token_stride, l));
 }
 
 // The row tile is planned for the most tokens one sequence can have: n - seqs + 1.
-ops::AttentionShape attention_shape(const RecordContext& r, uint32_t kv_heads, uint32_t dk, uint32_t dv) {
+ops::AttentionShape attention_shape(const RecordContext& r, uint32_t l, uint32_t kv_heads, uint32_t dk, uint32_t dv) {
   return {.n_q = r.n,
           .seqs = r.seqs,
           .seq_q = r.n - r.seqs + 1,
@@ -153,41 +166,60 @@ ops::AttentionShape attention_shape(const RecordContext& r, uint32_t kv_heads, u
           .dk = dk,
           .dv = dv,
           .kv_type = r.cache.type(),
-          .scale = float(r.c.attention_scale()),
+          .scale = float(r.c.attention_scale(l)),
           .causal = true,
+          .window = r.c.window(l),
+          .softcap = r.c.attn_softcap,
           .max_kv = r.cache.n_ctx()};
 }
 
-// Standard attention: q/k/v projections (+ biases), rope, the K/V store, flash attention over the
-// cache, the output projection and the residual add.
+// Standard attention: q/k/v projections (+ biases), head norms, rope, the K/V store, flash
+// attention over the cache (with sinks where the layer has them), the output projection (+ bias)
+// and the residual add. A shared-KV layer (gemma4) projects only q and attends over the cache of
+// the layer it reads (ModelConfig::kv_layer).
 void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l) {
   const ModelConfig& c = r.c;
   const Acts& a = r.acts;
-  uint32_t n = r.n, H = c.n_heads, G = c.n_kv_heads, hd = c.head_dim, vd = c.v_head_dim;
+  LayerAttention la = c.attention_of(l);
+  uint32_t n = r.n, H = la.n_heads, G = la.n_kv_heads, hd = la.head_dim, vd = la.v_head_dim;
+  bool own_kv = la.kv_layer == l;
   BufferView h = r.act_rows(a.h, c.dim), q = r.act(a.qkv, n * 4ull * H * hd, a.qkv_offsets[0]);
   BufferView k = r.act(a.qkv, n * 4ull * G * hd, a.qkv_offsets[1]),
              v = r.act(a.qkv, n * 4ull * G * vd, a.qkv_offsets[2]);
   BufferView o = r.act_rows(a.attn, H * vd);
   ops::rmsnorm(r.s, r.act_rows(a.x, c.dim), w.norm->view, h, n, c.dim, c.norm_eps);
   r.tap(int(l), "attn_norm", h, n, c.dim);
-  bool gated = c.architecture().recipe.attention.gated;
-  if (gated)
+  const AttentionRecipe& recipe = c.architecture().recipe.attention;
+  if (recipe.gated)
     gated_query(r, w, h);
-  else
+  else if (own_kv)
     project_qkv(r, w, h);
+  else
+    project(r, *w.q, h, q, n, w.q_bias);
   if (w.q_norm) ops::rmsnorm(r.s, q, w.q_norm->view, q, n * H, hd, c.norm_eps);  // per head
-  if (w.k_norm) ops::rmsnorm(r.s, k, w.k_norm->view, k, n * G, hd, c.norm_eps);
-  rope_qk(r, q, k, H, G, hd, l);
+  if (own_kv) {
+    if (w.k_norm) ops::rmsnorm(r.s, k, w.k_norm->view, k, n * G, hd, c.norm_eps);
+    if (recipe.v_norm) ops::rmsnorm(r.s, v, {}, v, n * G, vd, c.norm_eps);
+  }
+  if (la.rotates && own_kv)
+    rope_qk(r, q, k, H, G, hd, l);
+  else if (la.rotates)
+    rope(r, q, H, hd, H * hd, l);
+  if (c.attn_temperature_beta != 0)
+    ops::attn_temperature(r.s, q, r.positions(), n, H * hd, H * hd, c.attn_temperature_beta, c.attn_temperature_length);
   // Each token's K/V go to its row of the cache (slot * n_ctx + position).
-  ops::kv_store_pair(
-      r.s, k, v, r.kv_rows(), r.cache.k(l), r.cache.v(l),
-      {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = r.cache.rows(), .cache_type = r.cache.type()}, vd);
-  ops::AttentionShape shape = attention_shape(r, G, hd, vd);
-  shape.window = c.window(l), shape.softcap = c.attn_softcap;
-  ops::attention(r.s, shape, q, r.cache.k(l), r.cache.v(l), r.step_params(), o, r.scratch_view());
-  capture_probs(r, shape, q, l);
-  if (gated) ops::sigmoid_mul(r.s, o, r.act_rows(a.attn_gate, H * vd), o, n * H * vd);
-  block_output(r, *w.out, w.post_norm, o, l, "attn_out");
+  if (own_kv)
+    ops::kv_store_pair(
+        r.s, k, v, r.kv_rows(), r.cache.k(l), r.cache.v(l),
+        {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = r.cache.rows(), .cache_type = r.cache.type()}, vd);
+  ops::AttentionShape shape = attention_shape(r, l, G, hd, vd);
+  shape.n_heads = H;
+  BufferView sinks = w.sinks ? w.sinks->view : BufferView{};
+  uint32_t src = la.kv_layer;
+  ops::attention(r.s, shape, q, r.cache.k(src), r.cache.v(src), r.step_params(), o, r.scratch_view(), sinks);
+  capture_probs(r, shape, q, r.cache.k(src), l, sinks);
+  if (recipe.gated) ops::sigmoid_mul(r.s, o, r.act_rows(a.attn_gate, H * vd), o, n * H * vd);
+  block_output(r, *w.out, w.post_norm, o, l, "attn_out", w.out_bias);
   r.tap(int(l), "ffn_inp", r.act_rows(a.x, c.dim), n, c.dim);
 }
 
@@ -197,11 +229,13 @@ BufferView gated_hidden(const RecordContext& r, const Tensor& gate_w, const Tens
                         uint32_t hidden) {
   uint32_t n = r.n;
   BufferView gate = r.act(r.acts.gate, 4ull * n * hidden), up = r.act(r.acts.up, 4ull * n * hidden);
-  bool gelu = r.c.architecture().recipe.ffn.activation == FfnActivation::Gelu;
+  FfnActivation act = r.c.architecture().recipe.ffn.activation;
+  bool gelu = act == FfnActivation::Gelu;
   ops::MatmulFusion glu{.glu = gelu ? ops::Glu::Gelu : ops::Glu::Silu};
   std::optional<BufferView> both = joined({&gate_w, &up_w});
-  if (both && gate_w.type == up_w.type && gate_w.cols == up_w.cols && gate_w.rows == up_w.rows &&
-      both->size <= r.ctx.caps().max_storage_buffer_range && ops::matmul_fusable(r.s, glu, n)) {
+  if (act != FfnActivation::SwigluOai && both && gate_w.type == up_w.type && gate_w.cols == up_w.cols &&
+      gate_w.rows == up_w.rows && both->size <= r.ctx.caps().max_storage_buffer_range &&
+      ops::matmul_fusable(r.s, glu, n)) {
     ops::matmul_fused(r.s, gate_w.type, *both, h, gate, hidden, n, gate_w.cols, glu);
     return gate;
   }
@@ -210,6 +244,8 @@ BufferView gated_hidden(const RecordContext& r, const Tensor& gate_w, const Tens
   if (gelu) {
     ops::gelu(r.s, gate, gate, n * hidden);
     ops::mul(r.s, gate, up, gate, n * hidden);
+  } else if (act == FfnActivation::SwigluOai) {
+    ops::swiglu_oai(r.s, gate, up, gate, n * hidden);
   } else {
     ops::swiglu(r.s, gate, up, gate, n * hidden);
   }

@@ -31,7 +31,7 @@ void project(const RecordContext& r, const Tensor& w, BufferView x, BufferView y
              const Tensor* bias = nullptr);
 // x += post_norm(in · wᵀ), a block's last projection into the residual stream; `name` is its tap.
 void block_output(const RecordContext& r, const Tensor& w, const Tensor* post_norm, BufferView in, uint32_t l,
-                  const char* name);
+                  const char* name, const Tensor* bias = nullptr);
 // act(gate(h)) ⊙ up(h) for the step's tokens, into the gate activation (which it returns).
 BufferView gated_hidden(const RecordContext& r, const Tensor& gate, const Tensor& up, BufferView h, uint32_t hidden);
 // out = down(gated_hidden(h)).
@@ -39,9 +39,12 @@ void gated(const RecordContext& r, const Tensor& gate, const Tensor& up, const T
            BufferView out, uint32_t hidden);
 // Rotates x (n, heads, head_dim; tokens token_stride floats apart) in place as layer l rotates.
 void rope(const RecordContext& r, BufferView x, uint32_t heads, uint32_t head_dim, uint32_t token_stride, uint32_t l);
-// Attention over the cache for the step (n tokens of seqs sequences, each over its own slot).
-ops::AttentionShape attention_shape(const RecordContext& r, uint32_t kv_heads, uint32_t dk, uint32_t dv);
-// After layer l's attention: its probabilities, when this is a capture of layer l.
-void capture_probs(const RecordContext& r, const ops::AttentionShape& shape, BufferView q, uint32_t l);
+// Layer l's attention over the cache for the step (n tokens of seqs sequences, each over its own
+// slot): its scale, window and soft-cap.
+ops::AttentionShape attention_shape(const RecordContext& r, uint32_t l, uint32_t kv_heads, uint32_t dk, uint32_t dv);
+// After layer l's attention over keys k (with sinks, if any): its probabilities, when this is a
+// capture of layer l.
+void capture_probs(const RecordContext& r, const ops::AttentionShape& shape, BufferView q, BufferView k, uint32_t l,
+                   BufferView sinks = {});
 
 }  // namespace vkllm::blocks

@@ -79,11 +79,11 @@ void latent_attention(const RecordContext& r, const LatentAttentionWeights& w, u
                      .dst_offset = lat});
 
   // MQA over the latent rows: V is the first lat values of each K row (same buffer and strides).
-  ops::AttentionShape shape = attention_shape(r, 1, row, lat);
+  ops::AttentionShape shape = attention_shape(r, l, 1, row, lat);
   shape.k_head_stride = shape.v_head_stride = r.cache.rows() * row;
   shape.k_row_stride = shape.v_row_stride = row;
   ops::attention(s, shape, qcat, r.cache.k(l), r.cache.v(l), r.step_params(), olat, r.scratch_view());
-  capture_probs(r, shape, qcat, l);  // over the latent rows: the numbers of the decompressed form
+  capture_probs(r, shape, qcat, r.cache.k(l), l);  // over the latent rows: the numbers of the decompressed form
   ops::matmul(
       s, w.v_b->type, w.v_b->view, olat, o, vd, n, lat,
       {.count = H, .x_batch_stride = lat, .x_row_stride = H * lat, .y_batch_stride = vd, .y_row_stride = H * vd});

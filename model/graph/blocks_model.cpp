@@ -8,8 +8,48 @@
 #include "context.h"
 #include "graph/blocks.h"
 #include "ops.h"
+#include "push.h"
 
 namespace vkllm::blocks {
+
+namespace {
+
+// gemma4's per-layer inputs (n, L, P) from the tokens and the scaled embeddings x:
+// (rmsnorm(x · W_proj / sqrt(dim)) + table[token] · sqrt(P)) / sqrt(2), the norm per layer's P.
+void per_layer_inputs(const RecordContext& r, BufferView x) {
+  const ModelConfig& c = r.c;
+  uint32_t n = r.n, L = c.n_layers, P = c.per_layer_embd;
+  const Tensor& table = *r.w.per_layer_embd();
+  BufferView all = r.act_rows(r.acts.per_layer, L * P), rows = r.act_rows(r.acts.per_layer_tok, L * P);
+  ops::get_rows(r.s, table.type, table.view, r.in.tokens.view(0, 4ull * n), rows, n, L * P);
+  ops::scale(r.s, rows, rows, n * L * P, std::sqrt(float(P)));
+  project(r, *r.w.find(TensorRole::PerLayerModelProj), x, all, n);
+  ops::scale(r.s, all, all, n * L * P, 1.0f / std::sqrt(float(c.dim)));
+  ops::rmsnorm(r.s, all, r.w.find(TensorRole::PerLayerProjNorm)->view, all, n * L, P, c.norm_eps);
+  ops::add(r.s, all, rows, all, n * L * P);
+  ops::scale(r.s, all, all, n * L * P, float(1 / std::sqrt(2.0)));
+}
+
+// After layer l: x += norm(W_proj · (gelu(W_gate · x) ⊙ the layer's inputs)) (gemma4), then x
+// times the layer's output scale.
+void layer_output(const RecordContext& r, const LayerWeights& lw, uint32_t l) {
+  const ModelConfig& c = r.c;
+  uint32_t n = r.n, P = c.per_layer_embd;
+  BufferView x = r.act_rows(r.acts.x, c.dim);
+  if (lw.per_layer_gate) {
+    BufferView g = r.act_rows(r.acts.per_layer_h, P), in = r.act_rows(r.acts.per_layer_in, P);
+    project(r, *lw.per_layer_gate, x, g, n);
+    ops::gelu(r.s, g, g, n * P);
+    ops::copy_strided(
+        r.s, r.act_rows(r.acts.per_layer, c.n_layers * P), in,
+        {.rows = n, .cols = 1, .len = P, .src_row_stride = c.n_layers * P, .src_offset = l * P, .dst_row_stride = P});
+    ops::mul(r.s, g, in, g, n * P);
+    block_output(r, *lw.per_layer_proj, lw.per_layer_norm, g, l, "per_layer_embd_out");
+  }
+  if (lw.out_scale) ops::mul_rows(r.s, x, lw.out_scale->view, x, n * c.dim, 1);
+}
+
+}  // namespace
 
 void embeddings(const RecordContext& r) {
   const Tensor& embd = r.w.token_embd();
@@ -18,6 +58,7 @@ void embeddings(const RecordContext& r) {
   ops::get_rows(r.s, embd.type, embd.view, r.in.tokens.view(0, 4ull * r.n), x, r.n, c.dim);
   if (c.architecture().recipe.embeddings.scale) ops::scale(r.s, x, x, r.n * c.dim, std::sqrt(float(c.dim)));
   r.tap(-1, "inp_embd", x, r.n, c.dim);
+  if (c.per_layer_embd) per_layer_inputs(r, x);
 }
 
 void layer(const RecordContext& r, uint32_t l, bool with_ffn) {
@@ -33,6 +74,7 @@ void layer(const RecordContext& r, uint32_t l, bool with_ffn) {
     ffn(r, *dense, l);
   else
     moe(r, std::get<MoeWeights>(lw.ffn), l);
+  layer_output(r, lw, l);
   r.tap(int(l), "l_out", r.act_rows(r.acts.x, r.c.dim), r.n, r.c.dim);
 }
 

@@ -2,12 +2,67 @@
 // → routing (scores, group limits, top-k, weights) → the tokens grouped by expert → the chosen
 // experts' gated FFNs, reading only their weights → the weighted sum plus the shared expert,
 // added to the residual. Everything stays on the GPU; the graph replays for every step.
+#include <cmath>
+
 #include "arch/architecture.h"
 #include "context.h"
 #include "graph/blocks.h"
 #include "ops.h"
 
 namespace vkllm::blocks {
+
+namespace {
+
+ops::RouteScores route_scores(MoeGating g) {
+  return g == MoeGating::Sigmoid         ? ops::RouteScores::Sigmoid
+         : g == MoeGating::SoftmaxWeight ? ops::RouteScores::ChosenSoftmax
+                                         : ops::RouteScores::Softmax;
+}
+
+// act(gate) ⊙ up over n elements, into gate, as the family's FFN recipe says.
+void activate(const RecordContext& r, BufferView gate, BufferView up, uint32_t n) {
+  switch (r.c.architecture().recipe.ffn.activation) {
+    case FfnActivation::Gelu:
+      ops::gelu(r.s, gate, gate, n);
+      ops::mul(r.s, gate, up, gate, n);
+      break;
+    case FfnActivation::SwigluOai:
+      ops::swiglu_oai(r.s, gate, up, gate, n);
+      break;
+    default:
+      ops::swiglu(r.s, gate, up, gate, n);
+  }
+}
+
+// The router's logits (n, E) of the step: of h, or (gemma4) of rmsnorm(x)/sqrt(dim)·scale.
+void router_logits(const RecordContext& r, const MoeWeights& w, BufferView h, BufferView logits) {
+  const ModelConfig& c = r.c;
+  BufferView in = h;
+  if (w.router_scale) {
+    in = r.act_rows(r.acts.proj, c.dim);
+    ops::rmsnorm(r.s, r.act_rows(r.acts.x, c.dim), w.router_scale->view, in, r.n, c.dim, c.norm_eps);
+    ops::scale(r.s, in, in, r.n * c.dim, 1.0f / std::sqrt(float(c.dim)));
+  }
+  project(r, *w.router, in, logits, r.n, w.router_bias);
+}
+
+// gemma4's dense FFN beside the experts (their weighted sum in `experts`): each normed apart,
+// summed, normed again and added to the residual.
+void beside_dense(const RecordContext& r, const MoeWeights& w, BufferView experts, uint32_t l) {
+  const ModelConfig& c = r.c;
+  uint32_t n = r.n, dim = c.dim;
+  BufferView x = r.act_rows(r.acts.x, dim), h = r.act_rows(r.acts.h, dim), out = r.act_rows(r.acts.proj, dim);
+  ops::rmsnorm(r.s, experts, w.expert_post_norm->view, experts, n, dim, c.norm_eps);
+  ops::rmsnorm(r.s, x, w.norm->view, h, n, dim, c.norm_eps);
+  gated(r, *w.shared_gate, *w.shared_up, *w.shared_down, h, out, c.hidden_dim[l]);
+  ops::rmsnorm(r.s, out, w.shared_post_norm->view, out, n, dim, c.norm_eps);
+  ops::add(r.s, out, experts, out, n * dim);
+  ops::rmsnorm(r.s, out, w.post_norm->view, out, n, dim, c.norm_eps);
+  r.tap(int(l), "ffn_out", out, n, dim);
+  ops::add(r.s, x, out, x, n * dim);
+}
+
+}  // namespace
 
 void moe(const RecordContext& r, const MoeWeights& w, uint32_t l) {
   const Acts& a = r.acts;
@@ -22,33 +77,39 @@ void moe(const RecordContext& r, const MoeWeights& w, uint32_t l) {
   ops::ExpertPlan plan = ops::expert_plan(r.ctx, n, k, E);
   BufferView plan_buf = r.act(a.plan, plan.bytes());
 
-  ops::rmsnorm(s, x, w.norm->view, h, n, dim, c.norm_eps);
-  project(r, *w.router, h, logits, n);
+  ops::rmsnorm(s, x, (w.expert_norm ? w.expert_norm : w.norm)->view, h, n, dim, c.norm_eps);
+  router_logits(r, w, h, logits);
   r.tap(int(l), "ffn_moe_logits", logits, n, E);
   ops::MoeRouteParams route{.n_tokens = n,
                             .n_experts = E,
                             .n_used = k,
-                            .sigmoid = m.gating == MoeGating::Sigmoid,
+                            .scores = route_scores(m.gating),
                             .n_groups = m.n_groups,
                             .n_groups_used = m.n_groups_used,
                             .norm = m.weights_norm,
                             .scale = m.weights_scale};
-  ops::moe_route(s, route, logits, w.probs_bias ? w.probs_bias->view : BufferView{}, ids, weights);
+  ops::moe_route(s, route, logits, w.probs_bias ? w.probs_bias->view : BufferView{}, ids, weights,
+                 w.down_scale ? w.down_scale->view : BufferView{});
   r.tap(int(l), "ffn_moe_weights", weights, n, k);
   r.tap(int(l), "ffn_moe_topk", ids, n, k);  // the chosen experts: i32 bit patterns (for comparing routings)
   ops::moe_plan(s, plan, ids, plan_buf);
 
-  // The routed experts: pair p = t·k + j reads token t's h for gate and up, its own row for down.
+  // The routed experts: pair p = t·k + j reads token t's h for gate and up, its own row for down;
+  // a bias per expert (gpt-oss) is added by the pair's expert.
   ops::matmul_id(s, plan, w.gate->type, w.gate->experts, h, plan_buf, gate, F, dim, k);
   ops::matmul_id(s, plan, w.up->type, w.up->experts, h, plan_buf, up, F, dim, k);
-  if (c.architecture().recipe.ffn.activation == FfnActivation::Gelu) {
-    ops::gelu(s, gate, gate, n * k * F);
-    ops::mul(s, gate, up, gate, n * k * F);
-  } else {
-    ops::swiglu(s, gate, up, gate, n * k * F);
-  }
+  if (w.gate_bias) ops::moe_bias(s, gate, w.gate_bias->view, ids, n * k, F);
+  if (w.up_bias) ops::moe_bias(s, up, w.up_bias->view, ids, n * k, F);
+  activate(r, gate, up, n * k * F);
   ops::matmul_id(s, plan, w.down->type, w.down->experts, gate, plan_buf, down, dim, F, 1);
+  if (w.down_bias) ops::moe_bias(s, down, w.down_bias->view, ids, n * k, dim);
 
+  if (w.expert_post_norm) {  // gemma4
+    BufferView sum = r.act_rows(a.moe_out, dim);
+    ops::moe_combine(s, down, weights, {}, {}, sum, n, k, dim, false);
+    beside_dense(r, w, sum, l);
+    return;
+  }
   // The shared expert (a dense gated FFN over every token), gated by a sigmoid where present.
   BufferView shared, shared_gate;
   if (w.shared_gate) {

@@ -42,7 +42,7 @@ uint64_t activation_bytes(const ModelConfig& c, uint64_t batch) {
     floats += m.q_lora_rank + H * c.head_dim + (lat + rot) + lat + rot + H * rot + H * (lat + rot) + H * lat +
               H * m.v_head_dim;
   } else {
-    floats += H * c.head_dim + uint64_t(c.n_kv_heads) * (c.head_dim + c.v_head_dim) + H * c.v_head_dim;
+    floats += 2ull * c.max_q_width() + 2ull * c.max_kv_width();                 // q, attn; k, v (the widest layer's)
     if (c.architecture().recipe.attention.gated) floats += 3 * H * c.head_dim;  // q|gate, the gate
   }
   if (c.hybrid()) {

@@ -63,6 +63,10 @@ struct Acts {
   // MoE: router logits then scores (B, E), chosen ids and weights (B, k), the plan, the experts'
   // gate/up (B·k, F) and down (B·k, dim) products, the shared expert's gate logit (B)
   int logits = -1, ids = -1, weights = -1, plan = -1, exp_gate = -1, exp_up = -1, exp_down = -1, shared_gate = -1;
+  int moe_out = -1;  // (B, dim) the experts' weighted sum, normed apart (gemma4)
+  // gemma4's per-layer embeddings: every layer's inputs (B, n_layers · P), the table's rows while
+  // they are made, and per layer the gate and this layer's inputs (B, P), P = per_layer_embd
+  int per_layer = -1, per_layer_tok = -1, per_layer_h = -1, per_layer_in = -1;
   // Gated attention: the doubled query projection (B, 2·H·hd) is `q`; the gate (B, H·hd)
   int attn_gate = -1;
   // Linear attention: q|k|v before and after the conv (B, channels), the output gate z and the

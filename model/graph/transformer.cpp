@@ -32,7 +32,8 @@ uint32_t max_graphs(uint32_t slots) { return std::max(8u, 4 * slots); }
 uint32_t hidden_max(const ModelConfig& c) {
   uint32_t w = 1;
   for (uint32_t l = 0; l < c.n_layers; ++l)
-    w = std::max(w, c.is_moe_layer(l) ? c.moe.shared_hidden_dim : c.hidden_dim[l]);
+    w = std::max(w, c.is_moe_layer(l) && !c.architecture().recipe.ffn.moe_beside_dense ? c.moe.shared_hidden_dim
+                                                                                       : c.hidden_dim[l]);
   return w;
 }
 
@@ -40,8 +41,7 @@ bool has_moe(const ModelConfig& c) { return c.moe.n_experts > 0 && c.moe.leading
 
 // Floats per token of the widest activation: it decides how many tokens fit one binding.
 uint64_t widest_row(const ModelConfig& c) {
-  uint64_t w =
-      std::max<uint64_t>({c.dim, hidden_max(c), uint64_t(c.n_heads) * c.head_dim, uint64_t(c.n_heads) * c.v_head_dim});
+  uint64_t w = std::max<uint64_t>({c.dim, hidden_max(c), c.max_q_width()});
   if (has_moe(c)) {
     const MoeConfig& m = c.moe;
     w = std::max<uint64_t>({w, m.n_experts, uint64_t(m.n_experts_used) * std::max(m.expert_hidden_dim, c.dim)});
@@ -102,6 +102,13 @@ void Transformer::declare_activations() {
     a.exp_up = t("moe up", k * m.expert_hidden_dim);
     a.exp_down = t("moe down", k * c_.dim);
     if (m.shared_gate) a.shared_gate = t("moe shared gate", 1);
+    if (c_.architecture().recipe.ffn.moe_beside_dense) a.moe_out = t("moe out", c_.dim);
+  }
+  if (c_.per_layer_embd) {
+    a.per_layer = t("per-layer inputs", uint64_t(c_.n_layers) * c_.per_layer_embd);
+    a.per_layer_tok = t("per-layer token rows", uint64_t(c_.n_layers) * c_.per_layer_embd);
+    a.per_layer_h = t("per-layer gate", c_.per_layer_embd);
+    a.per_layer_in = t("per-layer input", c_.per_layer_embd);
   }
   if (c_.attention_kind() == AttentionKind::MLA) {
     const MlaConfig& m = c_.mla;
@@ -123,11 +130,11 @@ void Transformer::declare_activations() {
     // q, k and v share one activation, each part at a binding offset of its own, so that one
     // product can store all three (blocks.cpp project_qkv).
     uint64_t align = ctx_.caps().binding_alignment();
-    uint64_t q = align_up(B * c_.n_heads * c_.head_dim * 4, align),
-             k = align_up(B * c_.n_kv_heads * c_.head_dim * 4, align);
+    // Sized for the widest layer (gemma4's differ).
+    uint64_t q = align_up(B * c_.max_q_width() * 4, align), k = align_up(B * c_.max_kv_width() * 4, align);
     a.qkv_offsets[1] = q, a.qkv_offsets[2] = q + k;
-    a.qkv = planner_.add("qkv", q + k + B * c_.n_kv_heads * c_.v_head_dim * 4);
-    a.attn = t("attn", H * c_.v_head_dim);
+    a.qkv = planner_.add("qkv", q + B * c_.max_kv_width() * 4 + k);
+    a.attn = t("attn", c_.max_q_width());
   }
   if (c_.hybrid()) {
     const LinearAttentionConfig& l = c_.linear;
@@ -173,10 +180,12 @@ uint64_t Transformer::attention_scratch_need() const {
   uint64_t scratch = 0;
   for (uint32_t n = 1; n <= max_batch_; ++n)
     for (uint32_t m = 1; m <= std::min(n, cache_.slots()); ++m) {
-      ops::AttentionShape shape{.n_q = n, .seqs = m, .seq_q = n - m + 1, .kv_slots = cache_.slots()};
-      shape.n_heads = c_.n_heads, shape.n_kv_heads = cache_.heads(), shape.max_kv = cache_.n_ctx();
-      shape.dk = cache_.k_width(), shape.dv = cache_.v_width();
-      scratch = std::max(scratch, ops::attention_scratch_bytes(ctx_, shape));
+      for (const KvCache::Geometry& g : cache_.geometries()) {
+        ops::AttentionShape shape{.n_q = n, .seqs = m, .seq_q = n - m + 1, .kv_slots = cache_.slots()};
+        shape.n_heads = c_.n_heads, shape.n_kv_heads = g.heads, shape.max_kv = cache_.n_ctx();
+        shape.dk = g.k_width, shape.dv = g.v_width;
+        scratch = std::max(scratch, ops::attention_scratch_bytes(ctx_, shape));
+      }
     }
   return scratch;
 }

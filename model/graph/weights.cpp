@@ -247,6 +247,10 @@ const Tensor** attention_slot(AttentionWeights& a, TensorRole r) {
       return &a.out;
     case TensorRole::AttnPostNorm:
       return &a.post_norm;
+    case TensorRole::AttnOutBias:
+      return &a.out_bias;
+    case TensorRole::AttnSinks:
+      return &a.sinks;
     default:
       return nullptr;
   }
@@ -345,13 +349,56 @@ const Tensor** ffn_slot(MoeWeights& m, TensorRole r) {
       return &m.shared_down;
     case TensorRole::FfnGateInpShexp:
       return &m.shared_router;
+    case TensorRole::FfnGateInpBias:
+      return &m.router_bias;
+    case TensorRole::FfnGateExpsBias:
+      return &m.gate_bias;
+    case TensorRole::FfnUpExpsBias:
+      return &m.up_bias;
+    case TensorRole::FfnDownExpsBias:
+      return &m.down_bias;
+    // gemma4: the dense FFN beside the experts is their shared FFN
+    case TensorRole::FfnGate:
+      return &m.shared_gate;
+    case TensorRole::FfnUp:
+      return &m.shared_up;
+    case TensorRole::FfnDown:
+      return &m.shared_down;
+    case TensorRole::FfnGateInpScale:
+      return &m.router_scale;
+    case TensorRole::FfnDownExpsScale:
+      return &m.down_scale;
+    case TensorRole::FfnPreNorm2:
+      return &m.expert_norm;
+    case TensorRole::FfnPostNorm1:
+      return &m.shared_post_norm;
+    case TensorRole::FfnPostNorm2:
+      return &m.expert_post_norm;
+    case TensorRole::FfnPostNorm:
+      return &m.post_norm;
+    default:
+      return nullptr;
+  }
+}
+
+const Tensor** layer_slot(LayerWeights& l, TensorRole r) {
+  switch (r) {
+    case TensorRole::PerLayerInpGate:
+      return &l.per_layer_gate;
+    case TensorRole::PerLayerProj:
+      return &l.per_layer_proj;
+    case TensorRole::PerLayerPostNorm:
+      return &l.per_layer_norm;
+    case TensorRole::LayerOutScale:
+      return &l.out_scale;
     default:
       return nullptr;
   }
 }
 
 const Tensor** slot(LayerWeights& l, TensorRole r) {
-  const Tensor** s = nullptr;
+  const Tensor** s = layer_slot(l, r);
+  if (s) return s;
   if (auto* a = std::get_if<AttentionWeights>(&l.attention))
     s = attention_slot(*a, r);
   else if (auto* m = std::get_if<LatentAttentionWeights>(&l.attention))

@@ -41,7 +41,9 @@ struct AttentionWeights {                                                // stan
   const Tensor *q_bias = nullptr, *k_bias = nullptr, *v_bias = nullptr;  // f32
   const Tensor *q_norm = nullptr, *k_norm = nullptr;                     // (head_dim) f32, per-head RMSNorm
   const Tensor* out = nullptr;                                           // (dim, n_heads·v_head_dim)
+  const Tensor* out_bias = nullptr;                                      // (dim) f32
   const Tensor* post_norm = nullptr;                                     // (dim) f32, of the block's output
+  const Tensor* sinks = nullptr;                                         // (n_heads) f32, attention-sink logits
 };
 struct LatentAttentionWeights {  // multi-head latent attention (docs/formats.md §5), absorbed form
   const Tensor* norm = nullptr;  // (dim) f32
@@ -66,19 +68,33 @@ struct FfnWeights {                                              // gated feed-f
   const Tensor *gate = nullptr, *up = nullptr, *down = nullptr;  // (hidden, dim), (hidden, dim), (dim, hidden)
   const Tensor* post_norm = nullptr;                             // (dim) f32, of the block's output
 };
-struct MoeWeights {                             // mixture of experts (docs/formats.md §8)
-  const Tensor* norm = nullptr;                 // (dim) f32
-  const Tensor* router = nullptr;               // (n_experts, dim)
-  const Tensor* probs_bias = nullptr;           // (n_experts) f32, exp_probs_b
-  const Tensor *gate = nullptr, *up = nullptr;  // experts × (F, dim)
-  const Tensor* down = nullptr;                 // experts × (dim, F)
+struct MoeWeights {                                       // mixture of experts (docs/formats.md §8)
+  const Tensor* norm = nullptr;                           // (dim) f32
+  const Tensor* router = nullptr;                         // (n_experts, dim)
+  const Tensor* router_bias = nullptr;                    // (n_experts) f32 (gpt-oss)
+  const Tensor* probs_bias = nullptr;                     // (n_experts) f32, exp_probs_b
+  const Tensor *gate = nullptr, *up = nullptr;            // experts × (F, dim)
+  const Tensor* down = nullptr;                           // experts × (dim, F)
+  const Tensor *gate_bias = nullptr, *up_bias = nullptr;  // (n_experts, F) f32, per expert (gpt-oss)
+  const Tensor* down_bias = nullptr;                      // (n_experts, dim) f32
   const Tensor *shared_gate = nullptr, *shared_up = nullptr, *shared_down = nullptr;  // the shared FFN
   const Tensor* shared_router = nullptr;  // (1, dim): sigmoid gate of the shared expert
+  // gemma4: the router reads rmsnorm(x)/sqrt(dim)·router_scale; the experts read their own norm of
+  // x and scale each output by down_scale[e]; the shared FFN's (norm) and the experts' outputs are
+  // normed apart, summed and normed again (post_norm) before the residual add.
+  const Tensor* router_scale = nullptr;  // (dim) f32
+  const Tensor* down_scale = nullptr;    // (n_experts) f32
+  const Tensor* expert_norm = nullptr;   // (dim) f32
+  const Tensor *shared_post_norm = nullptr, *expert_post_norm = nullptr, *post_norm = nullptr;
 };
 struct LayerWeights {
   // As the block recipe says; linear attention in the layers ModelConfig::is_linear_layer names.
   std::variant<AttentionWeights, LatentAttentionWeights, LinearAttentionWeights> attention;
   std::variant<FfnWeights, MoeWeights> ffn;  // ModelConfig::is_moe_layer
+  // gemma4: the per-layer embedding's gate (per_layer_embd, dim), projection back (dim,
+  // per_layer_embd) and its norm; the scalar on the layer's output. Null where absent.
+  const Tensor *per_layer_gate = nullptr, *per_layer_proj = nullptr, *per_layer_norm = nullptr;
+  const Tensor* out_scale = nullptr;
 };
 
 struct LoadProgress {
@@ -98,6 +114,7 @@ class Weights {
   const Tensor& output_norm() const { return *output_norm_; }
   const Tensor& output() const { return *output_; }  // token_embd when the embeddings are tied
   const Tensor* rope_freqs() const { return rope_freqs_; }
+  const Tensor* per_layer_embd() const { return find(TensorRole::PerLayerTokenEmbd); }
   const LayerWeights& layer(uint32_t i) const { return layers_.at(i); }
   uint64_t device_bytes() const { return device_bytes_; }
   size_t buffer_count() const { return buffers_.size(); }

@@ -17,7 +17,7 @@ bool visible(size_t t, size_t pos, const AttentionParams& a) {
 }
 
 // The unnormalised softmax weights of query row r, head h over keys 0 .. n_kv - 1 into w (0 for
-// masked keys); returns their sum (0 when no key is visible).
+// masked keys); returns their sum with the sink's share (0 when no key is visible and no sink).
 double row_weights(std::vector<double>& w, const float* q, const float* k, size_t r, size_t h,
                    const AttentionParams& a) {
   const float* qr = q + r * a.q_row_stride + h * a.dk;
@@ -32,7 +32,9 @@ double row_weights(std::vector<double>& w, const float* q, const float* k, size_
     if (a.softcap > 0) w[t] = a.softcap * std::tanh(w[t] / a.softcap);
     mx = std::max(mx, w[t]);
   }
-  double sum = 0;
+  double sink = a.sinks ? double(a.sinks[h]) : -INFINITY;
+  mx = std::max(mx, sink);
+  double sum = sink == -INFINITY ? 0.0 : std::exp(sink - mx);
   for (size_t t = 0; t < a.n_kv; ++t) {
     w[t] = w[t] == -INFINITY ? 0.0 : std::exp(w[t] - mx);
     sum += w[t];

@@ -13,7 +13,8 @@ namespace vkllm::ref {
 // h / (n_heads / n_kv_heads). Query r sits at absolute position pos0 + r; keys are positions
 // 0 .. n_kv - 1. Key t is visible to a query at position p unless causal and t > p, or
 // window > 0 and p - t >= window. A query with no visible key gets 0. With softcap > 0 a score s
-// (q·k·scale) becomes softcap·tanh(s / softcap) before the softmax (gemma2).
+// (q·k·scale) becomes softcap·tanh(s / softcap) before the softmax (gemma2). With sinks, head h's
+// sinks[h] is one more score in its softmax that weighs no value (gpt-oss's attention sinks).
 struct AttentionParams {
   size_t n_q = 1, n_heads = 1, n_kv_heads = 1, dk = 0, dv = 0;
   size_t q_row_stride = 0, o_row_stride = 0;
@@ -23,12 +24,14 @@ struct AttentionParams {
   bool causal = false;
   size_t window = 0;
   size_t pos0 = 0, n_kv = 0;
+  const float* sinks = nullptr;  // (n_heads) or null
 };
 
 void attention(float* o, const float* q, const float* k, const float* v, const AttentionParams& a);
 
 // The softmax weights attention() gives each key, normalised: p (n_heads, n_q, n_keys), element
 // (h, r, t) at (h * n_q + r) * n_keys + t; 0 for a masked key and for t >= n_kv (dv, v_* unused).
+// With sinks a row sums to 1 minus the sink's share.
 void attention_probs(float* p, const float* q, const float* k, const AttentionParams& a, size_t n_keys);
 
 }  // namespace vkllm::ref

@@ -41,7 +41,7 @@ void rmsnorm(float* y, const float* x, const float* w, size_t rows, size_t dim, 
     double ss = 0;
     for (size_t i = 0; i < dim; ++i) ss += double(xr[i]) * xr[i];
     double scale = 1.0 / std::sqrt(ss / dim + eps);
-    for (size_t i = 0; i < dim; ++i) y[r * dim + i] = float(xr[i] * scale * w[i]);
+    for (size_t i = 0; i < dim; ++i) y[r * dim + i] = float(xr[i] * scale * (w ? w[i] : 1.0f));
   }
 }
 
@@ -58,6 +58,13 @@ void layernorm(float* y, const float* x, const float* w, const float* b, size_t 
 }
 
 // --- activations
+
+void swiglu_oai(float* y, const float* gate, const float* up, size_t n, float alpha, float limit) {
+  for (size_t i = 0; i < n; ++i) {
+    double g = std::min(gate[i], limit), u = std::clamp(up[i], -limit, limit);
+    y[i] = float(g / (1 + std::exp(-alpha * g)) * (u + 1));
+  }
+}
 
 void swiglu(float* y, const float* gate, const float* up, size_t n) {
   for (size_t i = 0; i < n; ++i) {

@@ -17,13 +17,15 @@ void mul_rows(float* y, const float* x, const float* w, size_t rows, size_t dim)
 // y(n) = x * s
 void scale(float* y, const float* x, size_t n, float s);
 
-// y(rows, dim) = x / sqrt(mean(x^2) + eps) * w(dim)
+// y(rows, dim) = x / sqrt(mean(x^2) + eps) * w(dim); w may be null (no weight)
 void rmsnorm(float* y, const float* x, const float* w, size_t rows, size_t dim, float eps);
 // y(rows, dim) = (x - mean) / sqrt(var + eps) * w(dim) + b(dim); b may be null (no bias)
 void layernorm(float* y, const float* x, const float* w, const float* b, size_t rows, size_t dim, float eps);
 
 // y(n) = silu(gate) * up, silu(g) = g / (1 + e^-g)
 void swiglu(float* y, const float* gate, const float* up, size_t n);
+// gpt-oss's: y = g sigmoid(alpha g) (u + 1), g = min(gate, limit), u = clamp(up, -limit, limit)
+void swiglu_oai(float* y, const float* gate, const float* up, size_t n, float alpha, float limit);
 // y(n) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), GELU's tanh approximation
 void gelu(float* y, const float* x, size_t n);
 

@@ -76,23 +76,31 @@ void Model::rope(float* x, const Step& step, size_t heads, size_t head_dim, size
              .interleaved = r.sections_interleaved};
   std::copy(std::begin(r.sections), std::end(r.sections), s.sections);
   if (r.scaling == RopeScaling::Yarn)
-    s.ext_factor = 1, s.n_ctx_orig = r.original_ctx, s.attn_factor = r.yarn_attn_factor();
-  ref::rope(x + offset, x + offset, step.pos.data(), freq_factors_.empty() ? nullptr : freq_factors_.data(), s);
+    s.ext_factor = 1, s.n_ctx_orig = r.original_ctx ? r.original_ctx : c_.seq_len, s.attn_factor = r.yarn_attn_factor(),
+    s.beta_fast = r.yarn_beta_fast, s.beta_slow = r.yarn_beta_slow;
+  bool ff = !freq_factors_.empty() && r.has_freq_factors;  // gemma4: its global layers only
+  ref::rope(x + offset, x + offset, step.pos.data(), ff ? freq_factors_.data() : nullptr, s);
 }
 
 // Per sequence: its new keys and values (k: (n, G, hd), v: (n, G, vd), token-major, rows of the
 // whole batch) join its cache, and its queries attend causally over everything cached; then the
-// output projection of all tokens is added to the residual x.
+// output projection of all tokens is added to the residual x. A shared-KV layer passes no k and v
+// and attends over the cache of the layer it reads.
 void Model::attend(std::vector<float>& x, uint32_t l, const std::vector<float>& q, const std::vector<float>& k,
                    const std::vector<float>& v, const Step& step, size_t G, const std::vector<float>* gate) const {
-  size_t n = step.n, H = c_.n_heads, hd = q.size() / (n * H), vd = v.size() / (n * G);
-  std::vector<float> o(n * H * vd);
+  LayerAttention la = c_.attention_of(l);
+  size_t n = step.n, H = c_.n_heads, hd = q.size() / (n * H);
+  size_t vd = c_.architecture().recipe.attention.form == AttentionForm::Latent ? v.size() / (n * G) : la.v_head_dim;
+  std::vector<float> o(n * H * vd), sinks_storage;
+  const float* sinks = optional(TensorRole::AttnSinks, l, sinks_storage);
   for (size_t c = 0; c < step.chunks.size(); ++c) {
     KvState& st = *step.chunks[c].state;
     size_t first = step.first[c], m = step.chunks[c].tokens.size(), pos0 = st.n_;
-    std::vector<float>&kc = st.k_[l], &vc = st.v_[l];
-    kc.insert(kc.end(), k.begin() + first * G * hd, k.begin() + (first + m) * G * hd);
-    vc.insert(vc.end(), v.begin() + first * G * vd, v.begin() + (first + m) * G * vd);
+    std::vector<float>&kc = st.k_[la.kv_layer], &vc = st.v_[la.kv_layer];
+    if (la.kv_layer == l) {
+      kc.insert(kc.end(), k.begin() + first * G * hd, k.begin() + (first + m) * G * hd);
+      vc.insert(vc.end(), v.begin() + first * G * vd, v.begin() + (first + m) * G * vd);
+    }
     AttentionParams a{.n_q = m,
                       .n_heads = H,
                       .n_kv_heads = G,
@@ -104,12 +112,13 @@ void Model::attend(std::vector<float>& x, uint32_t l, const std::vector<float>& 
                       .k_row_stride = G * hd,
                       .v_head_stride = vd,
                       .v_row_stride = G * vd,
-                      .scale = c_.attention_scale(),
+                      .scale = c_.attention_scale(l),
                       .softcap = c_.attn_softcap,
                       .causal = true,
                       .window = c_.window(l),
                       .pos0 = pos0,
-                      .n_kv = pos0 + m};
+                      .n_kv = pos0 + m,
+                      .sinks = sinks};
     attention(&o[first * H * vd], &q[first * H * hd], kc.data(), vc.data(), a);
     if (int(l) == step.capture_layer) {
       step.probs->resize(H * m * (pos0 + m));
@@ -117,7 +126,9 @@ void Model::attend(std::vector<float>& x, uint32_t l, const std::vector<float>& 
     }
   }
   if (gate) sigmoid_mul(o.data(), o.data(), gate->data(), o.size());
-  std::vector<float> out = project(weight(TensorRole::AttnOut, l), o.data(), n, H * vd);
+  std::vector<float> bias;
+  std::vector<float> out =
+      project(weight(TensorRole::AttnOut, l), o.data(), n, H * vd, 0, optional(TensorRole::AttnOutBias, l, bias));
   if (has(TensorRole::AttnPostNorm, int(l)))
     rmsnorm(out.data(), out.data(), weight(TensorRole::AttnPostNorm, l).data(), n, c_.dim, c_.norm_eps);
   emit(int(l), "attn_out", out, c_.dim);
@@ -129,7 +140,8 @@ void Model::attend(std::vector<float>& x, uint32_t l, const std::vector<float>& 
 // whose rows are q, then k, then v.
 void Model::qkv(const std::vector<float>& h, uint32_t l, size_t n, std::vector<float>& q, std::vector<float>& k,
                 std::vector<float>& v) const {
-  size_t dim = c_.dim, Q = size_t(c_.n_heads) * c_.head_dim, K = size_t(c_.n_kv_heads) * c_.head_dim;
+  LayerAttention la = c_.attention_of(l);
+  size_t dim = c_.dim, Q = size_t(la.n_heads) * la.head_dim, K = size_t(la.n_kv_heads) * la.head_dim;
   if (has(TensorRole::AttnQkv, int(l))) {
     auto all = project(weight(TensorRole::AttnQkv, l), h.data(), n, dim);
     size_t V = all.size() / n - Q - K;
@@ -146,16 +158,26 @@ void Model::qkv(const std::vector<float>& h, uint32_t l, size_t n, std::vector<f
   q = project(weight(TensorRole::AttnQ, l), h.data(), n, dim, 0, optional(TensorRole::AttnQBias, l, bq));
 
   k = project(weight(TensorRole::AttnK, l), h.data(), n, dim, 0, optional(TensorRole::AttnKBias, l, bk));
+  if (!has(TensorRole::AttnV, int(l))) {  // gemma4's attention_k_eq_v: V is K's projection
+    v = k;
+    return;
+  }
   v = project(weight(TensorRole::AttnV, l), h.data(), n, dim, 0, optional(TensorRole::AttnVBias, l, bv));
 }
 
 void Model::attention_block(std::vector<float>& x, uint32_t l, const Step& step) const {
-  size_t n = step.n, dim = c_.dim, H = c_.n_heads, G = c_.n_kv_heads, hd = c_.head_dim;
-  std::vector<float> h(x.size()), q, k, v, gate;
+  LayerAttention la = c_.attention_of(l);
+  size_t n = step.n, dim = c_.dim, H = la.n_heads, G = la.n_kv_heads, hd = la.head_dim;
+  bool own_kv = la.kv_layer == l;
+  const AttentionRecipe& recipe = c_.architecture().recipe.attention;
+  std::vector<float> h(x.size()), q, k, v, gate, bq;
   rmsnorm(h.data(), x.data(), weight(TensorRole::AttnNorm, l).data(), n, dim, c_.norm_eps);
   emit(int(l), "attn_norm", h, dim);
-  qkv(h, l, n, q, k, v);
-  if (c_.architecture().recipe.attention.gated) {  // per head q_h then gate_h, hd rows each
+  if (own_kv)
+    qkv(h, l, n, q, k, v);
+  else  // a shared-KV layer: queries only
+    q = project(weight(TensorRole::AttnQ, l), h.data(), n, dim, 0, optional(TensorRole::AttnQBias, l, bq));
+  if (recipe.gated) {  // per head q_h then gate_h, hd rows each
     std::vector<float> both = std::move(q);
     q.resize(n * H * hd), gate.resize(n * H * hd);
     for (size_t t = 0; t < n; ++t)
@@ -165,12 +187,21 @@ void Model::attention_block(std::vector<float>& x, uint32_t l, const Step& step)
         std::copy_n(src + hd, hd, &gate[(t * H + head) * hd]);
       }
   }
-  if (has(TensorRole::AttnQNorm, int(l))) {  // one weight for every head
+  if (has(TensorRole::AttnQNorm, int(l)))  // one weight for every head
     rmsnorm(q.data(), q.data(), weight(TensorRole::AttnQNorm, l).data(), n * H, hd, c_.norm_eps);
+  if (own_kv && has(TensorRole::AttnKNorm, int(l)))
     rmsnorm(k.data(), k.data(), weight(TensorRole::AttnKNorm, l).data(), n * G, hd, c_.norm_eps);
+  if (own_kv && recipe.v_norm) rmsnorm(v.data(), v.data(), nullptr, n * G, la.v_head_dim, c_.norm_eps);
+  if (la.rotates) {
+    rope(q.data(), step, H, hd, 0, H * hd, l);
+    if (own_kv) rope(k.data(), step, G, hd, 0, G * hd, l);
   }
-  rope(q.data(), step, H, hd, 0, H * hd, l);
-  rope(k.data(), step, G, hd, 0, G * hd, l);
+  if (c_.attn_temperature_beta != 0)  // Llama 4's temperature, by position
+    for (size_t t = 0; t < n; ++t) {
+      double f =
+          1 + c_.attn_temperature_beta * std::log(std::floor(double(step.pos[t]) / c_.attn_temperature_length) + 1);
+      scale(&q[t * H * hd], &q[t * H * hd], H * hd, float(f));
+    }
   round_trip(kv_type_, k.data(), k.size());  // the cache's rows, as stored (whole blocks: hd % 32 == 0)
   round_trip(kv_type_, v.data(), v.size());
   attend(x, l, q, k, v, step, G, gate.empty() ? nullptr : &gate);
@@ -270,6 +301,8 @@ std::vector<float> Model::run(std::span<const Chunk> batch, Step& step, const Ta
   get_rows(embd.type, embd.data.data(), tokens.data(), x.data(), n, dim);
   if (c_.architecture().recipe.embeddings.scale) scale(x.data(), x.data(), x.size(), float(std::sqrt(double(dim))));
   emit(-1, "inp_embd", x, dim);
+  std::vector<float> per_layer;
+  if (c_.per_layer_embd) per_layer = per_layer_inputs(tokens, x);
   for (uint32_t l = 0; l < c_.n_layers; ++l) {
     if (c_.is_linear_layer(l))
       linear_block(x, l, step);
@@ -285,6 +318,7 @@ std::vector<float> Model::run(std::span<const Chunk> batch, Step& step, const Ta
       moe_block(x, l, n);
     else
       ffn_block(x, l, n);
+    layer_output(x, l, per_layer, n);
     emit(int(l), "l_out", x, dim);
   }
   tap_ = nullptr;

@@ -45,6 +45,11 @@ struct Chunk {
   std::span<const int32_t> tokens;
 };
 
+// The biases of a gated FFN's three products (gpt-oss's experts); each may be null.
+struct FfnBiases {
+  const float *gate = nullptr, *up = nullptr, *down = nullptr;
+};
+
 class Model {
  public:
   // kv_type: what the attention sees of each cached K/V row, as the GPU's KV cache stores it
@@ -83,7 +88,9 @@ class Model {
   void qkv(const std::vector<float>& h, uint32_t layer, size_t n, std::vector<float>& q, std::vector<float>& k,
            std::vector<float>& v) const;
   std::vector<float> gated(const std::vector<float>& gate, const std::vector<float>& up, const std::vector<float>& down,
-                           const std::vector<float>& h, size_t n) const;
+                           const std::vector<float>& h, size_t n, const FfnBiases& biases = {}) const;
+  std::vector<float> experts(const std::vector<float>& h, const std::vector<int32_t>& ids, uint32_t layer,
+                             size_t n) const;
   void moe_block(std::vector<float>& x, uint32_t layer, size_t n) const;
   // gate: (n, H·vd) or null; the attention output is scaled by sigmoid(gate) before projecting.
   void attend(std::vector<float>& x, uint32_t layer, const std::vector<float>& q, const std::vector<float>& k,
@@ -93,6 +100,10 @@ class Model {
   void linear_block(std::vector<float>& x, uint32_t layer, const Step& step) const;  // model_linear.cpp
   void mla_block(std::vector<float>& x, uint32_t layer, const Step& step) const;
   void ffn_block(std::vector<float>& x, uint32_t layer, size_t n) const;
+  // gemma4: every layer's per-layer inputs (n, n_layers, P) of the tokens and the embeddings x;
+  // after layer l, its share added to x, then x times the layer's output scale (model_ffn.cpp).
+  std::vector<float> per_layer_inputs(std::span<const int32_t> tokens, const std::vector<float>& x) const;
+  void layer_output(std::vector<float>& x, uint32_t layer, const std::vector<float>& per_layer, size_t n) const;
   void rope(float* x, const Step& step, size_t heads, size_t head_dim, size_t offset, size_t token_stride,
             uint32_t layer) const;
 

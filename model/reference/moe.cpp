@@ -23,7 +23,11 @@ std::vector<size_t> top(const std::vector<double>& v, size_t k) {
 
 std::vector<double> scores(const float* logits, const MoeRouteParams& p) {
   std::vector<double> s(p.n_experts);
-  if (p.sigmoid) {
+  if (p.scores == RouteScores::ChosenSoftmax) {
+    for (size_t e = 0; e < p.n_experts; ++e) s[e] = logits[e];
+    return s;
+  }
+  if (p.scores == RouteScores::Sigmoid) {
     for (size_t e = 0; e < p.n_experts; ++e) s[e] = 1 / (1 + std::exp(-double(logits[e])));
     return s;
   }
@@ -59,14 +63,20 @@ void moe_route(int32_t* ids, float* weights, const float* logits, const float* b
       for (size_t e = 0; e < p.n_experts; ++e) sel[e] += bias[e];
     if (p.n_groups > 1) limit_groups(sel, p);
     std::vector<size_t> chosen = top(sel, p.n_used);
-    double sum = 0;
-    for (size_t e : chosen) sum += s[e];
+    std::vector<double> w(p.n_used);
+    for (size_t j = 0; j < p.n_used; ++j) w[j] = s[chosen[j]];
+    if (p.scores == RouteScores::ChosenSoftmax) {
+      double mx = *std::max_element(w.begin(), w.end()), total = 0;
+      for (double& x : w) total += x = std::exp(x - mx);
+      for (double& x : w) x /= total;
+    }
+    double sum = std::accumulate(w.begin(), w.end(), 0.0);
     for (size_t j = 0; j < p.n_used; ++j) {
-      double w = s[chosen[j]];
-      if (p.norm) w /= std::max(sum, 6.103515625e-5);
-      if (p.scale != 0) w *= p.scale;
+      if (p.norm) w[j] /= std::max(sum, 6.103515625e-5);
+      if (p.scale != 0) w[j] *= p.scale;
+      if (p.expert_scale) w[j] *= p.expert_scale[chosen[j]];
       ids[t * p.n_used + j] = int32_t(chosen[j]);
-      weights[t * p.n_used + j] = float(w);
+      weights[t * p.n_used + j] = float(w[j]);
     }
   }
 }

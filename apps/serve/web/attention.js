@@ -205,6 +205,13 @@ export class AttentionView {
       const nums = document.createElement('div');
       nums.className = 'head-nums';
       nums.textContent = `prev ${percent(s.prev)} · first ${percent(s.first)} · self ${percent(s.self)}`;
+      // gpt-oss: the head's sink takes the rest of each row; its mean share says how idle the head is.
+      if (this.data.sink_share) {
+        const sink = document.createElement('span');
+        sink.dataset.testid = 'sink-share';
+        sink.textContent = ` · sink ${percent(this.data.sink_share[h])}`;
+        nums.append(sink);
+      }
       text.append(t, p, nums);
       b.append(c, text);
       b.addEventListener('click', () => { this.select(h); this.setMode('one'); });
