@@ -121,16 +121,17 @@ std::vector<EngineFixture> family_fixtures(DType type) {
   gpt_oss.swa_period = 2, gpt_oss.n_experts = 8, gpt_oss.n_experts_used = 2, gpt_oss.expert_hidden_dim = 64;
   gpt_oss.rope_scaling = RopeScaling::Yarn, gpt_oss.rope_factor = 4, gpt_oss.rope_original_ctx = 64;
   gpt_oss.qkv_bias = true;
-  // Gemma 4 E-style: sliding layers 0, 1, 3, 4 with half-size heads, global layers 2 and 5 with
-  // one KV head and proportional rope; layers 3 to 5 share the KV of 1, 1 and 2 (as in the real
-  // models, the last layer that keeps KV is global: llama.cpp assumes it); per-layer embeddings,
-  // layer output scales, the final soft-cap.
+  // Gemma 4 E-style: sliding layers 0 and 2 with half-size heads, global layers 1 and 3 with one
+  // KV head and proportional rope; layers 2 and 3 share the KV of 0 and 1 (as in the real models,
+  // the last layer that keeps KV is global: llama.cpp assumes it); per-layer embeddings, layer
+  // output scales, the final soft-cap. Four layers: llama.cpp's CPU GELU goes through an f16
+  // table, about 1e-7 of NMSE per GELU stage; seed 2: see docs/decisions.md, issue 28.
   FixtureSpec gemma4 = base;
-  gemma4.arch = "gemma4", gemma4.n_layers = 6, gemma4.head_dim = 64, gemma4.head_dim_swa = 32;
-  gemma4.n_kv_heads_global = 1, gemma4.sliding_window = 8, gemma4.swa_period = 3, gemma4.rope_theta = 1e6f;
+  gemma4.arch = "gemma4", gemma4.n_layers = 4, gemma4.head_dim = 64, gemma4.head_dim_swa = 32;
+  gemma4.n_kv_heads_global = 1, gemma4.sliding_window = 8, gemma4.swa_period = 2, gemma4.rope_theta = 1e6f;
   gemma4.rope_theta_swa = 1e4f, gemma4.rope_freqs = true, gemma4.rope_freqs_rotated = 0.25f;
-  gemma4.n_kv_shared_layers = 3, gemma4.per_layer_embd = 16, gemma4.layer_out_scale = true;
-  gemma4.final_softcap = 5.0f, gemma4.norm_eps = 1e-6f, gemma4.tied_embeddings = true;
+  gemma4.n_kv_shared_layers = 2, gemma4.per_layer_embd = 16, gemma4.layer_out_scale = true;
+  gemma4.final_softcap = 5.0f, gemma4.norm_eps = 1e-6f, gemma4.tied_embeddings = true, gemma4.seed = 2;
   // Gemma 4 26B-A4B-style: the dense FFN beside the experts, V from K in global layers.
   FixtureSpec gemma4moe = gemma4;
   gemma4moe.n_layers = 3, gemma4moe.n_kv_shared_layers = 0, gemma4moe.per_layer_embd = 0;

@@ -25,47 +25,47 @@ test::CliResult info_of(const std::string& family, const std::string& flags = ""
 
 }  // namespace
 
-// The gemma4 fixture: layers 0, 1, 3, 4 slide (2 KV heads of 32), 2 and 5 are global (1 KV head
-// of 64); 3 and 4 share the cache of 1, and 5 that of 2.
+// The gemma4 fixture: layers 0 and 2 slide (2 KV heads of 32), 1 and 3 are global (1 KV head of
+// 64); 2 and 3 share the caches of 0 and 1.
 TEST_CASE("gemma4's cache holds per-layer rows and nothing for its shared layers", "[layout]") {
   test::EngineFixture f = test::family_fixture("gemma4", DType::F16);
   test::Loaded l = test::load(f.spec, {.n_ctx = 32, .slots = 2});
   const ModelConfig& c = l.engine->config();
+  CHECK(c.kv_layer(2) == 0);
   CHECK(c.kv_layer(3) == 1);
-  CHECK(c.kv_layer(4) == 1);
-  CHECK(c.kv_layer(5) == 2);
-  for (uint32_t layer = 0; layer < 6; ++layer) CHECK(c.has_kv(layer) == (layer < 3));
+  for (uint32_t layer = 0; layer < 4; ++layer) CHECK(c.has_kv(layer) == (layer < 2));
   CHECK(c.attention_of(0).head_dim == 32);
-  CHECK(c.attention_of(2).head_dim == 64);
-  CHECK(c.attention_of(2).n_kv_heads == 1);
+  CHECK(c.attention_of(3).head_dim == 64);
+  CHECK(c.attention_of(3).n_kv_heads == 1);
   uint64_t sliding = 2 * (32 + 32) * 2, global = 1 * (64 + 64) * 2;  // f16
-  CHECK(c.kv_bytes_per_token(DType::F16) == 2 * sliding + global);
-  CHECK(c.shared_kv_saving_per_token(DType::F16) == 2 * sliding + global);
+  CHECK(c.kv_bytes_per_token(DType::F16) == sliding + global);
+  CHECK(c.shared_kv_saving_per_token(DType::F16) == sliding + global);
   CHECK(l.engine->kv_cache().bytes_per_token() == c.kv_bytes_per_token(DType::F16));
-  CHECK(l.engine->kv_cache().k(5).buffer == l.engine->kv_cache().k(2).buffer);
+  CHECK(l.engine->kv_cache().k(3).buffer == l.engine->kv_cache().k(1).buffer);
+  CHECK(l.engine->kv_cache().k(2).buffer == l.engine->kv_cache().k(0).buffer);
 }
 
 TEST_CASE("vkllm info shows Gemma 4's sliding and global heads and its shared KV layers", "[layout][cli]") {
   test::CliResult r = info_of("gemma4");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, Catch::Contains("sliding window 8 on 4 of 6 layers"));
+  CHECK_THAT(r.out, Catch::Contains("sliding window 8 on 2 of 4 layers"));
   CHECK_THAT(r.out, Catch::Contains("sliding layers: heads 4 x 32, 2 KV; global layers: 4 x 64, 1 KV"));
-  CHECK_THAT(r.out, Catch::Contains("layers 3..5 reuse earlier layers' KV cache: 768 B per token saved (50% of 1.5 KiB)"));
+  CHECK_THAT(r.out, Catch::Contains("layers 2, 3 reuse earlier layers' KV cache: 512 B per token saved (50% of 1.0 KiB)"));
   CHECK_THAT(r.out, Catch::Contains("per-layer embeddings of 16 per layer"));
-  CHECK_THAT(r.out, Catch::Contains("kv cache    768 bytes per token in f16"));
+  CHECK_THAT(r.out, Catch::Contains("kv cache    512 bytes per token in f16"));
   test::CliResult js = info_of("gemma4", "--json");
   REQUIRE(js.exit_code == 0);
   nlohmann::json j = nlohmann::json::parse(js.out);
-  CHECK(j["kv_bytes_per_token"] == 768);
-  CHECK(j["kv_shared_saving_bytes_per_token"] == 768);
-  REQUIRE(j["layers"].size() == 6);
-  CHECK(j["layers"][2]["attention"] == "global");
-  CHECK(j["layers"][2]["head_dim"] == 64);
-  CHECK(j["layers"][4]["attention"] == "sliding");
-  CHECK(j["layers"][4]["kv_layer"] == 1);
-  CHECK(j["layers"][5]["kv_layer"] == 2);
-  CHECK(j["layers"][5]["kv_bytes_per_token"] == 0);
+  CHECK(j["kv_bytes_per_token"] == 512);
+  CHECK(j["kv_shared_saving_bytes_per_token"] == 512);
+  REQUIRE(j["layers"].size() == 4);
+  CHECK(j["layers"][1]["attention"] == "global");
+  CHECK(j["layers"][1]["head_dim"] == 64);
+  CHECK(j["layers"][2]["attention"] == "sliding");
+  CHECK(j["layers"][2]["kv_layer"] == 0);
+  CHECK(j["layers"][3]["kv_layer"] == 1);
+  CHECK(j["layers"][3]["kv_bytes_per_token"] == 0);
 }
 
 TEST_CASE("vkllm info names gpt-oss's sinks, Mistral 3's temperature and SmolLM3's NoPE layers", "[layout][cli]") {
