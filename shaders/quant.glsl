@@ -71,7 +71,8 @@ vec4 iq4_4(uint w, uint s) {  // the nibbles at shift s of the four bytes of w, 
   return vec4(ivec4(word << (24 - 8 * (q & 3))) >> 24);
 }
 
-// --- lookup tables in shared memory: IQ3_S's 512-entry grid (2 KiB), filled once per workgroup
+// --- what quant_init prepares: IQ3_S's 512-entry grid in shared memory (2 KiB, filled once per
+// workgroup); MXFP4's partial last word (in a register, once per thread)
 
 #if defined(WTYPE_IQ3_S)
 #include "iq3s_grid.glsl"
@@ -79,6 +80,24 @@ shared uint iq3s_grid[512];
 void quant_init(uint tid, uint n_threads) {
   for (uint i = tid; i < 512; i += n_threads) iq3s_grid[i] = IQ3S_GRID[i];
   barrier();
+}
+#elif defined(WTYPE_MXFP4)
+// MXFP4's blocks start at any byte, so the aligned words that hold a binding's last block may run
+// into a partial word (a binding size not a multiple of 4), whose bytes only 8-bit loads reach.
+// quant_init reads it once; word_at_tail then picks it by a select: a branch to byte loads in the
+// inner loop made llvmpipe's matvec 1.3x slower (it runs both sides of a divergent branch).
+#extension GL_EXT_shader_8bit_storage : require
+layout(std430, binding = 0) readonly restrict buffer W8 { uint8_t w8[]; };
+uint w_tail;  // the bytes past the last whole word, low byte first (zeros past the end)
+void quant_init(uint tid, uint n_threads) {
+  w_tail = 0;
+  for (uint j = 0; j < 3; ++j)
+    if (4 * w32.length() + j < w8.length()) w_tail |= uint(w8[4 * w32.length() + j]) << (8 * j);
+}
+// The aligned word i, i <= w32.length() (that one is w_tail).
+uint word_at_tail(uint i) {
+  uint n = w32.length(), w = w32[min(i, n - 1)];
+  return i < n ? w : w_tail;
 }
 #else
 void quant_init(uint tid, uint n_threads) {}
@@ -275,26 +294,14 @@ void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
 
 #elif defined(WTYPE_MXFP4)
 #define W_BYTES
-#extension GL_EXT_shader_8bit_storage : require
-layout(std430, binding = 0) readonly restrict buffer W8 { uint8_t w8[]; };
 const uint QK = 32, QB = 17;
-
-// The aligned word i; the last word of a binding whose size is not a multiple of 4 is partial:
-// its bytes are read one by one (bytes past the end read as 0).
-uint tail_word(uint i) {
-  if (i < w32.length()) return w32[i];
-  uint v = 0;
-  for (uint j = 0; j < 4; ++j)
-    if (4 * i + j < w8.length()) v |= uint(w8[4 * i + j]) << (8 * j);
-  return v;
-}
 
 // s[k] = the 32 bits at bytes a + 4k .. a + 4k + 3 (k < n <= 4), from n + 1 aligned loads.
 void byte_span(uint a, uint n, out uint s[4]) {
   uint b = a >> 2, sh = 8 * (a & 3);
   uint lo = w32[b];
   for (uint k = 0; k < n; ++k) {
-    uint hi = k + 1 < n ? w32[b + k + 1] : tail_word(b + k + 1);  // past the end only when sh = 0
+    uint hi = k + 1 < n ? w32[b + k + 1] : word_at_tail(b + k + 1);  // past the end only when sh = 0
     s[k] = sh == 0 ? lo : (lo >> sh) | (hi << (32 - sh));
     lo = hi;
   }

@@ -94,7 +94,7 @@ void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
 void dequant_unit(uint row8, uint u, out vec4 v[UNIT / 4]) {
   uint a = row8 + u * 17, b = a >> 2, o = (a & 3) + 1, w[5];
   for (uint i = 0; i < 4; ++i) w[i] = w32[b + i];
-  w[4] = tail_word(b + 4);  // may run past the binding's end
+  w[4] = word_at_tail(b + 4);  // the binding's partial last word for its last block
   float d = e8m0_half((w[0] >> (8 * (a & 3))) & 255);
   uint sh = 8 * (o & 3);
   for (uint i = 0; i < 4; ++i) {
