@@ -41,6 +41,7 @@ const TypeKernels kKernels[] = {
     {DType::IQ4_NL, &spirv::matvec_iq4_nl, &spirv::matmul_iq4_nl, &spirv::get_rows_iq4_nl},
     {DType::IQ4_XS, &spirv::matvec_iq4_xs, &spirv::matmul_iq4_xs, &spirv::get_rows_iq4_xs},
     {DType::IQ3_S, &spirv::matvec_iq3_s, &spirv::matmul_iq3_s, &spirv::get_rows_iq3_s},
+    {DType::MXFP4, &spirv::matvec_mxfp4, &spirv::matmul_mxfp4, &spirv::get_rows_mxfp4},
 };
 
 // Shared memory the type's lookup tables take in every kernel (quant.glsl quant_init).

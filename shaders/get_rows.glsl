@@ -21,11 +21,11 @@ void main() {
   bool here = id >= int(p.row0) && id < int(p.row0 + p.n_rows);
   bool outside = id < 0 || id >= int(p.total_rows);
   if (!here && !(outside && p.row0 == 0)) return;  // another dispatch owns this row
-  uint row16 = here ? uint(id - int(p.row0)) * (p.K / QK * (QB / 2)) : 0;
+  uint row_at = here ? uint(id - int(p.row0)) * row_size(p.K) : 0;
   uint out0 = i * p.K;
   if (k8 < p.K / 8) {
     vec4 lo = vec4(0.0), hi = vec4(0.0);
-    if (here) dequant8(row16, k8, lo, hi);
+    if (here) dequant8(row_at, k8, lo, hi);
     for (uint j = 0; j < 4; ++j) {
       y[out0 + 8 * k8 + j] = lo[j];
       y[out0 + 8 * k8 + 4 + j] = hi[j];
@@ -33,6 +33,6 @@ void main() {
   }
 #ifdef W_FLOAT
   uint k = (p.K & ~7u) + gl_LocalInvocationIndex;
-  if (gl_WorkGroupID.x == 0 && k < p.K) y[out0 + k] = here ? dequant1(row16, k) : 0.0;
+  if (gl_WorkGroupID.x == 0 && k < p.K) y[out0 + k] = here ? dequant1(row_at, k) : 0.0;
 #endif
 }

@@ -31,16 +31,16 @@ shared float xs[BK * (BN + 1)];  // (BK, BN+1): the gathered x tile
 shared uint pair_s[BN];          // the tile's pairs
 
 // Weight values k .. k+7 of row m (zeros past M or K) into ws column r, rows c8*8 ... (matmul.glsl)
-void load_w_run(uint w0, uint row_u16, uint m, uint k, uint r, uint c8) {
+void load_w_run(uint w0, uint row_len, uint m, uint k, uint r, uint c8) {
   vec4 lo = vec4(0.0), hi = vec4(0.0);
   if (m < p.M && k + 8 <= p.K) {
-    dequant8(w0 + m * row_u16, k / 8, lo, hi);
+    dequant8(w0 + m * row_len, k / 8, lo, hi);
   }
 #ifdef W_FLOAT
   else if (m < p.M && k < p.K) {
     for (uint j = 0; j < 4; ++j) {
-      if (k + j < p.K) lo[j] = dequant1(w0 + m * row_u16, k + j);
-      if (k + 4 + j < p.K) hi[j] = dequant1(w0 + m * row_u16, k + 4 + j);
+      if (k + j < p.K) lo[j] = dequant1(w0 + m * row_len, k + j);
+      if (k + 4 + j < p.K) hi[j] = dequant1(w0 + m * row_len, k + 4 + j);
     }
   }
 #endif
@@ -59,13 +59,13 @@ void main() {
   barrier();
   uint m0 = gl_WorkGroupID.y * BM;
   uint tm = tid % (BM / TM), tn = tid / (BM / TM);
-  uint row_u16 = p.K / QK * (QB / 2);
-  uint w0 = expert * p.M * row_u16;
+  uint row_len = row_size(p.K);  // in row addresses (quant.glsl)
+  uint w0 = expert * p.M * row_len;
 
   float acc[TM * TN];
   for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0;
   for (uint k0 = 0; k0 < p.K; k0 += BK) {
-    for (uint i = tid; i < BM * (BK / 8); i += WG) load_w_run(w0, row_u16, m0 + i % BM, k0 + 8 * (i / BM), i % BM, i / BM);
+    for (uint i = tid; i < BM * (BK / 8); i += WG) load_w_run(w0, row_len, m0 + i % BM, k0 + 8 * (i / BM), i % BM, i / BM);
     for (uint i = tid; i < BK * BN; i += WG) {
       uint kk = i % BK, nn = i / BK, k = k0 + kk;
       float v = 0.0;

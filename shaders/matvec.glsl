@@ -70,9 +70,9 @@ uint x_at(uint x0, uint n, uint k) { return x0 + (n_base + min(n, n_valid - 1)) 
 // The stored row of the kernel's row r: itself, or with GLU gate row r/2 (r even) or up row r/2.
 uint stored_row(uint r) { return GLU == 0 ? r : (r & 1u) == 0u ? r >> 1 : p.M / 2 + (r >> 1); }
 
-// Start (16-bit words) of row + i of this batch's matrix; rows past M read row M-1 (not stored).
+// Start (quant.glsl row address) of row + i of this batch's matrix; rows past M read row M-1 (not stored).
 uint row_start(uint batch, uint row, uint i) {
-  return (batch * p.M + stored_row(min(row + i, p.M - 1))) * (p.K / QK * (QB / 2));
+  return (batch * p.M + stored_row(min(row + i, p.M - 1))) * row_size(p.K);
 }
 
 // The thread's sums for rows row .. row + RT - 1 into y (with GLU, pairs into rows (row + i) / 2).

@@ -43,7 +43,7 @@ vec4 load_x4(uint i) { return ALIGNED ? x4[i >> 2] : vec4(x[i], x[i + 1], x[i + 
 
 uint x_at(uint n, uint k) { return tile_pair[n] / p.x_div * p.x_row_stride + k; }
 
-uint row_start(uint row, uint i) { return (expert * p.M + min(row + i, p.M - 1)) * (p.K / QK * (QB / 2)); }
+uint row_start(uint row, uint i) { return (expert * p.M + min(row + i, p.M - 1)) * row_size(p.K); }
 
 void store(uint row, uint n, float v) {
   if (n < n_valid) y[tile_pair[n] * p.y_row_stride + row] = v;

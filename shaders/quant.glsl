@@ -2,16 +2,20 @@
 // The variant (CMakeLists.txt) defines exactly one WTYPE_<T>; an includer gets, for that type:
 //   QK, QB                  values and bytes per block (1 and 4/2 for plain floats)
 //   W_FLOAT                 defined for F32/F16/BF16 (any row length; others need K % QK == 0)
+//   uint row_size(uint K)   the size of a row of K values in the unit row addresses are given in:
+//                           16-bit words, or bytes where W_BYTES is defined (MXFP4)
 //   void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi)
-//       values 8*k8 .. 8*k8+7 of the row that starts at 16-bit word row16 of binding 0
+//       values 8*k8 .. 8*k8+7 of the row that starts at address row16 (16-bit words, or bytes
+//       with W_BYTES) of binding 0
 //   float dequant1(uint row16, uint k)    (W_FLOAT only) value k, for rows with K % 8 != 0
 //   void quant_init(uint tid, uint n_threads)
 //       fills the workgroup's lookup tables in shared memory (IQ3_S's grid; nothing for the other
 //       types); every kernel calls it first, in uniform control flow, before any dequantisation
-// Weights are bound at binding 0 and read as 16-bit words (every block size is even, so every row
-// and block starts 2-byte aligned), as 32-bit words where the type keeps them 4-byte aligned
+// Weights are bound at binding 0 and read as 16-bit words where every block size is even (so every
+// row and block starts 2-byte aligned), as 32-bit words where the type keeps them 4-byte aligned
 // (Q4_1, Q5_1, Q2_K, Q4_K, Q5_K, IQ4_XS, 4-aligned float runs), and as 16-byte vectors for aligned
-// float runs.
+// float runs. MXFP4's 17-byte blocks start at any byte: its rows are addressed in bytes and read
+// as aligned 32-bit words, funnel-shifted.
 // f16 goes through unpackHalf2x16, so no f16 arithmetic is needed.
 #ifndef VKLLM_QUANT_GLSL
 #define VKLLM_QUANT_GLSL
@@ -67,7 +71,8 @@ vec4 iq4_4(uint w, uint s) {  // the nibbles at shift s of the four bytes of w, 
   return vec4(ivec4(word << (24 - 8 * (q & 3))) >> 24);
 }
 
-// --- lookup tables in shared memory: IQ3_S's 512-entry grid (2 KiB), filled once per workgroup
+// --- what quant_init prepares: IQ3_S's 512-entry grid in shared memory (2 KiB, filled once per
+// workgroup); MXFP4's partial last word (in a register, once per thread)
 
 #if defined(WTYPE_IQ3_S)
 #include "iq3s_grid.glsl"
@@ -75,6 +80,24 @@ shared uint iq3s_grid[512];
 void quant_init(uint tid, uint n_threads) {
   for (uint i = tid; i < 512; i += n_threads) iq3s_grid[i] = IQ3S_GRID[i];
   barrier();
+}
+#elif defined(WTYPE_MXFP4)
+// MXFP4's blocks start at any byte, so the aligned words that hold a binding's last block may run
+// into a partial word (a binding size not a multiple of 4), whose bytes only 8-bit loads reach.
+// quant_init reads it once; word_at_tail then picks it by a select: a branch to byte loads in the
+// inner loop made llvmpipe's matvec 1.3x slower (it runs both sides of a divergent branch).
+#extension GL_EXT_shader_8bit_storage : require
+layout(std430, binding = 0) readonly restrict buffer W8 { uint8_t w8[]; };
+uint w_tail;  // the bytes past the last whole word, low byte first (zeros past the end)
+void quant_init(uint tid, uint n_threads) {
+  w_tail = 0;
+  for (uint j = 0; j < 3; ++j)
+    if (4 * w32.length() + j < w8.length()) w_tail |= uint(w8[4 * w32.length() + j]) << (8 * j);
+}
+// The aligned word i, i <= w32.length() (that one is w_tail).
+uint word_at_tail(uint i) {
+  uint n = w32.length(), w = w32[min(i, n - 1)];
+  return i < n ? w : w_tail;
 }
 #else
 void quant_init(uint tid, uint n_threads) {}
@@ -266,6 +289,50 @@ void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
   iq3s_group(u16_at(b + 1 + g), qh, g & 3, sign, f16_at(b) * float(1 + 2 * sc), lo, hi);
 }
 
+// --- MXFP4: 32-value blocks of 17 bytes, e (E8M0 scale), qs[16] (E2M1 nibbles, Q4_0's order: value
+// j < 16 the low nibble of qs[j], j + 16 the high one). Rows and blocks start at any byte.
+
+#elif defined(WTYPE_MXFP4)
+#define W_BYTES
+const uint QK = 32, QB = 17;
+
+// s[k] = the 32 bits at bytes a + 4k .. a + 4k + 3 (k < n <= 4), from n + 1 aligned loads.
+void byte_span(uint a, uint n, out uint s[4]) {
+  uint b = a >> 2, sh = 8 * (a & 3);
+  uint lo = w32[b];
+  for (uint k = 0; k < n; ++k) {
+    uint hi = k + 1 < n ? w32[b + k + 1] : word_at_tail(b + k + 1);  // past the end only when sh = 0
+    s[k] = sh == 0 ? lo : (lo >> sh) | (hi << (32 - sh));
+    lo = hi;
+  }
+}
+
+// Half the E8M0 scale 2^(e - 127) (the E2M1 values below are doubled), from its bits: e = 0, 1 give
+// the subnormals 2^-128, 2^-127 (a GPU may flush them to 0; no real block is that small).
+float e8m0_half(uint e) { return uintBitsToFloat(e < 2 ? 0x00200000u << e : (e - 1) << 23); }
+
+// The nibbles at shift s of the four bytes of w as ggml's doubled E2M1 values (kvalues_mxfp4:
+// 0 1 2 3 4 6 8 12, bit 3 the sign, code 8 is +0), all four bytes at once in one word: magnitude
+// m < 4 is m, m >= 4 is m + (m & 3) + 2 (m == 7); a nonzero negative byte is negated as ~t + 1
+// (t <= 12: no carry into the next byte); one int8 convert. No table, and 13% less CPU per
+// matvec on llvmpipe than building each lane's float bits (0x3F800000 + m << 22).
+vec4 fp4_4(uint w, uint s) {
+  uint q = (w >> s) & 0x0F0F0F0Fu, m = q & 0x07070707u;
+  uint b2 = (m >> 2) & 0x01010101u;
+  uint t = m + (m & (b2 * 3u)) + (((m >> 1) & m & b2) << 1);
+  uint sg = (q >> 3) & (m | (m >> 1) | (m >> 2)) & 0x01010101u;
+  return sbytes4((t ^ (sg * 255u)) + sg);
+}
+
+void dequant8(uint row8, uint k8, out vec4 lo, out vec4 hi) {
+  uint a = row8 + (k8 >> 2) * 17, r = k8 & 3, q[4];
+  float d = e8m0_half(uint(w8[a]));
+  byte_span(a + 1 + (r & 1) * 8, 2, q);
+  uint s = (r >> 1) * 4;
+  lo = fp4_4(q[0], s) * d;
+  hi = fp4_4(q[1], s) * d;
+}
+
 // --- plain floats: any row length; runs that start 16-byte aligned load as vectors.
 
 #elif defined(WTYPE_F32)
@@ -303,6 +370,12 @@ void dequant8(uint row16, uint k8, out vec4 lo, out vec4 hi) {
 
 #else
 #error "define one WTYPE_<type> (a variant row in CMakeLists.txt) before including quant.glsl"
+#endif
+
+#ifdef W_BYTES
+uint row_size(uint K) { return K / QK * QB; }
+#else
+uint row_size(uint K) { return K / QK * (QB / 2); }
 #endif
 
 #endif

@@ -4,13 +4,13 @@
 // For the type selected by WTYPE_<T>:
 //   UNIT                    values per unit; a row has K / UNIT whole units (plain floats: a
 //                           ragged tail of K % UNIT values is left to dequant1)
-//   void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4])
+//   void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4])   (row16: quant.glsl's row address)
 //   uint unit_k(uint u, uint j)   position in the row of v[j][0] (v[j] holds 4 consecutive values)
 #ifndef VKLLM_QUANT_UNIT_GLSL
 #define VKLLM_QUANT_UNIT_GLSL
 
 #if defined(WTYPE_Q4_0) || defined(WTYPE_Q4_1) || defined(WTYPE_Q5_0) || defined(WTYPE_Q5_1) || \
-    defined(WTYPE_Q8_0) || defined(WTYPE_IQ4_NL) || defined(W_FLOAT)
+    defined(WTYPE_Q8_0) || defined(WTYPE_IQ4_NL) || defined(WTYPE_MXFP4) || defined(W_FLOAT)
 const uint UNIT = 32;  // one block (32-value types), 32 values (floats)
 uint unit_k(uint u, uint j) { return 32 * u + 4 * j; }
 #else
@@ -86,6 +86,22 @@ void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
   float d = f16_at(b);
   span(b + 1, 8, qs);
   for (uint i = 0; i < 8; ++i) v[i] = sbytes4(qs[i]) * d;
+}
+
+#elif defined(WTYPE_MXFP4)
+// One 17-byte block from the five aligned words that hold it: e is byte a % 4 of the first, qs
+// starts o = a % 4 + 1 bytes in (o = 4: the next word, no shift).
+void dequant_unit(uint row8, uint u, out vec4 v[UNIT / 4]) {
+  uint a = row8 + u * 17, b = a >> 2, o = (a & 3) + 1, w[5];
+  for (uint i = 0; i < 4; ++i) w[i] = w32[b + i];
+  w[4] = word_at_tail(b + 4);  // the binding's partial last word for its last block
+  float d = e8m0_half((w[0] >> (8 * (a & 3))) & 255);
+  uint sh = 8 * (o & 3);
+  for (uint i = 0; i < 4; ++i) {
+    uint q = sh == 0 ? w[i + 1] : (w[i] >> sh) | (w[i + 1] << (32 - sh));
+    v[i] = fp4_4(q, 0) * d;
+    v[4 + i] = fp4_4(q, 4) * d;
+  }
 }
 
 #elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -41,6 +42,18 @@ CliResult run_vkllm(const std::string& args, const std::string& env, const std::
 
 CliResult run_bench(const std::string& args, const std::string& env) {
   return run_program(VKLLM_BENCH_BIN, args, env, "/dev/null");
+}
+
+std::string llamacpp_oracle_missing() {
+  std::string oracle = VKLLM_LLAMACPP_ORACLE;
+  if (!oracle.empty() && std::filesystem::exists(oracle)) return "";
+  std::ifstream why(VKLLM_BUILD_DIR "/llamacpp/SKIPPED");
+  std::string reason;
+  std::getline(why, reason);
+  return "llama.cpp oracle not built (" +
+         (reason.empty() ? std::string("build/llamacpp has no llama.cpp libraries: scripts/test fetches them with npm")
+                         : reason) +
+         ")";
 }
 
 TempFile::TempFile(const std::string& tag) : path("/tmp/vkllm_cli_" + std::to_string(getpid()) + "_" + tag + ".gguf") {}

@@ -1,4 +1,5 @@
-// Runs the built `vkllm` binary as a user would and captures what it prints.
+// Runs the built `vkllm` binary (or another program: vkllm-bench, the llama.cpp oracle) as a user
+// would and captures what it prints.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -19,6 +20,10 @@ CliResult run_bench(const std::string& args, const std::string& env = "");
 // The same for any program.
 CliResult run_program(const std::string& bin, const std::string& args, const std::string& env = "",
                       const std::string& input = "/dev/null");
+
+// Why the llama.cpp oracle (tests/llamacpp, VKLLM_LLAMACPP_ORACLE) cannot be run, in one line
+// (scripts/fetch_llamacpp's reason where it gave one), or "" when it was built.
+std::string llamacpp_oracle_missing();
 
 // A file under /tmp that removes itself.
 struct TempFile {

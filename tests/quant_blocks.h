@@ -155,12 +155,25 @@ inline void add_iq_blocks(std::vector<HandBlock>& out) {
   }
 }
 
+// MXFP4: doubled E2M1 values {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12} (bit 3 the
+// sign), times half the E8M0 scale.
+inline void add_mxfp4_block(std::vector<HandBlock>& out) {
+  // e = 126: scale 2^-1, half 0.25; qs[j] = j | (15-j) << 4: y[j] = kv[j]/4, y[j+16] = kv[15-j]/4.
+  std::vector<uint8_t> b(17);
+  b[0] = 126;
+  for (int j = 0; j < 16; ++j) b[1 + j] = uint8_t(j | (15 - j) << 4);
+  out.push_back({DType::MXFP4,
+                 b,
+                 {{0, 0}, {1, 0.25}, {5, 1.5}, {7, 3}, {8, 0}, {13, -1.5}, {15, -3}, {16, -3}, {24, 3}, {31, 0}}});
+}
+
 inline std::vector<HandBlock> hand_blocks() {
   std::vector<HandBlock> out;
   add_legacy_blocks(out);
   add_k_blocks(out);
   add_low_bit_blocks(out);
   add_iq_blocks(out);
+  add_mxfp4_block(out);
   return out;
 }
 

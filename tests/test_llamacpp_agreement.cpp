@@ -5,7 +5,8 @@
 // - F32 weights, f32 KV cache: logits of every position in one batch and in chunks of 8 (across
 //   chunk boundaries), NMSE <= 1e-6 each, and 32 greedy tokens identical, and the same experts
 //   chosen at every position;
-// - the same file quantised by llama.cpp's quantizer to Q8_0 and Q4_K_M: NMSE within the bound
+// - the same file quantised by llama.cpp's quantizer to Q8_0 and Q4_K_M (and for mixtures of
+//   experts MXFP4_MOE, whose experts are MXFP4): NMSE within the bound
 //   that llama.cpp's CPU path explains (it quantises activations to 8 bits for these dot products;
 //   check_quantised says how the bound and rerouted experts are handled).
 // One test case per fixture, registered from the registry at start-up. Each writes its NMSE line
@@ -45,19 +46,6 @@ constexpr double kF32Bound = 1e-6;
 constexpr double kQuantBound = 1e-3;
 constexpr size_t kTokens = 21, kChunk = 8, kGreedy = 32;
 const fs::path kOut = VKLLM_BUILD_DIR "/llamacpp_agreement";
-
-// Why the oracle is unusable, or "" when it is there.
-std::string oracle_missing() {
-  std::string oracle = VKLLM_LLAMACPP_ORACLE;
-  if (!oracle.empty() && fs::exists(oracle)) return "";
-  std::ifstream why(VKLLM_BUILD_DIR "/llamacpp/SKIPPED");
-  std::string reason;
-  std::getline(why, reason);
-  return "llama.cpp oracle not built (" +
-         (reason.empty() ? std::string("build/llamacpp has no llama.cpp libraries: scripts/test fetches them with npm")
-                         : reason) +
-         ")";
-}
 
 // "deepseek2-v3" of "deepseek2-v3 f32".
 std::string family(const test::EngineFixture& f) { return f.name.substr(0, f.name.find(' ')); }
@@ -228,7 +216,7 @@ void record(const test::EngineFixture& f, const std::string& kind, const std::st
 }
 
 void check_f32(const test::EngineFixture& fixture) {
-  if (std::string why = oracle_missing(); !why.empty()) return test::skip(why);
+  if (std::string why = test::llamacpp_oracle_missing(); !why.empty()) return test::skip(why);
   Files files = write_f32(fixture, "f32");
   uint32_t vocab = fixture.spec.vocab_size;
   std::vector<int32_t> tokens = test::some_tokens(kTokens, vocab, 5);
@@ -266,6 +254,13 @@ FixtureSpec widened(FixtureSpec s) {
   return s;
 }
 
+// The files llama.cpp's quantizer makes of a fixture: Q8_0, Q4_K_M, and for a mixture of experts
+// MXFP4_MOE (gpt-oss's files: experts MXFP4, the rest Q8_0).
+std::vector<std::string> quantised_types(const test::EngineFixture& f) {
+  if (f.spec.n_experts) return {"Q8_0", "Q4_K_M", "MXFP4_MOE"};
+  return {"Q8_0", "Q4_K_M"};
+}
+
 // The bound: llama.cpp's 8-bit activations perturb its products as 8-bit weights do, so vkllm may
 // differ from llama.cpp on a quantised file by kQuantBound, or by as much as Q8_0 weights move
 // llama.cpp's own logits (its Q8_0 file against its F32 file, over the same positions) when the
@@ -276,7 +271,7 @@ FixtureSpec widened(FixtureSpec s) {
 // positions may be a quarter of them or as many as the same quantisation reroutes in llama.cpp itself (its file against
 // its F32 file).
 void check_quantised(const test::EngineFixture& fixture) {
-  if (std::string why = oracle_missing(); !why.empty()) return test::skip(why);
+  if (std::string why = test::llamacpp_oracle_missing(); !why.empty()) return test::skip(why);
   test::EngineFixture wide = fixture;
   wide.spec = widened(fixture.spec);
   Files f32 = write_f32(wide, "quantised");
@@ -287,7 +282,7 @@ void check_quantised(const test::EngineFixture& fixture) {
   std::string line = fmt::format("llama.cpp agreement {:<14}", family(fixture));
   Run theirs_q8;  // llama.cpp on the Q8_0 file: how much 8-bit noise moves this model
   std::set<size_t> moved_q8;
-  for (std::string type : {"Q8_0", "Q4_K_M"}) {
+  for (const std::string& type : quantised_types(fixture)) {
     Files q = files_of(wide, "quantised", type);
     oracle_quantize(f32.theirs, q.theirs, type);
     if (q.theirs != q.ours) relabel(q.theirs, q.ours, fixture.spec.arch);
@@ -335,8 +330,9 @@ const bool registered = [] {
   for (test::EngineFixture& f : test::engine_fixtures(DType::F32)) all.push_back(f);  // attention kinds
   for (const test::EngineFixture& f : all) {
     // Catch keeps what it is given by reference until it copies it: these live for the process.
-    auto* names = new std::vector<std::string>{"llama.cpp agrees with vkllm on " + family(f) + " (F32 weights)",
-                                               "llama.cpp agrees with vkllm on " + family(f) + " (Q8_0, Q4_K_M)"};
+    auto* names = new std::vector<std::string>{
+        "llama.cpp agrees with vkllm on " + family(f) + " (F32 weights)",
+        fmt::format("llama.cpp agrees with vkllm on {} ({})", family(f), fmt::join(quantised_types(f), ", "))};
     new Catch::AutoReg(new Invoker(f, check_f32), CATCH_INTERNAL_LINEINFO, "",
                        Catch::NameAndTags{(*names)[0], "[llamacpp]"});
     new Catch::AutoReg(new Invoker(f, check_quantised), CATCH_INTERNAL_LINEINFO, "",

@@ -39,6 +39,17 @@ TEST_CASE("matmul picks a kernel by token count", "[matmul]") {
   test::gpu().set_profile(choose_profile(test::gpu().caps()));
 }
 
+// gpt-oss's row length (2880 = 90 MXFP4 blocks, 1530 bytes: not a multiple of 128 or 256 values),
+// odd M, and token counts on both sides of the device's tiles (matvec token blocks, tiled BN).
+TEST_CASE("MXFP4 at gpt-oss's row length around the tile edges", "[matmul][matvec]") {
+  const Profile& p = test::gpu().profile();
+  const uint32_t K = 2880;
+  for (uint32_t n : {p.matvec_tokens, p.matvec_tokens + 1})
+    test::check_matmul_case(ops::matvec, "matvec", DType::MXFP4, {p.matvec_rows + 3, n, K}, 31);
+  for (uint32_t n : {p.matmul_bn - 1, p.matmul_bn + 1})
+    test::check_matmul_case(ops::matmul_tiled, "matmul_tiled", DType::MXFP4, {p.matmul_bm + 1, n, K}, 32);
+}
+
 TEST_CASE("tiled matmul adds a bias", "[matmul]") {
   for (DType t : {DType::F32, DType::Q8_0, DType::Q4_K})
     test::check_matmul_case(ops::matmul_tiled, "matmul_tiled", t, {21, 20, test::awkward_k(t)[1]}, 9, true);

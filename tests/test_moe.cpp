@@ -196,11 +196,12 @@ TEST_CASE("matmul_id under every profile, tiled and not", "[moe]") {
     std::string note = " profile=" + profile.name;
     check_matmul_id(DType::F16, {"random", 3, 2, 5, 19, ids_random}, 96, 0, note);
     check_matmul_id(DType::Q8_0, {"random", 20, 2, 6, 70, ids_random}, 96, 4, note);  // tiled from 9 on GPUs
+    check_matmul_id(DType::MXFP4, {"random", 3, 2, 5, 19, ids_random}, 96, 0, note);  // 51-byte rows
   });
   test::for_each_profile([&](const Profile& profile) {
     if (!ops::expert_plan(test::gpu(), 20, 2, 6).tiled) return;
     std::string note = " profile=" + profile.name;
-    for (DType t : {DType::Q4_0, DType::Q4_K, DType::Q6_K})
+    for (DType t : {DType::Q4_0, DType::Q4_K, DType::Q6_K, DType::MXFP4})
       check_matmul_id(t, {"one expert", 20, 1, 3, 40, ids_one_expert}, test::awkward_k(t)[0], 0, note);
   });
 }

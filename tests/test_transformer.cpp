@@ -2,6 +2,8 @@
 // type: logits at every position, greedy generation, KV-cache consistency, chunking, limits.
 #include <fmt/format.h>
 
+#include <set>
+
 #include "catch.h"
 #include "engine/engine.h"
 #include "engine_fixtures.h"
@@ -44,6 +46,28 @@ TEST_CASE("GPU logits match the reference on every quantisation mix", "[transfor
     std::vector<float> got = l.engine->eval_all(tokens);
     std::vector<float> want = ref::Model(l.file, l.engine->config()).forward(tokens);
     test::check_nmse(got, want, 1e-6, std::string("logits f32 KV, mix ") + m.mix);
+  }
+}
+
+TEST_CASE("GPU logits match the reference with MXFP4 experts (the MXFP4_MOE mix)", "[transformer][mix][moe]") {
+  // qwen2moe's experts are 96 wide: its ffn_down_exps rows are 3 blocks, 51 bytes, so expert rows
+  // start at odd bytes. Prefill (matmul_id where tiled) and decode steps (matvec_id).
+  for (const char* family : {"qwen3moe", "qwen2moe"}) {
+    FixtureSpec spec = test::family_fixture(family, DType::F16).spec;
+    spec.mix = "MXFP4_MOE";
+    Loaded l = load(spec, {.kv_type = DType::F32});
+    std::set<DType> types;
+    for (const GgufTensor& t : l.file.tensors())
+      if (t.n_dims > 1) types.insert(t.type);
+    CHECK(types == std::set<DType>{DType::Q8_0, DType::MXFP4});
+    auto tokens = some_tokens(24, spec.vocab_size, 12);
+    std::vector<float> got = l.engine->eval_all(std::span(tokens).first(21));
+    for (size_t t = 21; t < tokens.size(); ++t) {
+      auto step = l.engine->eval(std::span(tokens).subspan(t, 1));
+      got.insert(got.end(), step.begin(), step.end());
+    }
+    std::vector<float> want = ref::Model(l.file, l.engine->config()).forward(tokens);
+    test::check_nmse(got, want, 1e-6, fmt::format("logits f32 KV, {} MXFP4_MOE", family));
   }
 }
 

@@ -16,9 +16,10 @@ namespace vkllm::test {
 
 // Every type the weight kernels read.
 inline const std::vector<DType>& weight_types() {
-  static const std::vector<DType> types = {
-      DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1,   DType::Q5_0,   DType::Q5_1,
-      DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS, DType::IQ3_S};
+  static const std::vector<DType> types = {DType::F32,   DType::F16,  DType::BF16, DType::Q8_0,   DType::Q4_0,
+                                           DType::Q4_1,  DType::Q5_0, DType::Q5_1, DType::Q2_K,   DType::Q3_K,
+                                           DType::Q4_K,  DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS,
+                                           DType::IQ3_S, DType::MXFP4};
   return types;
 }
 
@@ -57,7 +58,8 @@ inline std::vector<float> ref_matmul(const Weights& w, const std::vector<float>&
 inline double nmse_bound(DType t) { return is_float(t) ? 1e-9 : 1e-6; }
 
 // Awkward row lengths for a type: float rows of any length, quantised rows a multiple of the block
-// (32 or 256) but, past the first, not of 8·32 or 64 (tile and workgroup strides).
+// (32 or 256) but, past the first, not of 8·32 or 64 (tile and workgroup strides). MXFP4 rows of
+// an odd number of blocks are an odd number of bytes, so its rows start at every byte offset.
 inline std::vector<uint32_t> awkward_k(DType t) {
   uint32_t qk = info(t).block_values;
   if (qk == 1) return {1, 7, 45, 100, 4097};

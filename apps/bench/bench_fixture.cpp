@@ -364,9 +364,10 @@ void add_fixture_command(CLI::App& app) {
   cmd->add_option("--type", o->type, "Weight type of the matrices")
       ->type_name("TYPE")
       ->check(one_of(weight_type_names()));
-  cmd->add_option("--mix", o->mix,
-                  "A llama.cpp file type (Q2_K, Q3_K_M, Q3_K_L, Q4_K_M, IQ4_XS, IQ4_NL, IQ3_M, Q5_1, ...): each "
-                  "matrix gets the type llama.cpp's quantizer gives it; overrides --type")
+  cmd->add_option(
+         "--mix", o->mix,
+         "A llama.cpp file type (Q2_K, Q3_K_M, Q3_K_L, Q4_K_M, IQ4_XS, IQ4_NL, IQ3_M, Q5_1, MXFP4_MOE, ...): each "
+         "matrix gets the type llama.cpp's quantizer gives it; overrides --type")
       ->type_name("MIX");
   cmd->add_option("--layers", o->layers, "Fewer layers than the real model (default: all)")
       ->type_name("N")

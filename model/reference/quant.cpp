@@ -17,7 +17,8 @@ namespace vkllm::ref {
 
 float half_to_float(uint16_t h) {
   uint32_t sign = uint32_t(h >> 15) << 31, exp = (h >> 10) & 31, man = h & 1023;
-  if (exp == 31) return std::bit_cast<float>(sign | 0x7F800000u | man << 13);  // inf / NaN
+  // inf / NaN; a NaN comes out quiet (bit 22 set), as x86's conversions and ggml's give it.
+  if (exp == 31) return std::bit_cast<float>(sign | 0x7F800000u | man << 13 | (man ? 0x400000u : 0));
   double mag = exp == 0 ? std::ldexp(double(man), -24) : std::ldexp(1024.0 + man, int(exp) - 25);
   return float(sign ? -mag : mag);
 }
@@ -43,7 +44,8 @@ uint16_t float_to_bf16(float f) {
   return uint16_t((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
 }
 
-// --- 32-value blocks and plain floats (the K-quants: quant_k.cpp; IQ types: quant_iq.cpp)
+// --- 32-value blocks and plain floats (the K-quants: quant_k.cpp; IQ types: quant_iq.cpp; MXFP4:
+// quant_mxfp4.cpp)
 
 namespace codec {
 
@@ -177,6 +179,7 @@ constexpr Codec kCodecs[] = {
     {DType::IQ4_NL, 32, 18, dq_iq4_nl, q_iq4_nl},
     {DType::IQ4_XS, 256, 136, dq_iq4_xs, q_iq4_xs},
     {DType::IQ3_S, 256, 110, dq_iq3_s, q_iq3_s},
+    {DType::MXFP4, 32, 17, dq_mxfp4, q_mxfp4},
 };
 
 const Codec& codec_of(DType t, size_t n) {

@@ -20,8 +20,8 @@ uint16_t float_to_bf16(float f);  // round to nearest even
 size_t stored_bytes(DType t, size_t n);
 
 // dst(n) = the n values stored at src in type t (n a multiple of t's block size). Supports F32,
-// F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, IQ3_S;
-// throws std::invalid_argument otherwise.
+// F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, IQ3_S,
+// MXFP4; throws std::invalid_argument otherwise.
 void dequantize_row(DType t, const void* src, float* dst, size_t n);
 
 // dst = src(n) stored as type t, for the same types. Round-to-nearest per block, no search for
@@ -37,7 +37,9 @@ void dequantize_row(DType t, const void* src, float* dst, size_t n);
 //   IQ4_NL d = the signed largest value / -127, each value the nearest of the 16 table values;
 //   IQ4_XS the same per 32-value sub-block, as a 6-bit signed code relative to d = max/31;
 //   IQ3_S per 32-value sub-block step amax/15 as the odd code 1..31 relative to d = max/31, each
-//   group of 4 magnitudes the nearest of the 512 grid points, signs stored apart.
+//   group of 4 magnitudes the nearest of the 512 grid points, signs stored apart;
+//   MXFP4 exactly as ggml's quantize_row_mxfp4_ref (scale 2^(floor(log2 amax) − 2), each value
+//   the nearest E2M1 code, so values past 1.5·2^floor(log2 amax) are clipped).
 void quantize_row(DType t, const float* src, void* dst, size_t n);
 
 // x(n) = what x becomes when stored as type t and read back (quantise, then dequantise, block by

@@ -1,6 +1,7 @@
 // Internal to the reference's storage types: the block codecs of each type (dequantise one block,
 // quantise one block) and the byte helpers they share. quant.cpp holds the table of types and the
-// public functions of quant.h; quant_k.cpp the K-quants, quant_iq.cpp the non-linear IQ types.
+// public functions of quant.h; quant_k.cpp the K-quants, quant_iq.cpp the non-linear IQ types,
+// quant_mxfp4.cpp MXFP4.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -55,5 +56,9 @@ void dq_iq3_s(const uint8_t* b, float* y);
 void q_iq4_nl(const float* x, uint8_t* b);
 void q_iq4_xs(const float* x, uint8_t* b);
 void q_iq3_s(const float* x, uint8_t* b);
+
+// MXFP4 (E8M0 scale, E2M1 nibbles), quant_mxfp4.cpp.
+void dq_mxfp4(const uint8_t* b, float* y);
+void q_mxfp4(const float* x, uint8_t* b);
 
 }  // namespace vkllm::ref::codec

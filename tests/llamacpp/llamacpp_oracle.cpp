@@ -10,12 +10,20 @@
 //       --experts adds "experts LAYER POS e1 ... ek" for every prompt token of every
 //       mixture-of-experts layer: the experts llama.cpp's router chose (its ffn_moe_topk)
 //   llamacpp_oracle quantize IN OUT TYPE
-//       llama_model_quantize (llama.cpp's quantizer) to TYPE: Q8_0, Q4_0, Q4_K_M, ...
+//       llama_model_quantize (llama.cpp's quantizer) to TYPE: Q8_0, Q4_0, Q4_K_M, MXFP4_MOE, ...
+//   llamacpp_oracle dequantize TYPE IN OUT
+//       ggml's own dequantiser (its type traits' to_float) on the raw blocks in IN, whole blocks of
+//       the ggml type TYPE as ggml_type_name spells it (q4_0, mxfp4, f16, ...); the values go to
+//       OUT as f32 in the machine's byte order. IN or OUT "-": stdin or stdout
+//   llamacpp_oracle quantize-ref TYPE IN OUT
+//       the other way: ggml's reference quantiser (from_float_ref, e.g. quantize_row_mxfp4_ref) on
+//       the f32 values in IN (whole blocks), the blocks to OUT
 //
 // An error is one line on stderr ("error: ...", with llama.cpp's last logged error) and exit 1.
 #include <ggml-backend.h>
 #include <llama.h>
 
+#include <strings.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -221,7 +229,7 @@ llama_ftype ftype(const std::string& name) {
       {"Q2_K", LLAMA_FTYPE_MOSTLY_Q2_K},     {"Q3_K_M", LLAMA_FTYPE_MOSTLY_Q3_K_M},
       {"Q4_K_M", LLAMA_FTYPE_MOSTLY_Q4_K_M}, {"Q5_K_M", LLAMA_FTYPE_MOSTLY_Q5_K_M},
       {"Q6_K", LLAMA_FTYPE_MOSTLY_Q6_K},     {"IQ4_NL", LLAMA_FTYPE_MOSTLY_IQ4_NL},
-      {"IQ4_XS", LLAMA_FTYPE_MOSTLY_IQ4_XS},
+      {"IQ4_XS", LLAMA_FTYPE_MOSTLY_IQ4_XS}, {"MXFP4_MOE", LLAMA_FTYPE_MOSTLY_MXFP4_MOE},
   };
   auto it = types.find(name);
   if (it == types.end()) throw std::runtime_error("quantize: unknown or unsupported type " + name);
@@ -237,6 +245,74 @@ int quantize(int argc, char** argv) {
   return 0;
 }
 
+ggml_type ggml_type_named(const std::string& name) {
+  for (int t = 0; t < GGML_TYPE_COUNT; ++t) {
+    const char* n = ggml_type_name(ggml_type(t));
+    if (n && ggml_blck_size(ggml_type(t)) > 0 && strcasecmp(n, name.c_str()) == 0) return ggml_type(t);
+  }
+  throw std::runtime_error("ggml has no type named " + name);
+}
+
+std::vector<char> read_all(const std::string& path) {
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) throw std::runtime_error("cannot open " + path);
+  std::vector<char> data;
+  char buf[1 << 16];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) data.insert(data.end(), buf, buf + n);
+  bool bad = std::ferror(f);
+  if (f != stdin) std::fclose(f);
+  if (bad) throw std::runtime_error("cannot read " + path);
+  return data;
+}
+
+void write_all(const std::string& path, const void* data, size_t bytes) {
+  std::FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
+  if (!f) throw std::runtime_error("cannot create " + path);
+  bool ok = std::fwrite(data, 1, bytes, f) == bytes && std::fflush(f) == 0;
+  if (f != stdout) ok = std::fclose(f) == 0 && ok;
+  if (!ok) throw std::runtime_error("cannot write " + path);
+}
+
+int dequantize(int argc, char** argv) {
+  if (argc != 5) throw std::runtime_error("usage: llamacpp_oracle dequantize TYPE IN OUT");
+  ggml_type type = ggml_type_named(argv[2]);
+  std::vector<char> in = read_all(argv[3]);
+  size_t block_bytes = ggml_type_size(type);
+  if (in.size() % block_bytes)
+    throw std::runtime_error(std::string(argv[3]) + ": " + std::to_string(in.size()) + " bytes are not whole " +
+                             argv[2] + " blocks of " + std::to_string(block_bytes));
+  int64_t n = int64_t(in.size() / block_bytes) * ggml_blck_size(type);
+  auto out = std::vector<float>(static_cast<size_t>(n));
+  const ggml_type_traits* traits = ggml_get_type_traits(type);
+  if (type == GGML_TYPE_F32)
+    std::memcpy(out.data(), in.data(), in.size());
+  else if (traits->to_float)
+    traits->to_float(in.data(), out.data(), n);
+  else
+    throw std::runtime_error(std::string("dequantize: ggml has no dequantiser for ") + argv[2]);
+  write_all(argv[4], out.data(), out.size() * sizeof(float));
+  return 0;
+}
+
+int quantize_ref(int argc, char** argv) {
+  if (argc != 5) throw std::runtime_error("usage: llamacpp_oracle quantize-ref TYPE IN OUT");
+  ggml_type type = ggml_type_named(argv[2]);
+  std::vector<char> in = read_all(argv[3]);
+  int64_t n = int64_t(in.size() / sizeof(float)), qk = ggml_blck_size(type);
+  if (in.size() % sizeof(float) || n % qk)
+    throw std::runtime_error(std::string(argv[3]) + ": " + std::to_string(in.size()) + " bytes are not whole " +
+                             argv[2] + " blocks of " + std::to_string(qk) + " f32 values");
+  auto values = std::vector<float>(static_cast<size_t>(n));
+  std::memcpy(values.data(), in.data(), in.size());
+  auto out = std::vector<char>(static_cast<size_t>(n / qk) * ggml_type_size(type));
+  const ggml_type_traits* traits = ggml_get_type_traits(type);
+  if (!traits->from_float_ref)
+    throw std::runtime_error(std::string("quantize-ref: ggml has no quantiser for ") + argv[2]);
+  traits->from_float_ref(values.data(), out.data(), n);
+  write_all(argv[4], out.data(), out.size());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -244,11 +320,13 @@ int main(int argc, char** argv) {
     llama_log_set(quiet_log, nullptr);
     ggml_backend_load_all();  // ggml's CPU backends live beside this executable
     llama_backend_init();
-    std::string cmd = argc > 1 ? argv[1] : "";
-    int rc = cmd == "logits" ? logits(argc, argv)
-             : cmd == "quantize"
-                 ? quantize(argc, argv)
-                 : throw std::runtime_error("usage: llamacpp_oracle logits|quantize ... (see tests/llamacpp/)");
+    static const std::map<std::string, int (*)(int, char**)> commands = {
+        {"logits", logits}, {"quantize", quantize}, {"dequantize", dequantize}, {"quantize-ref", quantize_ref}};
+    auto command = commands.find(argc > 1 ? argv[1] : "");
+    if (command == commands.end())
+      throw std::runtime_error(
+          "usage: llamacpp_oracle logits|quantize|dequantize|quantize-ref ... (see tests/llamacpp/)");
+    int rc = command->second(argc, argv);
     llama_backend_free();
     return rc;
   } catch (const std::exception& e) {
