@@ -230,9 +230,8 @@ void layout_features(const ModelConfig& c, std::vector<std::string>& f) {
   if (r.attention.v_norm) f.push_back("V head norms");
   if (c.attention_k_eq_v) f.push_back("V from K's projection in global layers");
   if (!c.nope_layers.empty())
-    f.push_back(fmt::format("no rope in layers {}", layer_list(c, [](const ModelConfig& m, uint32_t l) {
-                              return !m.rotates(l);
-                            })));
+    f.push_back(fmt::format("no rope in layers {}",
+                            layer_list(c, [](const ModelConfig& m, uint32_t l) { return !m.rotates(l); })));
   if (c.attn_temperature_beta != 0)
     f.push_back(fmt::format("attention temperature 1 + {}·ln(floor(pos / {}) + 1)", c.attn_temperature_beta,
                             c.attn_temperature_length));

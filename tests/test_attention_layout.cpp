@@ -51,7 +51,8 @@ TEST_CASE("vkllm info shows Gemma 4's sliding and global heads and its shared KV
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("sliding window 8 on 2 of 4 layers"));
   CHECK_THAT(r.out, Catch::Contains("sliding layers: heads 4 x 32, 2 KV; global layers: 4 x 64, 1 KV"));
-  CHECK_THAT(r.out, Catch::Contains("layers 2, 3 reuse earlier layers' KV cache: 512 B per token saved (50% of 1.0 KiB)"));
+  CHECK_THAT(r.out,
+             Catch::Contains("layers 2, 3 reuse earlier layers' KV cache: 512 B per token saved (50% of 1.0 KiB)"));
   CHECK_THAT(r.out, Catch::Contains("per-layer embeddings of 16 per layer"));
   CHECK_THAT(r.out, Catch::Contains("kv cache    512 bytes per token in f16"));
   test::CliResult js = info_of("gemma4", "--json");
@@ -88,7 +89,8 @@ TEST_CASE("vkllm info names gpt-oss's sinks, Mistral 3's temperature and SmolLM3
 TEST_CASE("vkllm attention reports each head's sink share on gpt-oss", "[layout][cli][sinks]") {
   test::TempFile file("gpt_oss_attention");
   file.write(make_fixture_model(test::family_fixture("gpt-oss", DType::F16).spec));
-  test::CliResult r = test::run_vkllm(fmt::format("attention -m {} --tokens 5,9,13,17,21,25 --layer 1 --json", file.path));
+  test::CliResult r =
+      test::run_vkllm(fmt::format("attention -m {} --tokens 5,9,13,17,21,25 --layer 1 --json", file.path));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   nlohmann::json j = nlohmann::json::parse(r.out);

@@ -101,19 +101,19 @@ double check_probs(const ProbsCase& c, const std::string& tag = "") {
 
 TEST_CASE("attention probabilities over awkward lengths, every grouping and MLA rows", "[attention][probs]") {
   const ProbsCase cases[] = {
-      {.n_q = 1, .n_kv = 1, .heads = 2, .kv_heads = 2},                                  // one token
-      {.n_q = 37, .n_kv = 37, .heads = 8, .kv_heads = 8},                                // MHA prefill
-      {.n_q = 37, .n_kv = 37, .heads = 8, .kv_heads = 4, .dk = 80},                      // GQA 2
-      {.n_q = 21, .n_kv = 300, .heads = 8, .kv_heads = 2, .kv = DType::F32},             // GQA 4, a chunk
-      {.n_q = 3, .n_kv = 1100, .heads = 8, .kv_heads = 1},                               // MQA, long
-      {.n_q = 9, .n_kv = 40, .heads = 6, .kv_heads = 3, .n_keys = 70},                   // rows past n_kv
-      {.n_q = 130, .n_kv = 130, .heads = 2, .kv_heads = 1, .dk = 128, .window = 16},     // sliding window
-      {.n_q = 7, .n_kv = 90, .heads = 4, .kv_heads = 2, .window = 20, .softcap = 3.0f},  // gemma2
-      {.n_q = 5, .n_kv = 50, .heads = 4, .kv_heads = 2, .slot = 1, .capacity = 64},      // slot 1
-      {.n_q = 11, .n_kv = 11, .heads = 4, .kv_heads = 1, .dk = 576},                     // MLA latent rows
-      {.n_q = 30, .n_kv = 70, .heads = 8, .kv_heads = 2, .kv = DType::Q8_0},             // quantised caches
-      {.n_q = 12, .n_kv = 12, .heads = 4, .kv_heads = 1, .dk = 576, .kv = DType::Q4_0},  // MLA q4_0
-      {.n_q = 17, .n_kv = 60, .heads = 4, .kv_heads = 2, .window = 8, .sinks = true},     // gpt-oss sinks
+      {.n_q = 1, .n_kv = 1, .heads = 2, .kv_heads = 2},                                             // one token
+      {.n_q = 37, .n_kv = 37, .heads = 8, .kv_heads = 8},                                           // MHA prefill
+      {.n_q = 37, .n_kv = 37, .heads = 8, .kv_heads = 4, .dk = 80},                                 // GQA 2
+      {.n_q = 21, .n_kv = 300, .heads = 8, .kv_heads = 2, .kv = DType::F32},                        // GQA 4, a chunk
+      {.n_q = 3, .n_kv = 1100, .heads = 8, .kv_heads = 1},                                          // MQA, long
+      {.n_q = 9, .n_kv = 40, .heads = 6, .kv_heads = 3, .n_keys = 70},                              // rows past n_kv
+      {.n_q = 130, .n_kv = 130, .heads = 2, .kv_heads = 1, .dk = 128, .window = 16},                // sliding window
+      {.n_q = 7, .n_kv = 90, .heads = 4, .kv_heads = 2, .window = 20, .softcap = 3.0f},             // gemma2
+      {.n_q = 5, .n_kv = 50, .heads = 4, .kv_heads = 2, .slot = 1, .capacity = 64},                 // slot 1
+      {.n_q = 11, .n_kv = 11, .heads = 4, .kv_heads = 1, .dk = 576},                                // MLA latent rows
+      {.n_q = 30, .n_kv = 70, .heads = 8, .kv_heads = 2, .kv = DType::Q8_0},                        // quantised caches
+      {.n_q = 12, .n_kv = 12, .heads = 4, .kv_heads = 1, .dk = 576, .kv = DType::Q4_0},             // MLA q4_0
+      {.n_q = 17, .n_kv = 60, .heads = 4, .kv_heads = 2, .window = 8, .sinks = true},               // gpt-oss sinks
       {.n_q = 3, .n_kv = 50, .heads = 2, .kv_heads = 1, .window = 20, .pos0 = 100, .sinks = true},  // none seen
   };
   for (const ProbsCase& c : cases) check_probs(c);

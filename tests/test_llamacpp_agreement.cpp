@@ -24,6 +24,7 @@
 #include <set>
 #include <sstream>
 
+#include "arch/architecture.h"
 #include "catch.h"
 #include "cli.h"
 #include "engine/engine.h"
@@ -269,7 +270,8 @@ std::vector<std::string> quantised_types(const test::EngineFixture& f) {
 // that token, a difference no bound on the logits explains: those positions (and in a hybrid every later one, which
 // reads the recurrent state they changed) are counted and printed, the bound holds over the rest, and rerouted
 // positions may be a quarter of them or as many as the same quantisation reroutes in llama.cpp itself (its file against
-// its F32 file).
+// its F32 file). On GELU families llama.cpp adds noise of its own that vkllm's f32 GELU lacks (an
+// f16 table: the input rounded to f16, ggml-cpu GGML_GELU_FP16), so there the bound doubles.
 void check_quantised(const test::EngineFixture& fixture) {
   if (std::string why = test::llamacpp_oracle_missing(); !why.empty()) return test::skip(why);
   test::EngineFixture wide = fixture;
@@ -278,7 +280,9 @@ void check_quantised(const test::EngineFixture& fixture) {
   uint32_t vocab = fixture.spec.vocab_size;
   std::vector<int32_t> tokens = test::some_tokens(kTokens, vocab, 6);
   Run unquantised = oracle(f32.theirs, tokens, 0, 0);
-  bool hybrid = fixture_config(wide.spec).hybrid();
+  ModelConfig config = fixture_config(wide.spec);
+  bool hybrid = config.hybrid();
+  double gelu = config.architecture().recipe.ffn.activation == FfnActivation::Gelu ? 2 : 1;
   std::string line = fmt::format("llama.cpp agreement {:<14}", family(fixture));
   Run theirs_q8;  // llama.cpp on the Q8_0 file: how much 8-bit noise moves this model
   std::set<size_t> moved_q8;
@@ -303,7 +307,7 @@ void check_quantised(const test::EngineFixture& fixture) {
         line += fmt::format(" [Q8_0 weights move llama.cpp itself by {:.2e}]", sensitivity);
       INFO(fixture.name << " " << type << ": nmse " << nmse << " over " << kTokens - skip.size()
                         << " positions; Q8_0 weights move llama.cpp by " << sensitivity);
-      CHECK(nmse <= std::max(kQuantBound, sensitivity));
+      CHECK(nmse <= std::max(kQuantBound, gelu * sensitivity));
     } else {
       line += "not compared: routing differs from the first token";
     }

@@ -281,6 +281,6 @@ TEST_CASE("attention temperature scales queries by position", "[rope][temperatur
   }
   std::vector<float> got = test::from_gpu(gx);
   test::check_nmse(got, want, 1e-12, "attention temperature");
-  for (uint32_t j = 0; j < width; ++j) CHECK(got[j] == x[j]);                  // position 0: factor 1
+  for (uint32_t j = 0; j < width; ++j) CHECK(got[j] == x[j]);                                 // position 0: factor 1
   for (uint32_t j = width; j < stride; ++j) CHECK(got[5 * stride + j] == x[5 * stride + j]);  // K, V untouched
 }

@@ -65,8 +65,7 @@ FixtureSpec gpt_oss_20b() {
 
 // Gemma 4: five sliding layers (head 256, rope base 1e4) to one global (head 512, a quarter of it
 // rotated, base 1e6), final soft-cap 30.
-FixtureSpec gemma4(uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv_heads, uint32_t hidden,
-                   uint32_t window) {
+FixtureSpec gemma4(uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv_heads, uint32_t hidden, uint32_t window) {
   FixtureSpec s{.arch = "gemma4",
                 .dim = dim,
                 .n_layers = layers,
