@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -19,7 +20,35 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+// Why build/llamacpp lacks what a test needs: the reason fetch_llamacpp wrote, else `otherwise`.
+std::string llamacpp_skipped(const std::string& otherwise) {
+  std::ifstream why(VKLLM_BUILD_DIR "/llamacpp/SKIPPED");
+  std::string reason;
+  std::getline(why, reason);
+  return reason.empty() ? otherwise : reason;
+}
+
 }  // namespace
+
+std::string llamacpp_oracle_missing() {
+  std::string oracle = VKLLM_LLAMACPP_ORACLE;
+  if (!oracle.empty() && std::filesystem::exists(oracle)) return "";
+  return "llama.cpp oracle not built (" +
+         llamacpp_skipped("build/llamacpp has no llama.cpp libraries: scripts/test fetches them with npm") + ")";
+}
+
+std::string llamacpp_vocab(const std::string& name) {
+  return std::string(VKLLM_BUILD_DIR) + "/llamacpp/vocab/ggml-vocab-" + name + ".gguf";
+}
+
+std::string llamacpp_vocab_missing(const std::string& name) {
+  std::string path = llamacpp_vocab(name);
+  for (const std::string& p : {path, path + ".inp", path + ".out"})
+    if (!std::filesystem::exists(p))
+      return "llama.cpp's test vocabulary " + name + " not fetched (" +
+             llamacpp_skipped("no " + p + ": scripts/test fetches it with npm") + ")";
+  return "";
+}
 
 CliResult run_program(const std::string& bin, const std::string& args, const std::string& env,
                       const std::string& input) {

@@ -46,19 +46,6 @@ constexpr double kQuantBound = 1e-3;
 constexpr size_t kTokens = 21, kChunk = 8, kGreedy = 32;
 const fs::path kOut = VKLLM_BUILD_DIR "/llamacpp_agreement";
 
-// Why the oracle is unusable, or "" when it is there.
-std::string oracle_missing() {
-  std::string oracle = VKLLM_LLAMACPP_ORACLE;
-  if (!oracle.empty() && fs::exists(oracle)) return "";
-  std::ifstream why(VKLLM_BUILD_DIR "/llamacpp/SKIPPED");
-  std::string reason;
-  std::getline(why, reason);
-  return "llama.cpp oracle not built (" +
-         (reason.empty() ? std::string("build/llamacpp has no llama.cpp libraries: scripts/test fetches them with npm")
-                         : reason) +
-         ")";
-}
-
 // "deepseek2-v3" of "deepseek2-v3 f32".
 std::string family(const test::EngineFixture& f) { return f.name.substr(0, f.name.find(' ')); }
 
@@ -228,7 +215,7 @@ void record(const test::EngineFixture& f, const std::string& kind, const std::st
 }
 
 void check_f32(const test::EngineFixture& fixture) {
-  if (std::string why = oracle_missing(); !why.empty()) return test::skip(why);
+  if (std::string why = test::llamacpp_oracle_missing(); !why.empty()) return test::skip(why);
   Files files = write_f32(fixture, "f32");
   uint32_t vocab = fixture.spec.vocab_size;
   std::vector<int32_t> tokens = test::some_tokens(kTokens, vocab, 5);
@@ -276,7 +263,7 @@ FixtureSpec widened(FixtureSpec s) {
 // positions may be a quarter of them or as many as the same quantisation reroutes in llama.cpp itself (its file against
 // its F32 file).
 void check_quantised(const test::EngineFixture& fixture) {
-  if (std::string why = oracle_missing(); !why.empty()) return test::skip(why);
+  if (std::string why = test::llamacpp_oracle_missing(); !why.empty()) return test::skip(why);
   test::EngineFixture wide = fixture;
   wide.spec = widened(fixture.spec);
   Files f32 = write_f32(wide, "quantised");
