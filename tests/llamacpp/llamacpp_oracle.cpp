@@ -11,6 +11,9 @@
 //       mixture-of-experts layer: the experts llama.cpp's router chose (its ffn_moe_topk)
 //   llamacpp_oracle quantize IN OUT TYPE
 //       llama_model_quantize (llama.cpp's quantizer) to TYPE: Q8_0, Q4_0, Q4_K_M, ...
+//   llamacpp_oracle tokenize -m FILE [--add-special] [--parse-special] < TEXTS
+//       llama_tokenize on each text read from stdin (every text ends with a NUL byte), one line per
+//       text: "tokens id1 id2 ..."; the file is loaded vocabulary-only
 //
 // An error is one line on stderr ("error: ...", with llama.cpp's last logged error) and exit 1.
 #include <ggml-backend.h>
@@ -237,6 +240,51 @@ int quantize(int argc, char** argv) {
   return 0;
 }
 
+int tokenize(int argc, char** argv) {
+  std::string model;
+  bool add_special = false, parse_special = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--add-special")
+      add_special = true;
+    else if (flag == "--parse-special")
+      parse_special = true;
+    else if (flag == "-m" && i + 1 < argc)
+      model = argv[++i];
+    else
+      throw std::runtime_error("tokenize: unknown option or missing value: " + flag);
+  }
+  if (model.empty()) throw std::runtime_error("tokenize needs -m FILE");
+  Owned o;
+  llama_model_params mp = llama_model_default_params();
+  mp.vocab_only = true;
+  o.model = llama_model_load_from_file(model.c_str(), mp);
+  if (!o.model) fail(model + ": llama.cpp cannot load this file");
+  const llama_vocab* vocab = llama_model_get_vocab(o.model);
+  std::string input;
+  char buf[1 << 16];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, stdin)) > 0;) input.append(buf, n);
+  std::vector<llama_token> ids;
+  for (size_t start = 0, end; (end = input.find('\0', start)) != std::string::npos; start = end + 1) {
+    ids.resize(end - start + 16);
+    auto run = [&] {
+      return llama_tokenize(vocab, input.data() + start, int32_t(end - start), ids.data(), int32_t(ids.size()),
+                            add_special, parse_special);
+    };
+    int32_t n = run();
+    if (n < 0) {
+      ids.resize(size_t(-n));
+      n = run();
+    }
+    if (n < 0) fail("llama_tokenize failed");
+    std::printf("tokens");
+    for (int32_t i = 0; i < n; ++i) std::printf(" %d", ids[size_t(i)]);
+    std::printf("\n");
+  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw std::runtime_error("cannot write to stdout");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -245,10 +293,15 @@ int main(int argc, char** argv) {
     ggml_backend_load_all();  // ggml's CPU backends live beside this executable
     llama_backend_init();
     std::string cmd = argc > 1 ? argv[1] : "";
-    int rc = cmd == "logits" ? logits(argc, argv)
-             : cmd == "quantize"
-                 ? quantize(argc, argv)
-                 : throw std::runtime_error("usage: llamacpp_oracle logits|quantize ... (see tests/llamacpp/)");
+    int rc = 0;
+    if (cmd == "logits")
+      rc = logits(argc, argv);
+    else if (cmd == "quantize")
+      rc = quantize(argc, argv);
+    else if (cmd == "tokenize")
+      rc = tokenize(argc, argv);
+    else
+      throw std::runtime_error("usage: llamacpp_oracle logits|quantize|tokenize ... (see tests/llamacpp/)");
     llama_backend_free();
     return rc;
   } catch (const std::exception& e) {
