@@ -354,13 +354,19 @@ std::string model_text(const Info& i) {
   return out + memory_text(i);
 }
 
+// tokenizer.ggml.model of each kind.
+std::string_view tokenizer_model(Tokenizer::Kind k) {
+  return k == Tokenizer::Kind::Spm ? "llama" : k == Tokenizer::Kind::Bpe ? "gpt2" : "gemma4";
+}
+
 std::string tokenizer_text(const Info& i) {
   if (!i.tokenizer) return "tokenizer   none\n";
   const Tokenizer& t = *i.tokenizer;
-  bool spm = t.kind() == Tokenizer::Kind::Spm;
-  return fmt::format("tokenizer   {}, vocab {}, bos {}, eos {}, add_bos {}\n",
-                     spm ? "llama (SentencePiece)" : fmt::format("gpt2 (byte-level BPE, pre {})", t.pre()),
-                     t.vocab_size(), t.bos(), t.eos(), t.add_bos());
+  std::string kind = t.kind() == Tokenizer::Kind::Spm   ? "llama (SentencePiece)"
+                     : t.kind() == Tokenizer::Kind::Bpe ? fmt::format("gpt2 (byte-level BPE, pre {})", t.pre())
+                                                        : "gemma4 (SentencePiece-style BPE)";
+  return fmt::format("tokenizer   {}, vocab {}, bos {}, eos {}, add_bos {}\n", kind, t.vocab_size(), t.bos(), t.eos(),
+                     t.add_bos());
 }
 
 void print_text(const Info& i) {
@@ -495,7 +501,7 @@ nlohmann::json to_json(const Info& i) {
   j["tokenizer"] = nullptr;
   if (i.tokenizer) {
     const Tokenizer& t = *i.tokenizer;
-    j["tokenizer"] = {{"kind", t.kind() == Tokenizer::Kind::Spm ? "llama" : "gpt2"},
+    j["tokenizer"] = {{"kind", tokenizer_model(t.kind())},
                       {"pre", t.pre()},
                       {"vocab_size", t.vocab_size()},
                       {"bos", t.bos()},

@@ -20,7 +20,35 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+// Why build/llamacpp lacks what a test needs: the reason fetch_llamacpp wrote, else `otherwise`.
+std::string llamacpp_skipped(const std::string& otherwise) {
+  std::ifstream why(VKLLM_BUILD_DIR "/llamacpp/SKIPPED");
+  std::string reason;
+  std::getline(why, reason);
+  return reason.empty() ? otherwise : reason;
+}
+
 }  // namespace
+
+std::string llamacpp_oracle_missing() {
+  std::string oracle = VKLLM_LLAMACPP_ORACLE;
+  if (!oracle.empty() && std::filesystem::exists(oracle)) return "";
+  return "llama.cpp oracle not built (" +
+         llamacpp_skipped("build/llamacpp has no llama.cpp libraries: scripts/test fetches them with npm") + ")";
+}
+
+std::string llamacpp_vocab(const std::string& name) {
+  return std::string(VKLLM_BUILD_DIR) + "/llamacpp/vocab/ggml-vocab-" + name + ".gguf";
+}
+
+std::string llamacpp_vocab_missing(const std::string& name) {
+  std::string path = llamacpp_vocab(name);
+  for (const std::string& p : {path, path + ".inp", path + ".out"})
+    if (!std::filesystem::exists(p))
+      return "llama.cpp's test vocabulary " + name + " not fetched (" +
+             llamacpp_skipped("no " + p + ": scripts/test fetches it with npm") + ")";
+  return "";
+}
 
 CliResult run_program(const std::string& bin, const std::string& args, const std::string& env,
                       const std::string& input) {
@@ -42,18 +70,6 @@ CliResult run_vkllm(const std::string& args, const std::string& env, const std::
 
 CliResult run_bench(const std::string& args, const std::string& env) {
   return run_program(VKLLM_BENCH_BIN, args, env, "/dev/null");
-}
-
-std::string llamacpp_oracle_missing() {
-  std::string oracle = VKLLM_LLAMACPP_ORACLE;
-  if (!oracle.empty() && std::filesystem::exists(oracle)) return "";
-  std::ifstream why(VKLLM_BUILD_DIR "/llamacpp/SKIPPED");
-  std::string reason;
-  std::getline(why, reason);
-  return "llama.cpp oracle not built (" +
-         (reason.empty() ? std::string("build/llamacpp has no llama.cpp libraries: scripts/test fetches them with npm")
-                         : reason) +
-         ")";
 }
 
 TempFile::TempFile(const std::string& tag) : path("/tmp/vkllm_cli_" + std::to_string(getpid()) + "_" + tag + ".gguf") {}

@@ -21,9 +21,12 @@ CliResult run_bench(const std::string& args, const std::string& env = "");
 CliResult run_program(const std::string& bin, const std::string& args, const std::string& env = "",
                       const std::string& input = "/dev/null");
 
-// Why the llama.cpp oracle (tests/llamacpp, VKLLM_LLAMACPP_ORACLE) cannot be run, in one line
-// (scripts/fetch_llamacpp's reason where it gave one), or "" when it was built.
+// llama.cpp's pieces that scripts/fetch_llamacpp puts in build/llamacpp: the oracle program
+// (tests/llamacpp) and the test vocabularies too large for tests/data/vocab. The *_missing
+// functions say why one is unusable (for test::skip), or return "" when it is there.
 std::string llamacpp_oracle_missing();
+std::string llamacpp_vocab(const std::string& name);  // the path of ggml-vocab-<name>.gguf
+std::string llamacpp_vocab_missing(const std::string& name);
 
 // A file under /tmp that removes itself.
 struct TempFile {

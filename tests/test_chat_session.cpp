@@ -1,6 +1,8 @@
 // ChatSession on fixture models with a ChatML and a Llama 3 template: turn two evaluates only
 // the new turn's tokens (the rest is reused from the KV cache), old turns are dropped to fit the
 // context, and bad turns fail with one line while the conversation goes on.
+#include <fstream>
+#include <iterator>
 #include <memory>
 
 #include "catch.h"
@@ -101,4 +103,23 @@ TEST_CASE("chat session: old turns are dropped to fit, bad turns fail and the ta
   CHECK(s.messages() == before);
   s.reply("still here", 4);
   CHECK(s.messages()[s.messages().size() - 2]["content"] == "still here");
+}
+
+TEST_CASE("chat session: a harmony reply is kept as thinking and content, as gpt-oss's template wants", "[chat]") {
+  using json = nlohmann::ordered_json;
+  const std::string raw =
+      "<|channel|>analysis<|message|>The user greets.<|end|><|start|>assistant<|channel|>final<|message|>Hello!";
+  json m = assistant_message(raw);
+  CHECK(m == json{{"role", "assistant"}, {"content", "Hello!"}, {"thinking", "The user greets."}});
+  CHECK(assistant_message("Hi <|channel|> there") == json{{"role", "assistant"}, {"content", "Hi <|channel|> there"}});
+  CHECK(assistant_message("<|channel|>final<|message|>Cut \xe2\x82") ==
+        json{{"role", "assistant"}, {"content", "Cut \xef\xbf\xbd\xef\xbf\xbd"}});
+  // Turn two: gpt-oss's template renders the kept message, and refuses the raw reply.
+  std::ifstream file(std::string(VKLLM_SOURCE_DIR) + "/tests/data/templates/openai-gpt-oss-120b.jinja");
+  ChatTemplate t = ChatTemplate::parse(std::string(std::istreambuf_iterator<char>(file), {}));
+  ChatTemplate::Options o{.now = 1736936400};
+  json turn2 = json::array({{{"role", "user"}, {"content", "Hi"}}, m, {{"role", "user"}, {"content", "Bye"}}});
+  CHECK(t.render(turn2, o).find("<|start|>assistant<|channel|>final<|message|>Hello!<|end|>") != std::string::npos);
+  turn2[1] = {{"role", "assistant"}, {"content", raw}};
+  CHECK_THROWS_AS(t.render(turn2, o), Error);
 }

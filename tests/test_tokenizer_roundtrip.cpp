@@ -1,4 +1,5 @@
-// decode(encode(s)) == s for every tokenizer kind and pre-tokenizer style, over tricky text
+// decode(encode(s)) == s for every tokenizer kind and pre-tokenizer style (and the real Gemma 4
+// vocabulary, where scripts/fetch_llamacpp fetched it), over tricky text
 // (emoji, CJK, combining marks, whitespace runs, invalid UTF-8, literal special tokens) and
 // random bytes.
 #include <fmt/format.h>
@@ -6,7 +7,10 @@
 #include <random>
 
 #include "catch.h"
+#include "cli.h"
 #include "fixture/fixture.h"
+#include "gguf/reader.h"
+#include "harness.h"
 #include "text/tokenizer.h"
 #include "tokenizer_vocabs.h"
 
@@ -102,4 +106,17 @@ TEST_CASE("tokenizer round trip BPE for every pre-tokenizer", "[tokenizer]") {
     check_round_trip(Tokenizer(test::bpe_test_vocab(pre)), pre);
     check_round_trip(Tokenizer(fixture_vocab("gpt2", 1000, pre)), std::string(pre) + " fixture vocab");
   }
+}
+
+TEST_CASE("tokenizer round trip SentencePiece-style BPE", "[tokenizer]") {
+  check_round_trip(Tokenizer(test::gemma4_test_vocab()), "gemma4 test vocab");
+  Tokenizer t(test::gemma4_test_vocab());
+  CHECK(t.decode(t.encode("a\xe2\x96\x81"
+                          "b",
+                          true)) == "a b");
+}
+
+TEST_CASE("tokenizer round trip on the Gemma 4 vocabulary", "[tokenizer][vocab]") {
+  if (std::string why = test::llamacpp_vocab_missing("gemma-4"); !why.empty()) return test::skip(why);
+  check_round_trip(Tokenizer::from_gguf(GgufFile::open(test::llamacpp_vocab("gemma-4"))), "gemma-4");
 }

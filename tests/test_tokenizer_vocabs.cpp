@@ -1,15 +1,19 @@
-// Real vocabularies: llama.cpp's vocabulary-only GGUF files (tests/data/vocab), each with llama.cpp's
-// test strings (.inp, separated by "\n__ggml_vocab_test__\n") and the ids its tokenizer gives them
+// Real vocabularies: llama.cpp's vocabulary-only GGUF files (tests/data/vocab; Gemma 4's, 15.8 MB,
+// in build/llamacpp/vocab where scripts/fetch_llamacpp fetched it), each with llama.cpp's test
+// strings (.inp, separated by "\n__ggml_vocab_test__\n") and the ids its tokenizer gives them
 // without BOS (.out, one line per string). Every string must give exactly those ids and decode back
 // to itself.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include "catch.h"
+#include "cli.h"
 #include "gguf/reader.h"
+#include "harness.h"
 #include "text/tokenizer.h"
 #include "text/vocab.h"
 
@@ -35,8 +39,9 @@ struct Case {
   Ids ids;
 };
 
-std::vector<Case> read_cases(const std::string& name) {
-  std::string inp = read_file(vocab_path(name) + ".inp"), out = read_file(vocab_path(name) + ".out");
+// The cases of the vocabulary file at `path`.
+std::vector<Case> read_cases(const std::string& path) {
+  std::string inp = read_file(path + ".inp"), out = read_file(path + ".out");
   const std::string sep = "\n__ggml_vocab_test__\n";
   std::vector<Case> cases;
   for (size_t pos = 0; pos < inp.size();) {
@@ -57,19 +62,23 @@ std::vector<Case> read_cases(const std::string& name) {
 
 Tokenizer load(const std::string& name) { return Tokenizer::from_gguf(GgufFile::open(vocab_path(name))); }
 
-void check_cases(const std::string& name, const Tokenizer& t) {
-  std::vector<Case> cases = read_cases(name);
+// Checks every case of the vocabulary file at `path`; returns how many gave llama.cpp's ids.
+size_t check_cases(const std::string& path, const Tokenizer& t) {
+  std::vector<Case> cases = read_cases(path);
   CHECK(cases.size() >= 40);
+  size_t same = 0;
   for (const Case& c : cases) {
-    INFO(name << ": \"" << c.text << "\"");
+    INFO(path << ": \"" << c.text << "\"");
     Ids ids = t.encode(c.text, false, false);  // as llama.cpp's test-tokenizer-0
     CHECK(fmt::format("{}", fmt::join(ids, " ")) == fmt::format("{}", fmt::join(c.ids, " ")));
+    same += ids == c.ids;
     CHECK(t.decode(ids, false) == c.text);
     CHECK(t.decode(t.encode(c.text, true), true) == c.text);
   }
+  return same;
 }
 
-void check_vocab(const std::string& name) { check_cases(name, load(name)); }
+void check_vocab(const std::string& name) { check_cases(vocab_path(name), load(name)); }
 
 }  // namespace
 
@@ -88,5 +97,21 @@ TEST_CASE("tokenizer matches llama.cpp on the qwen35 pre-tokenizer (Qwen3.5/3.6)
   // ("qwen35"), so only its test strings are kept here.
   VocabConfig v = read_vocab(GgufFile::open(vocab_path("qwen2")));
   v.pre = "qwen35";
-  check_cases("qwen35", Tokenizer(std::move(v)));
+  check_cases(vocab_path("qwen35"), Tokenizer(std::move(v)));
+}
+
+TEST_CASE("tokenizer matches llama.cpp on the Gemma 4 vocabulary", "[tokenizer][vocab]") {
+  if (std::string why = test::llamacpp_vocab_missing("gemma-4"); !why.empty()) return test::skip(why);
+  std::string path = test::llamacpp_vocab("gemma-4");
+  Tokenizer t = Tokenizer::from_gguf(GgufFile::open(path));
+  CHECK(t.kind() == Tokenizer::Kind::SpmBpe);
+  CHECK(t.add_bos());
+  CHECK(t.bos() == t.find("<bos>"));
+  // llama.cpp's end-of-generation set for Gemma 4: <eos>, <turn|> and <|tool_response>, not </s>.
+  Ids eog = t.end_of_generation();
+  std::sort(eog.begin(), eog.end());
+  CHECK(eog == Ids{t.find("<eos>"), t.find("<|tool_response>"), t.find("<turn|>")});
+  CHECK(t.type(t.find("</s>")) == TokenType::Normal);
+  size_t same = check_cases(path, t), all = read_cases(path).size();
+  std::printf("gemma-4: %zu of %zu test strings give llama.cpp's ids\n", same, all);
 }

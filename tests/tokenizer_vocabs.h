@@ -102,4 +102,55 @@ inline VocabConfig bpe_test_vocab(const std::string& pre) {
   return v;
 }
 
+// SentencePiece-style BPE ("gemma4"): 0 <pad>, 1 <eos>, 2 <bos>, 3 <unk>, 4 <turn|>, 5
+// <|tool_response>, 6 </s>, 7..262 <0x00>..<0xFF>, then the characters below and the merges'
+// results in rank order.
+inline VocabConfig gemma4_test_vocab() {
+  VocabConfig v;
+  v.model = "gemma4";
+  v.tokens = {"<pad>", "<eos>", "<bos>", "<unk>", "<turn|>", "<|tool_response>", "</s>"};
+  v.types = {TokenType::Control, TokenType::Control,     TokenType::Control, TokenType::Control,
+             TokenType::Control, TokenType::UserDefined, TokenType::Normal};
+  for (int b = 0; b < 256; ++b) {
+    char buf[8];
+    std::snprintf(buf, sizeof(buf), "<0x%02X>", b);
+    v.tokens.push_back(buf);
+    v.types.push_back(TokenType::Byte);
+  }
+  std::string s = kSpm;
+  // 263..273; "\n\n\n" is a token that no merge makes.
+  for (std::string c : {"\n", "\n\n", "\n\n\n", kSpm, "h", "e", "l", "o", "w", "r", "d"}) {
+    v.tokens.push_back(c);
+    v.types.push_back(TokenType::Normal);
+  }
+  // rank: merge -> token id
+  std::vector<std::pair<std::string, std::string>> merges = {
+      {"l", "l"},         // 0 -> 274 ll
+      {s, "h"},           // 1 -> 275 ▁h
+      {"ll", "o"},        // 2 -> 276 llo
+      {s + "h", "e"},     // 3 -> 277 ▁he
+      {s + "he", "llo"},  // 4 -> 278 ▁hello
+      {"h", "e"},         // 5 -> 279 he
+      {"he", "llo"},      // 6 -> 280 hello
+      {"\n", "\n"},       // 7 -> 264 \n\n (already a token)
+      {"o", "r"},         // 8 -> 281 or
+      {s, "w"},           // 9 -> 282 ▁w
+      {s + "w", "or"},    // 10 -> 283 ▁wor
+      {"l", "d"},         // 11 -> 284 ld
+      {s + "wor", "ld"},  // 12 -> 285 ▁world
+      {"w", "o"},         // 13 -> "wo", which is no token
+  };
+  for (auto& [l, r] : merges) {
+    v.merges.push_back(l + " " + r);
+    if (l + r == "\n\n" || l + r == "wo") continue;
+    v.tokens.push_back(l + r);
+    v.types.push_back(TokenType::Normal);
+  }
+  v.tokens.push_back("\xc3\xa9");  // 286 é
+  v.types.push_back(TokenType::Normal);
+  v.bos = 2, v.eos = 1, v.unk = 3, v.pad = 0;
+  v.add_bos = false;  // overridden: Gemma 4 always gets its BOS
+  return v;
+}
+
 }  // namespace vkllm::test

@@ -22,6 +22,34 @@ std::string repair_utf8(std::string s) {
 
 }  // namespace
 
+nlohmann::ordered_json assistant_message(std::string_view reply) {
+  constexpr std::string_view kChannel = "<|channel|>", kMessage = "<|message|>", kEnd = "<|end|>",
+                             kNext = "<|start|>assistant";
+  std::string text = repair_utf8(std::string(reply));
+  if (!std::string_view(text).starts_with(kChannel)) return {{"role", "assistant"}, {"content", text}};
+  // Messages "<|channel|>NAME[ to=... | <|constrain|>...]<|message|>BODY[<|end|>]", each after the
+  // first opened by "<|start|>assistant".
+  std::string content, thinking;
+  for (size_t at = 0; at < text.size();) {
+    size_t next = std::min(text.find(kNext, at), text.size());
+    std::string_view m = std::string_view(text).substr(at, next - at);
+    size_t body = m.find(kMessage);
+    if (m.starts_with(kChannel) && body != std::string_view::npos) {
+      std::string_view channel = m.substr(kChannel.size(), body - kChannel.size());
+      channel = channel.substr(0, channel.find_first_of(" <"));
+      std::string_view b = m.substr(body + kMessage.size());
+      if (b.ends_with(kEnd)) b.remove_suffix(kEnd.size());
+      (channel == "analysis" ? thinking : content) += b;
+    } else {
+      content += m;  // not a harmony message: kept as it is
+    }
+    at = next == text.size() ? next : next + kNext.size();
+  }
+  nlohmann::ordered_json m = {{"role", "assistant"}, {"content", content}};
+  if (!thinking.empty()) m["thinking"] = thinking;
+  return m;
+}
+
 ChatSession::ChatSession(Engine& engine, Sampler& sampler, ChatTemplate chat_template, std::string system)
     : engine_(engine), sampler_(sampler), template_(std::move(chat_template)) {
   options_.bos_token = template_.bos_token();
@@ -84,7 +112,7 @@ std::string ChatSession::reply(std::string_view user_text, uint32_t max_tokens,
   }
   std::string text;
   generate_reply(std::move(prompt), max_tokens, on_text, text);
-  messages_.push_back({{"role", "assistant"}, {"content", repair_utf8(text)}});
+  messages_.push_back(assistant_message(text));
   return text;
 }
 

@@ -26,6 +26,14 @@ struct ChatTurnStats {
   double prompt_seconds = 0, generation_seconds = 0;
 };
 
+// The assistant message a reply becomes in the conversation, in the fields chat templates read. A
+// reply in OpenAI's harmony format (gpt-oss: "<|channel|>analysis<|message|>...<|end|><|start|>
+// assistant<|channel|>final<|message|>...") keeps its analysis as "thinking" and its other
+// channels as "content": gpt-oss's template refuses channel markers in the content. Any other
+// reply is the content as it came (templates such as Qwen 3's and Gemma 4's take thinking out of
+// it themselves).
+nlohmann::ordered_json assistant_message(std::string_view reply);
+
 class ChatSession {
  public:
   ChatSession(Engine& engine, Sampler& sampler, ChatTemplate chat_template, std::string system = "");

@@ -27,6 +27,18 @@ constexpr std::string_view kQwen2 =
 // qwen35 (Qwen3.5/3.6): qwen2's, with combining marks (\p{M}) belonging to the letters before them.
 constexpr std::string_view kQwen35 =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// gpt-4o (gpt-oss's o200k_harmony; llama4) and tekken (Mistral Nemo, Ministral 3) split words by
+// letter case, written as llama.cpp rewrites Hugging Face's class intersections: an uppercase letter
+// is a letter that is not a-z, a lowercase one a letter that is not A-Z (a non-ASCII letter is both).
+constexpr std::string_view kGpt4o =
+    R"([^\r\n\p{L}\p{N}]?(?:(?=\p{L})[^a-z])*(?:(?=\p{L})[^A-Z])+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE])"
+    R"(|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?(?:(?=\p{L})[^a-z])+(?:(?=\p{L})[^A-Z])*(?:'[sS])"
+    R"(|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*)"
+    R"(|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kTekken =
+    R"([^\r\n\p{L}\p{N}]?(?:(?=\p{L})[^a-z])*(?:(?=\p{L})[^A-Z])+)"
+    R"(|[^\r\n\p{L}\p{N}]?(?:(?=\p{L})[^a-z])+(?:(?=\p{L})[^A-Z])*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*)"
+    R"(|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kGpt2 = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 // deepseek-llm (DeepSeek-V2): letter ranges of the Latin, Greek, Cyrillic, ... scripts, written
 // as code points because some of them (U+1F7D, U+1FBE, U+2126, U+212A, ...) are not NFC-stable.
@@ -44,9 +56,11 @@ constexpr std::string_view kDeepseekLetters =
     R"(\x{A78B}-\x{A78E}\x{AB70}-\x{ABBF}\x{FB00}-\x{FB06}\x{FB13}-\x{FB17}\x{FF21}-\x{FF3A}\x{FF41}-\x{FF5A})"
     R"(\x{10400}-\x{1044F}\x{104B0}-\x{104D3}\x{104D8}-\x{104FB}\x{10C80}-\x{10CB2}\x{10CC0}-\x{10CF2})"
     R"(\x{118A0}-\x{118DF}\x{1E900}-\x{1E943}]+)";
+// llama.cpp matches these two with every non-ASCII space turned into U+000B first, so a space
+// inside their ranges (U+3000, U+2000..U+200A, ...) is only ever \s: hence the (?!\s).
 constexpr std::string_view kDeepseekPunct =
-    R"(\s?[!-/:-~\x{FF01}-\x{FF0F}\x{FF1A}-\x{FF5E}\x{2018}-\x{201F}\x{3000}-\x{3002}]+)";
-constexpr std::string_view kDeepseekCjk = R"([\x{4E00}-\x{9FA5}\x{800}-\x{4E00}\x{AC00}-\x{D7FF}]+)";
+    R"(\s?(?:(?!\s)[!-/:-~\x{FF01}-\x{FF0F}\x{FF1A}-\x{FF5E}\x{2018}-\x{201F}\x{3000}-\x{3002}])+)";
+constexpr std::string_view kDeepseekCjk = R"((?:(?!\s)[\x{4E00}-\x{9FA5}\x{800}-\x{4E00}\x{AC00}-\x{D7FF}])+)";
 
 struct PreSpec {
   std::vector<std::string_view> names;
@@ -61,6 +75,8 @@ const std::vector<PreSpec>& specs() {
       {{"dbrx", "smaug-bpe"}, {kLlama3}},
       {{"qwen2", "deepseek-r1-qwen"}, {kQwen2}},
       {{"qwen35"}, {kQwen35}},
+      {{"gpt-4o", "llama4"}, {kGpt4o}},
+      {{"tekken"}, {kTekken}, true, true},
       {{"smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b"}, {R"(\p{N})", kGpt2}},
       {{"gpt-2", "phi-2", "roberta-bpe", "mpt", "olmo"}, {kGpt2}},
       {{"deepseek-llm"}, {"[\r\n]", kDeepseekLetters, kDeepseekPunct, R"(\s+$)", kDeepseekCjk, R"(\p{N}+)"}},

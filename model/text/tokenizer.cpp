@@ -56,12 +56,16 @@ int parse_byte_token(std::string_view s) {
 // --- construction
 
 Tokenizer::Tokenizer(VocabConfig v) {
-  if (v.model == "llama")
+  if (v.model == "llama") {
     kind_ = Kind::Spm;
-  else if (v.model == "gpt2")
+  } else if (v.model == "gpt2") {
     kind_ = Kind::Bpe;
-  else
-    throw Error(fmt::format("tokenizer model \"{}\" is not supported (llama, gpt2)", printable(v.model)));
+  } else if (v.model == "gemma4") {
+    kind_ = Kind::SpmBpe;
+    v.pre = "gemma4";  // llama.cpp's name for its one split (lines from runs of newlines)
+  } else {
+    throw Error(fmt::format("tokenizer model \"{}\" is not supported (llama, gpt2, gemma4)", printable(v.model)));
+  }
   size_t n = v.tokens.size();
   ENSURE(n > 0 && n < (1u << 24), fmt::format("the vocabulary has {} tokens", n));
   ENSURE(v.scores.empty() || v.scores.size() == n,
@@ -78,6 +82,8 @@ Tokenizer::Tokenizer(VocabConfig v) {
   build_specials(v);
   if (kind_ == Kind::Bpe) {
     add_bos_ = v.add_bos.value_or(pre_->default_add_bos());
+  } else if (kind_ == Kind::SpmBpe) {
+    add_bos_ = true;  // llama.cpp overrides a false add_bos_token for Gemma 4
   } else {
     add_bos_ = v.add_bos.value_or(true);
     add_space_prefix_ = v.add_space_prefix.value_or(true);
@@ -93,30 +99,35 @@ void Tokenizer::build_indices(const VocabConfig& v) {
   for (size_t i = 0; i < n; ++i) {
     TokenType t = v.types.empty() ? TokenType::Normal : v.types[i];
     if (int(t) < 1 || int(t) > 6) t = TokenType::Normal;  // 0 "undefined" and unknown values
-    // Files without token types still mark SentencePiece byte tokens by their text.
-    if (v.types.empty() && kind_ == Kind::Spm && parse_byte_token(text_[i]) >= 0) t = TokenType::Byte;
+    // Files without token types still mark SentencePiece's byte tokens by their text.
+    if (v.types.empty() && kind_ != Kind::Bpe && parse_byte_token(text_[i]) >= 0) t = TokenType::Byte;
     type_[i] = t;
   }
   index_ = TokenIndex(text_);  // the first id wins for duplicated texts
   for (int b = 0; b < 256; ++b)
-    byte_id_[b] = kind_ == Kind::Spm ? find(fmt::format("<0x{:02X}>", b)) : find(gpt2_byte_char(uint8_t(b)));
-  if (kind_ == Kind::Bpe) build_merges(v.merges);
+    byte_id_[b] = kind_ == Kind::Bpe ? find(gpt2_byte_char(uint8_t(b))) : find(fmt::format("<0x{:02X}>", b));
   // SentencePiece merges never cross the start of a word (U+2581 after another character) when no
   // token has U+2581 after another character; then each word merges on its own.
   spm_words_ = kind_ == Kind::Spm && std::none_of(text_.begin(), text_.end(), space_after_character);
+  if (kind_ != Kind::Spm) build_merges(v.merges);
 }
 
 // Merges as pairs of symbols. A symbol is a token id, or an id past the vocabulary for a text that
 // a merge names but the vocabulary lacks (so that a malformed vocabulary still merges by text).
 void Tokenizer::build_merges(const std::vector<std::string>& merges) {
-  std::unordered_map<std::string, int32_t> extra;
+  std::vector<std::string> extra;  // id vocab + i: extra[i]
+  std::unordered_map<std::string, int32_t> extra_ids;
   auto symbol = [&](std::string_view text) {
     if (int32_t id = find(text); id >= 0) return id;
-    auto [it, added] = extra.emplace(std::string(text), int32_t(text_.size() + extra.size()));
+    auto [it, added] = extra_ids.emplace(std::string(text), int32_t(text_.size() + extra.size()));
+    if (added) extra.emplace_back(text);
     return it->second;
   };
+  // Byte-level BPE starts from the 256 byte characters; SentencePiece-style BPE from the text's
+  // own characters (any that no merge names or token is stays -1).
   byte_symbol_.resize(256);
-  for (int b = 0; b < 256; ++b) byte_symbol_[b] = symbol(gpt2_byte_char(uint8_t(b)));
+  if (kind_ == Kind::Bpe)
+    for (int b = 0; b < 256; ++b) byte_symbol_[b] = symbol(gpt2_byte_char(uint8_t(b)));
   merges_ = PairIndex(merges.size());
   for (size_t r = 0; r < merges.size(); ++r) {
     std::string_view m = merges[r];
@@ -124,7 +135,21 @@ void Tokenizer::build_merges(const std::vector<std::string>& merges) {
     ENSURE(sp != std::string::npos, fmt::format("BPE merge {} \"{}\" has no space", r, printable(m)));
     std::string joined = std::string(m.substr(0, sp)) + std::string(m.substr(sp + 1));
     merges_.insert(symbol(m.substr(0, sp)), symbol(m.substr(sp + 1)), {int32_t(r), symbol(joined)});
+    if (kind_ == Kind::SpmBpe && space_after_character(joined) &&
+        std::find(spanning_.begin(), spanning_.end(), joined) == spanning_.end())
+      spanning_.push_back(joined);
   }
+  // Gemma 4 has one such text (">▁</"); with many, finding them in the text would cost more than it saves.
+  spm_words_ = kind_ == Kind::SpmBpe && spanning_.size() <= 16;
+  merge_texts_ = TokenIndex(extra);
+  if (kind_ == Kind::SpmBpe)
+    for (int b = 0; b < 256; ++b) byte_symbol_[b] = symbol_id(std::string(1, char(b)));
+}
+
+int32_t Tokenizer::symbol_id(std::string_view text) const {
+  if (int32_t id = find(text); id >= 0) return id;
+  int32_t extra = merge_texts_.find(text);
+  return extra < 0 ? -1 : int32_t(text_.size()) + extra;
 }
 
 void Tokenizer::check_ids(const VocabConfig& v) {
@@ -163,7 +188,7 @@ std::string Tokenizer::piece(int32_t id) const {
   if (type == TokenType::Byte) {
     if (int b = parse_byte_token(t); b >= 0) return std::string(1, char(b));
   }
-  if (kind_ == Kind::Spm) {
+  if (kind_ != Kind::Bpe) {  // SentencePiece's alphabet: U+2581 stands for a space
     std::string s = t;
     replace_all(s, kSpace, " ");
     return s;
@@ -192,9 +217,10 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool remove_special)
     for (size_t i = begin; i < end; ++i) out += piece(ids[i]);
     return out;
   }
-  // SentencePiece: between special tokens, concatenate what the pieces stood for before spaces
-  // became U+2581 (byte tokens may carry parts of one), turn U+2581 back into spaces, and drop
-  // the space encode added to every such run (each follows the start or a special token).
+  // SentencePiece's alphabet: between special tokens, concatenate what the pieces stood for
+  // before spaces became U+2581 (byte tokens may carry parts of one), turn U+2581 back into spaces,
+  // and drop the space encode added to every such run (each follows the start or a special token;
+  // never for SentencePiece-style BPE, which adds none).
   std::string out, run;
   auto flush_run = [&] {
     replace_all(run, kSpace, " ");

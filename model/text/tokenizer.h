@@ -1,6 +1,8 @@
-// Tokenizer: text <-> token ids for the two GGUF tokenizer kinds, "llama" (SentencePiece BPE with
-// scores and byte fallback, as llama.cpp's llm_tokenizer_spm) and "gpt2" (byte-level BPE with
-// merges and a regex pre-tokenizer), plus special tokens. Detokenizer: streaming decode.
+// Tokenizer: text <-> token ids for three GGUF tokenizer kinds, "llama" (SentencePiece BPE with
+// scores and byte fallback, as llama.cpp's llm_tokenizer_spm), "gpt2" (byte-level BPE with merges
+// and a regex pre-tokenizer) and "gemma4" (BPE with merges over UTF-8 characters, spaces written
+// as U+2581 and byte fallback: SentencePiece's alphabet, GPT-2's merging; docs/formats.md §4.2),
+// plus special tokens. Detokenizer: streaming decode.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -21,7 +23,8 @@ class GgufFile;
 
 class Tokenizer {
  public:
-  enum class Kind { Spm, Bpe };
+  // Spm: "llama"; Bpe: "gpt2"; SpmBpe: "gemma4" (SentencePiece-style BPE).
+  enum class Kind { Spm, Bpe, SpmBpe };
 
   // Validates the vocabulary; throws vkllm::Error naming what is wrong (a pre-tokenizer vkllm does
   // not support is named). Token types are adjusted as llama.cpp adjusts them (docs/formats.md §4.7).
@@ -77,6 +80,9 @@ class Tokenizer {
   void encode_bpe(std::string_view text, Work& w, std::vector<int32_t>& out) const;
   void bpe_level(size_t k, std::string_view text, Work& w, std::vector<int32_t>& out) const;
   void bpe_word(std::string_view word, Work& w, std::vector<int32_t>& out) const;
+  void encode_spm_bpe(std::string_view text, Work& w, std::vector<int32_t>& out) const;
+  void spm_bpe_words(std::string_view line, Work& w, std::vector<int32_t>& out) const;
+  int32_t symbol_id(std::string_view text) const;  // BPE: a token, a merge's text past the vocabulary, or -1
   float score(int32_t id) const { return score_.empty() ? 0.0f : score_[size_t(id)]; }
 
   Kind kind_ = Kind::Spm;
@@ -86,14 +92,18 @@ class Tokenizer {
   std::vector<TokenType> type_;              // (vocab)
   TokenIndex index_;                         // text -> id
   PairIndex merges_;                         // BPE: (left, right) symbol -> rank and result
-  std::vector<int32_t> byte_symbol_;         // BPE: (256) the symbol of each byte (a token, or >= vocab)
-  std::array<int32_t, 256> byte_id_{};       // token of each byte value: <0xNN> (SPM) or its GPT-2 char (BPE)
+  TokenIndex merge_texts_;                   // BPE: texts merges name that are no token (ids past the vocabulary)
+  std::vector<int32_t> byte_symbol_;         // BPE: (256) the symbol of each byte (Bpe) or 1-byte character
+  std::array<int32_t, 256> byte_id_{};       // token of each byte value: its GPT-2 char (Bpe) or <0xNN>
   SpecialTokens specials_;                   // matched before encoding, in llama.cpp's order
   std::vector<int32_t> eog_;                 // end-of-generation ids
-  std::shared_ptr<const PreTokenizer> pre_;  // BPE only
+  std::shared_ptr<const PreTokenizer> pre_;  // Bpe only
   int32_t bos_ = -1, eos_ = -1, unk_ = -1;
   bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
-  bool spm_words_ = false;  // SPM: no token has U+2581 after another character, so words merge alone
+  // Words (from U+2581 to the next that follows another character) merge alone: SPM, where no token
+  // has U+2581 after another character; SpmBpe, outside occurrences of the few merge texts that do.
+  bool spm_words_ = false;
+  std::vector<std::string> spanning_;  // SpmBpe: merge texts with U+2581 after another character
 };
 
 // Streaming decode: push ids as they are generated; each call returns the text that is complete

@@ -1,9 +1,10 @@
-// Tokenizer::encode: special tokens split out, then the two encoders of a text fragment, as
-// llama.cpp's llm_tokenizer_spm_session and llm_tokenizer_bpe_session, sharing one merge loop: start from UTF-8
-// characters (BPE: bytes) and repeatedly merge the adjacent pair with the best priority (SentencePiece: the merged
-// token's score, highest first; BPE: the merge rank, lowest first), leftmost on ties. Each word merges on its own (BPE:
-// a pre-tokenizer piece; SentencePiece: from one U+2581 to the next, when the vocabulary lets no token span that), in
-// buffers reused across the words of one call, so the time is linear in the text. Also GPT-2's byte table.
+// Tokenizer::encode: special tokens split out, then the encoders of a text fragment, as llama.cpp's
+// llm_tokenizer_spm_session and llm_tokenizer_bpe_session, sharing one merge loop: start from UTF-8
+// characters (byte-level BPE: bytes) and repeatedly merge the adjacent pair with the best priority (SentencePiece: the
+// merged token's score, highest first; BPE: the merge rank, lowest first), leftmost on ties. Each word merges on its
+// own (byte-level BPE: a pre-tokenizer piece; SentencePiece: from one U+2581 to the next, when the vocabulary lets no
+// token span that; SentencePiece-style BPE: a line, or a run of newlines), in buffers reused across the words of one
+// call, so the time is linear in the text. Also GPT-2's byte table.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -81,6 +82,7 @@ struct Tokenizer::Work {
   std::string word;                     // BPE: a piece in GPT-2 characters
   WordCache cache;                      // SPM: words
   std::vector<WordCache> level_caches;  // BPE: pieces at each pre-tokenizer level, then words
+  std::vector<bool> uncut;              // SpmBpe: bytes of a line inside a text that spans words
 };
 
 namespace {
@@ -138,21 +140,43 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
   return out;
 }
 
-void Tokenizer::encode_fragment(std::string_view text, bool after_special, Work& w, std::vector<int32_t>& out) const {
-  if (kind_ == Kind::Bpe) {
-    encode_bpe(text, w, out);
-    return;
-  }
-  std::string s;  // spaces as U+2581, and one more in front after a special token (or at the start)
+namespace {
+
+// The bytes of the character at s[at] as llama.cpp's unicode_cpt_from_utf8 reads them: a lead
+// byte and its continuation bytes; a byte that starts no such sequence stands alone (llama.cpp
+// reads it as U+FFFD), so a valid character after it is always a symbol of its own.
+size_t checked_char_length(std::string_view s, size_t at) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[at + k]); };
+  size_t n = byte(0) >= 0xF8 ? 1 : utf8_char_length(byte(0));
+  if (at + n > s.size()) return 1;
+  for (size_t k = 1; k < n; ++k)
+    if ((byte(k) & 0xC0) != 0x80) return 1;
+  return n;
+}
+
+// SentencePiece's alphabet: spaces as U+2581, and with `prefix` one more in front.
+std::string escape_spaces(std::string_view text, bool prefix) {
+  std::string s;
   s.reserve(text.size() * 2 + kSpace.size());
-  if (add_space_prefix_ && after_special) s = kSpace;
+  if (prefix) s = kSpace;
   for (size_t at = 0; at < text.size();) {
     size_t space = std::min(text.find(' ', at), text.size());
     s.append(text, at, space - at);
     if (space < text.size()) s += kSpace;
     at = space + 1;
   }
-  encode_spm(s, w, out);
+  return s;
+}
+
+}  // namespace
+
+void Tokenizer::encode_fragment(std::string_view text, bool after_special, Work& w, std::vector<int32_t>& out) const {
+  if (kind_ == Kind::Bpe)
+    encode_bpe(text, w, out);
+  else if (kind_ == Kind::SpmBpe)
+    encode_spm_bpe(escape_spaces(text, false), w, out);
+  else  // a prefix space after a special token (or at the start)
+    encode_spm(escape_spaces(text, add_space_prefix_ && after_special), w, out);
 }
 
 // --- words through the cache
@@ -216,7 +240,7 @@ void Tokenizer::spm_word(std::string_view word, Work& w, std::vector<int32_t>& o
   }
 }
 
-// --- byte-level BPE
+// --- BPE: byte-level, and SentencePiece-style (Gemma 4)
 
 void Tokenizer::encode_bpe(std::string_view text, Work& w, std::vector<int32_t>& out) const {
   w.level_caches.resize(pre_->levels() + 1);
@@ -235,9 +259,49 @@ void Tokenizer::bpe_level(size_t k, std::string_view text, Work& w, std::vector<
   });
 }
 
+// SentencePiece-style BPE splits its text (spaces already U+2581) only into lines and runs of
+// newlines, as llama.cpp's gemma4 pre-tokenizer "[^\n]+|[\n]+". A run of newlines that is a token
+// is that token, unmerged (llama.cpp's rule for Gemma 4).
+void Tokenizer::encode_spm_bpe(std::string_view text, Work& w, std::vector<int32_t>& out) const {
+  for (size_t at = 0; at < text.size();) {
+    bool newlines = text[at] == '\n';
+    size_t end = std::min(newlines ? text.find_first_not_of('\n', at) : text.find('\n', at), text.size());
+    std::string_view run = text.substr(at, end - at);
+    if (int32_t id = newlines ? find(run) : -1; id >= 0)
+      out.push_back(id);
+    else if (spm_words_)
+      spm_bpe_words(run, w, out);
+    else
+      cached_word(run, w.cache, out, [&](std::string_view word) { bpe_word(word, w, out); });
+    at = end;
+  }
+}
+
+// A line merges as its words, cut where U+2581 follows another character: a merge across such a
+// place would make a text with U+2581 after another character, and the vocabulary's few such texts
+// (spanning_) are looked for in the line; no cut is made inside one. Each word then merges exactly
+// as it would within the whole line, in the same order.
+void Tokenizer::spm_bpe_words(std::string_view line, Work& w, std::vector<int32_t>& out) const {
+  w.uncut.assign(line.size(), false);
+  for (const std::string& s : spanning_)
+    for (size_t at = line.find(s); at != std::string_view::npos; at = line.find(s, at + 1))
+      std::fill(w.uncut.begin() + long(at) + 1, w.uncut.begin() + long(at + s.size()), true);
+  auto word = [&](std::string_view x) {
+    cached_word(x, w.cache, out, [&](std::string_view y) { bpe_word(y, w, out); });
+  };
+  size_t start = 0;
+  for (size_t at = line.find(kSpace, 1); at != std::string_view::npos; at = line.find(kSpace, at + 1)) {
+    bool after_space = at >= kSpace.size() && line.compare(at - kSpace.size(), kSpace.size(), kSpace) == 0;
+    if (after_space || w.uncut[at]) continue;
+    word(line.substr(start, at - start));
+    start = at;
+  }
+  word(line.substr(start));
+}
+
 void Tokenizer::bpe_word(std::string_view piece, Work& w, std::vector<int32_t>& out) const {
   if (piece.empty()) return;
-  if (pre_->ignore_merges()) {  // llama-bpe: a word that is a whole token skips the merges
+  if (pre_ && pre_->ignore_merges()) {  // llama-bpe: a word that is a whole token skips the merges
     w.word.clear();
     for (char c : piece) w.word += byte_table().chars[static_cast<uint8_t>(c)];
     if (int32_t id = find(w.word); id >= 0) {
@@ -245,29 +309,31 @@ void Tokenizer::bpe_word(std::string_view piece, Work& w, std::vector<int32_t>& 
       return;
     }
   }
+  // Symbols start as bytes (byte-level) or UTF-8 characters (SentencePiece-style).
+  bool chars = kind_ == Kind::SpmBpe;
   w.symbols.clear();
-  for (size_t at = 0; at < piece.size(); ++at) {
-    int32_t i = int32_t(at);
-    int32_t next = at + 1 == piece.size() ? -1 : i + 1;
-    w.symbols.push_back({byte_symbol_[static_cast<uint8_t>(piece[at])], i - 1, next, uint32_t(at), 1});
+  for (size_t at = 0; at < piece.size();) {
+    size_t n = chars ? checked_char_length(piece, at) : 1;
+    int32_t id = n == 1 ? byte_symbol_[static_cast<uint8_t>(piece[at])] : symbol_id(piece.substr(at, n));
+    int32_t i = int32_t(w.symbols.size());
+    w.symbols.push_back({id, i - 1, at + n == piece.size() ? -1 : i + 1, uint32_t(at), uint32_t(n)});
+    at += n;
   }
   merge_symbols(w.symbols, w.queue, [&](const Symbol& l, const Symbol& r) -> std::pair<uint32_t, int32_t> {
-    Merge m = merges_.find(l.id, r.id);
+    Merge m = l.id < 0 || r.id < 0 ? Merge{} : merges_.find(l.id, r.id);
     return {uint32_t(m.rank), m.rank < 0 ? -1 : m.result};
   });
   int32_t vocab = int32_t(text_.size());
   for (int32_t i = 0; i >= 0; i = w.symbols[size_t(i)].next) {
     const Symbol& s = w.symbols[size_t(i)];
-    if (s.id < vocab) {
+    if (s.id >= 0 && s.id < vocab) {
       out.push_back(s.id);
       continue;
     }
-    // A symbol that is no token (a malformed vocabulary): its bytes one by one.
-    for (char c : piece.substr(s.begin, s.n)) {
-      int32_t id = byte_id_[static_cast<uint8_t>(c)];
-      if (id < 0) id = unk_;  // lost: the vocabulary lacks this byte's character
-      if (id >= 0) out.push_back(id);
-    }
+    // A symbol that is no token (a character outside the vocabulary, or a malformed vocabulary):
+    // its bytes one by one, each dropped where the vocabulary lacks it (as llama.cpp does).
+    for (char c : piece.substr(s.begin, s.n))
+      if (int32_t id = byte_id_[static_cast<uint8_t>(c)]; id >= 0) out.push_back(id);
   }
 }
 

@@ -1,9 +1,10 @@
 // libFuzzer target: a small vocabulary and a text, both from the input, through encode and decode.
-// The vocabulary is SentencePiece (<unk> <s> </s>, the 256 byte tokens) or byte-level BPE (the
-// 256 byte characters, <|endoftext|>) with any pre-tokenizer, plus tokens of any text and type,
-// scores and merges from the input. Checked: no crash or sanitizer report, every id inside the
-// vocabulary, decode(encode(s, add), add) == s (where it must hold: no Phi-3 whitespace rule, no
-// U+2581 in SentencePiece text), and the streaming Detokenizer giving the pieces' bytes.
+// The vocabulary is SentencePiece (<unk> <s> </s>, the 256 byte tokens), byte-level BPE (the 256
+// byte characters, <|endoftext|>) with any pre-tokenizer, or SentencePiece-style BPE (gemma4:
+// <pad> <eos> <bos> <unk>, the 256 byte tokens), plus tokens of any text and type, scores and
+// merges from the input. Checked: no crash or sanitizer report, every id inside the vocabulary,
+// decode(encode(s, add), add) == s (where it must hold: no Phi-3 whitespace rule, no U+2581 in
+// text for SentencePiece's alphabet), and the streaming Detokenizer giving the pieces' bytes.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdio>
@@ -17,19 +18,27 @@ namespace {
 
 using namespace vkllm;
 
-VocabConfig base_vocab(bool spm, const std::string& pre) {
+enum Kind { kSpm, kBpe, kSpmBpe };
+
+VocabConfig base_vocab(Kind kind, const std::string& pre) {
   VocabConfig v;
-  if (spm) {
-    v.model = "llama";
-    v.tokens = {"<unk>", "<s>", "</s>"};
-    v.types = {TokenType::Unknown, TokenType::Control, TokenType::Control};
+  if (kind != kBpe) {
+    v.model = kind == kSpm ? "llama" : "gemma4";
+    if (kind == kSpm) {
+      v.tokens = {"<unk>", "<s>", "</s>"};
+      v.types = {TokenType::Unknown, TokenType::Control, TokenType::Control};
+    } else {
+      v.tokens = {"<pad>", "<eos>", "<bos>", "<unk>"};
+      v.types.assign(4, TokenType::Control);
+      v.pad = 0, v.eos = 1, v.bos = 2, v.unk = 3;
+    }
     for (int b = 0; b < 256; ++b) {
       char buf[8];
       std::snprintf(buf, sizeof(buf), "<0x%02X>", b);
       v.tokens.push_back(buf);
       v.types.push_back(TokenType::Byte);
     }
-    v.scores.assign(v.tokens.size(), 0.0f);
+    if (kind == kSpm) v.scores.assign(v.tokens.size(), 0.0f);
     return v;
   }
   v.model = "gpt2";
@@ -51,9 +60,10 @@ void fail(const char* what, const std::string& text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
-  bool spm = in.ConsumeBool();
+  Kind kind = Kind(in.ConsumeIntegralInRange(0, 2));
+  bool spm = kind == kSpm;
   std::vector<std::string_view> pres = PreTokenizer::style_names();
-  VocabConfig v = base_vocab(spm, std::string(pres[in.ConsumeIntegralInRange<size_t>(0, pres.size() - 1)]));
+  VocabConfig v = base_vocab(kind, std::string(pres[in.ConsumeIntegralInRange<size_t>(0, pres.size() - 1)]));
   bool phi3 = in.ConsumeIntegralInRange(0, 7) == 0;
   if (phi3) v.model_name = "Phi-3";
   v.add_bos = in.ConsumeBool();
@@ -69,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string text = in.ConsumeRandomLengthString(12);
     int t = in.ConsumeIntegralInRange(0, 13);
     TokenType type = TokenType(t <= 7 ? t : 1);
-    if (!spm && type == TokenType::Byte) type = TokenType::Normal;  // <0xNN> tokens are SentencePiece's
+    if (kind == kBpe && type == TokenType::Byte) type = TokenType::Normal;  // <0xNN> tokens are SentencePiece's
     if (type == TokenType::Control || type == TokenType::UserDefined || type == TokenType::Unknown)
       text.insert(text.size() / 2, " ");
     else
@@ -81,7 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // BPE merges of two texts of the vocabulary; the joined text is added as a token (normal) or not.
   auto mergeable = [](const std::string& s) { return s.find_first_of("<> ") == std::string::npos; };
-  if (!spm)
+  if (kind != kSpm)
     for (int i = in.ConsumeIntegralInRange(0, 24); i > 0; --i) {
       std::string l = v.tokens[in.ConsumeIntegralInRange<size_t>(0, v.tokens.size() - 1)];
       std::string r = v.tokens[in.ConsumeIntegralInRange<size_t>(0, v.tokens.size() - 1)];
@@ -100,7 +110,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (int32_t id : ids)
       if (id < 0 || uint32_t(id) >= t.vocab_size()) fail("id outside the vocabulary", text);
     std::string back = t.decode(ids, add_special);
-    bool exact = !phi3 && !(spm && text.find("\xe2\x96\x81") != std::string::npos);
+    bool exact = !phi3 && !(kind != kBpe && text.find("\xe2\x96\x81") != std::string::npos);
     if (exact && back != text) fail("decode(encode(s)) != s", text);
     Detokenizer d(t);
     std::string streamed, pieces;

@@ -18,6 +18,10 @@
 //   llamacpp_oracle quantize-ref TYPE IN OUT
 //       the other way: ggml's reference quantiser (from_float_ref, e.g. quantize_row_mxfp4_ref) on
 //       the f32 values in IN (whole blocks), the blocks to OUT
+//       llama_model_quantize (llama.cpp's quantizer) to TYPE: Q8_0, Q4_0, Q4_K_M, ...
+//   llamacpp_oracle tokenize -m FILE [--add-special] [--parse-special] < TEXTS
+//       llama_tokenize on each text read from stdin (every text ends with a NUL byte), one line per
+//       text: "tokens id1 id2 ..."; the file is loaded vocabulary-only
 //
 // An error is one line on stderr ("error: ...", with llama.cpp's last logged error) and exit 1.
 #include <ggml-backend.h>
@@ -310,8 +314,50 @@ int quantize_ref(int argc, char** argv) {
     throw std::runtime_error(std::string("quantize-ref: ggml has no quantiser for ") + argv[2]);
   traits->from_float_ref(values.data(), out.data(), n);
   write_all(argv[4], out.data(), out.size());
-  return 0;
-}
+  int tokenize(int argc, char** argv) {
+    std::string model;
+    bool add_special = false, parse_special = false;
+    for (int i = 2; i < argc; ++i) {
+      std::string flag = argv[i];
+      if (flag == "--add-special")
+        add_special = true;
+      else if (flag == "--parse-special")
+        parse_special = true;
+      else if (flag == "-m" && i + 1 < argc)
+        model = argv[++i];
+      else
+        throw std::runtime_error("tokenize: unknown option or missing value: " + flag);
+    }
+    if (model.empty()) throw std::runtime_error("tokenize needs -m FILE");
+    Owned o;
+    llama_model_params mp = llama_model_default_params();
+    mp.vocab_only = true;
+    o.model = llama_model_load_from_file(model.c_str(), mp);
+    if (!o.model) fail(model + ": llama.cpp cannot load this file");
+    const llama_vocab* vocab = llama_model_get_vocab(o.model);
+    std::string input;
+    char buf[1 << 16];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, stdin)) > 0;) input.append(buf, n);
+    std::vector<llama_token> ids;
+    for (size_t start = 0, end; (end = input.find('\0', start)) != std::string::npos; start = end + 1) {
+      ids.resize(end - start + 16);
+      auto run = [&] {
+        return llama_tokenize(vocab, input.data() + start, int32_t(end - start), ids.data(), int32_t(ids.size()),
+                              add_special, parse_special);
+      };
+      int32_t n = run();
+      if (n < 0) {
+        ids.resize(size_t(-n));
+        n = run();
+      }
+      if (n < 0) fail("llama_tokenize failed");
+      std::printf("tokens");
+      for (int32_t i = 0; i < n; ++i) std::printf(" %d", ids[size_t(i)]);
+      std::printf("\n");
+    }
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw std::runtime_error("cannot write to stdout");
+    return 0;
+  }
 
 }  // namespace
 
@@ -320,12 +366,15 @@ int main(int argc, char** argv) {
     llama_log_set(quiet_log, nullptr);
     ggml_backend_load_all();  // ggml's CPU backends live beside this executable
     llama_backend_init();
-    static const std::map<std::string, int (*)(int, char**)> commands = {
-        {"logits", logits}, {"quantize", quantize}, {"dequantize", dequantize}, {"quantize-ref", quantize_ref}};
+    static const std::map<std::string, int (*)(int, char**)> commands = {{"logits", logits},
+                                                                         {"quantize", quantize},
+                                                                         {"dequantize", dequantize},
+                                                                         {"quantize-ref", quantize_ref},
+                                                                         {"tokenize", tokenize}};
     auto command = commands.find(argc > 1 ? argv[1] : "");
     if (command == commands.end())
       throw std::runtime_error(
-          "usage: llamacpp_oracle logits|quantize|dequantize|quantize-ref ... (see tests/llamacpp/)");
+          "usage: llamacpp_oracle logits|quantize|dequantize|quantize-ref|tokenize ... (see tests/llamacpp/)");
     int rc = command->second(argc, argv);
     llama_backend_free();
     return rc;
