@@ -314,50 +314,53 @@ int quantize_ref(int argc, char** argv) {
     throw std::runtime_error(std::string("quantize-ref: ggml has no quantiser for ") + argv[2]);
   traits->from_float_ref(values.data(), out.data(), n);
   write_all(argv[4], out.data(), out.size());
-  int tokenize(int argc, char** argv) {
-    std::string model;
-    bool add_special = false, parse_special = false;
-    for (int i = 2; i < argc; ++i) {
-      std::string flag = argv[i];
-      if (flag == "--add-special")
-        add_special = true;
-      else if (flag == "--parse-special")
-        parse_special = true;
-      else if (flag == "-m" && i + 1 < argc)
-        model = argv[++i];
-      else
-        throw std::runtime_error("tokenize: unknown option or missing value: " + flag);
-    }
-    if (model.empty()) throw std::runtime_error("tokenize needs -m FILE");
-    Owned o;
-    llama_model_params mp = llama_model_default_params();
-    mp.vocab_only = true;
-    o.model = llama_model_load_from_file(model.c_str(), mp);
-    if (!o.model) fail(model + ": llama.cpp cannot load this file");
-    const llama_vocab* vocab = llama_model_get_vocab(o.model);
-    std::string input;
-    char buf[1 << 16];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, stdin)) > 0;) input.append(buf, n);
-    std::vector<llama_token> ids;
-    for (size_t start = 0, end; (end = input.find('\0', start)) != std::string::npos; start = end + 1) {
-      ids.resize(end - start + 16);
-      auto run = [&] {
-        return llama_tokenize(vocab, input.data() + start, int32_t(end - start), ids.data(), int32_t(ids.size()),
-                              add_special, parse_special);
-      };
-      int32_t n = run();
-      if (n < 0) {
-        ids.resize(size_t(-n));
-        n = run();
-      }
-      if (n < 0) fail("llama_tokenize failed");
-      std::printf("tokens");
-      for (int32_t i = 0; i < n; ++i) std::printf(" %d", ids[size_t(i)]);
-      std::printf("\n");
-    }
-    if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw std::runtime_error("cannot write to stdout");
-    return 0;
+  return 0;
+}
+
+int tokenize(int argc, char** argv) {
+  std::string model;
+  bool add_special = false, parse_special = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--add-special")
+      add_special = true;
+    else if (flag == "--parse-special")
+      parse_special = true;
+    else if (flag == "-m" && i + 1 < argc)
+      model = argv[++i];
+    else
+      throw std::runtime_error("tokenize: unknown option or missing value: " + flag);
   }
+  if (model.empty()) throw std::runtime_error("tokenize needs -m FILE");
+  Owned o;
+  llama_model_params mp = llama_model_default_params();
+  mp.vocab_only = true;
+  o.model = llama_model_load_from_file(model.c_str(), mp);
+  if (!o.model) fail(model + ": llama.cpp cannot load this file");
+  const llama_vocab* vocab = llama_model_get_vocab(o.model);
+  std::string input;
+  char buf[1 << 16];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, stdin)) > 0;) input.append(buf, n);
+  std::vector<llama_token> ids;
+  for (size_t start = 0, end; (end = input.find('\0', start)) != std::string::npos; start = end + 1) {
+    ids.resize(end - start + 16);
+    auto run = [&] {
+      return llama_tokenize(vocab, input.data() + start, int32_t(end - start), ids.data(), int32_t(ids.size()),
+                            add_special, parse_special);
+    };
+    int32_t n = run();
+    if (n < 0) {
+      ids.resize(size_t(-n));
+      n = run();
+    }
+    if (n < 0) fail("llama_tokenize failed");
+    std::printf("tokens");
+    for (int32_t i = 0; i < n; ++i) std::printf(" %d", ids[size_t(i)]);
+    std::printf("\n");
+  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw std::runtime_error("cannot write to stdout");
+  return 0;
+}
 
 }  // namespace
 
