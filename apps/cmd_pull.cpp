@@ -24,11 +24,13 @@ struct PullOptions {
 };
 
 void pull(const PullOptions& o) {
-  ENSURE(!o.name.empty() || !o.hf_repo.empty(), "which model? vkllm pull USER/REPO[:QUANT]");
+  if (o.name.empty() && o.hf_repo.empty()) throw CLI::ValidationError("which model? vkllm pull USER/REPO[:QUANT]");
   std::string name = o.name.empty() ? o.hf_repo : o.name;
   std::optional<hub::HubRef> ref = hub::parse_hub_ref(name);
-  ENSURE(ref, fmt::format("'{}' is not USER/REPO[:QUANT]", name));
-  ENSURE(o.hf_file.empty() || ref->tag.empty(), "give a QUANT or --hf-file, not both");
+  ENSURE(ref, fmt::format("'{}' is not USER/REPO[:QUANT]", name));  // hf_repo_check let it through
+  if (!o.hf_file.empty() && !ref->tag.empty())
+    throw CLI::ValidationError("--hf-file",
+                               fmt::format("{} names a QUANT and --hf-file a file: give one of them", name));
   hub::HubSettings settings = hub::HubSettings::from_environment();
   SigintScope sigint;
   hub::PulledModel m;
@@ -54,9 +56,11 @@ void add_pull_command(CLI::App& app) {
   auto* name = cmd->add_option("model", o->name,
                                "USER/REPO[:QUANT]: the repository and quantisation, as llama.cpp's -hf takes them "
                                "(QUANT: Q4_K_M, else Q8_0, else the first model file)")
-                   ->type_name("USER/REPO");
+                   ->type_name("USER/REPO")
+                   ->check(hf_repo_check);
   cmd->add_option("--hf-repo", o->hf_repo, "The same, as llama.cpp spells it (also -hf, -hfr)")
       ->type_name("USER/REPO")
+      ->check(hf_repo_check)
       ->excludes(name);
   cmd->add_option("--hf-file", o->hf_file, "The repository's file to download (also -hff), instead of a QUANT")
       ->type_name("FILE")

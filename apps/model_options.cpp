@@ -60,8 +60,10 @@ std::string model_path(const ModelOptions& o) {
 bool names_model(const std::string& word) {
   if (is_file(word) || word.ends_with(".gguf")) return true;
   std::optional<hub::ModelName> name = hub::parse_model_name(word);
+  if (!name) return false;
+  if (!name->ref.tag.empty()) return true;  // USER/REPO:QUANT is no prompt: model_path says if it is not pulled
   try {
-    return name && hub::find_cached(hub::HubSettings::from_environment(), *name).has_value();
+    return hub::find_cached(hub::HubSettings::from_environment(), *name).has_value();
   } catch (const Error&) {  // no cache folder: then no pulled model either
     return false;
   }

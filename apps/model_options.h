@@ -17,7 +17,8 @@ namespace vkllm::cli {
 // shows it), or -hf's from the cache, downloaded first when it is not there (progress on
 // stderr; Ctrl-C keeps the partial file and exits 130). Empty: the embedded default model.
 std::string model_path(const ModelOptions& o);
-// Whether a positional word names a model: an existing file, a .gguf name, or a downloaded model.
+// Whether a positional word names a model: an existing file, a .gguf name, USER/REPO:QUANT, or
+// a downloaded model's other names (USER/REPO, USER/REPO/FILE).
 bool names_model(const std::string& word);
 // The GGUF file the options name, or the embedded default model.
 GgufFile open_model(const ModelOptions& o);

@@ -146,6 +146,15 @@ void reconcile_kv_types(ModelOptions& o, bool kv_type_given) {
   if (kv) o.kv_type = *kv;
 }
 
+// -hf USER/REPO:QUANT names a file, and so does --hf-file: one of them.
+void check_hf_choice(const ModelOptions& o) {
+  if (!o.hf_file.empty() && o.hf_repo.find(':') != std::string::npos)
+    throw CLI::ValidationError("--hf-file",
+                               fmt::format("-hf {} names a QUANT and --hf-file a file: give one of them", o.hf_repo));
+}
+
+}  // namespace
+
 // USER/REPO[:QUANT] as the hub spells names (apps/hub/repo_files.h reads them).
 const CLI::Validator hf_repo_check(
     [](std::string& s) -> std::string {
@@ -155,8 +164,6 @@ const CLI::Validator hf_repo_check(
                  : fmt::format("'{}' is not USER/REPO[:QUANT]", s);
     },
     "");
-
-}  // namespace
 
 void add_model_options(CLI::App* cmd, ModelOptions& o, bool engine) {
   auto* m = cmd->add_option("-m,--model", o.path,
@@ -174,7 +181,10 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool engine) {
       ->type_name("FILE")
       ->check(non_empty)
       ->needs(hf);
-  if (!engine) return;
+  if (!engine) {
+    cmd->parse_complete_callback([&o] { check_hf_choice(o); });
+    return;
+  }
   cmd->add_option("-c,--ctx-size,--ctx", o.ctx, "Context length in tokens; 0: the model's, at most 4096")
       ->type_name("N")
       ->check(int_range(0, 1 << 20));
@@ -189,7 +199,10 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool engine) {
   cmd->add_option("--cache-type-v", o.kv_type_v, "llama.cpp's -ctv: --kv-type (K and V share one type)")
       ->type_name("TYPE")
       ->check(one_of(kv_types));
-  cmd->parse_complete_callback([&o, kv] { reconcile_kv_types(o, kv->count() > 0); });
+  cmd->parse_complete_callback([&o, kv] {
+    check_hf_choice(o);
+    reconcile_kv_types(o, kv->count() > 0);
+  });
   cmd->add_option("--device", o.device,
                   "Vulkan device index as vkllm devices lists them; default: $VKLLM_DEVICE, else the best")
       ->type_name("I")

@@ -34,6 +34,8 @@ CLI::Validator real_range(std::optional<Bound> lo, std::optional<Bound> hi = std
 CLI::Validator one_of(std::vector<std::string> words);
 // A path that is not empty (an empty -m would otherwise mean the embedded model).
 extern const CLI::Validator non_empty;
+// USER/REPO[:QUANT] as the hub spells names (apps/hub/repo_files.h reads them).
+extern const CLI::Validator hf_repo_check;
 
 // --- the model and how it runs
 

@@ -98,6 +98,12 @@ TEST_CASE("llama.cpp's flags work or say in one line what they mean", "[cli][hab
     CHECK(r.exit_code == 0);
     CHECK(r.out == chat.out);
   }
+  auto chat_help = run_vkllm("chat --help");
+  CHECK(chat_help.exit_code == 0);
+  for (std::string line :
+       {"Slash commands (a line that starts with /):\n", "  /? or /help ", "  /bye or /exit ", "  /set NAME VALUE ",
+        "  /show model|template|settings|system\n", "  /save FILE, /load FILE "})
+    CHECK(chat_help.out.find(line) != std::string::npos);
   // Accepted: flash attention is all vkllm has; mmap and mlock have no meaning once on the GPU.
   auto plain = run_vkllm("run -n 3 -s 5 -p x");
   for (std::string flags : {"-fa", "-fa on", "--flash-attn auto", "--mlock --no-mmap", "-fa -ngl 99 --mlock"}) {

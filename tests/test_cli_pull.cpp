@@ -222,7 +222,16 @@ TEST_CASE("vkllm pull: 401, 403 and 404 say what to do", "[cli][hub]") {
               "mmproj-tiny-f16.gguf\n");
   check_error(run_vkllm("pull x/y", "HF_ENDPOINT=http://127.0.0.1:9 VKLLM_CACHE=" + hub.cache()),
               "cannot reach http://127.0.0.1:9: ");
-  check_error(run_vkllm("pull tiny", env), "'tiny' is not USER/REPO[:QUANT]", 1);
+  check_error(run_vkllm("pull tiny", env), "model: 'tiny' is not USER/REPO[:QUANT]", 2);
+  check_error(run_vkllm("pull", env), "which model? vkllm pull USER/REPO[:QUANT]", 2);
+  check_error(run_vkllm("pull test/tiny-GGUF:Q8_0 --hf-file tiny-Q8_0.gguf", env),
+              "--hf-file: test/tiny-GGUF:Q8_0 names a QUANT and --hf-file a file: give one of them", 2);
+  check_error(run_vkllm("run -hf test/tiny-GGUF:Q8_0 --hf-file tiny-Q8_0.gguf -p x", env),
+              "--hf-file: -hf test/tiny-GGUF:Q8_0 names a QUANT and --hf-file a file: give one of them", 2);
+  // USER/REPO:QUANT as the first word is a model, pulled or not (never a prompt).
+  check_error(run_vkllm("run test/tiny-GGUF:Q5_K_S hello", env),
+              "test/tiny-GGUF:Q5_K_S: no such file, and no downloaded model of that name (vkllm pull "
+              "test/tiny-GGUF:Q5_K_S downloads it");
   check_error(run_vkllm("run -hf tiny -p x", env), "--hf-repo: 'tiny' is not USER/REPO[:QUANT]", 2);
   check_error(run_vkllm("run --hf-file x.gguf -p x", env), "--hf-file requires --hf-repo", 2);
   check_error(run_vkllm("run -hf a/b -m c.gguf -p x", env), "--model excludes --hf-repo", 2);
