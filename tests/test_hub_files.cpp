@@ -72,6 +72,7 @@ TEST_CASE("a repository's model file is chosen as llama.cpp's -hf chooses it", "
   CHECK(chosen(all, "u/m:q8_0") == std::vector<std::string>{"m-Q8_0.gguf"});
   CHECK(chosen(all, "u/m:F16") == std::vector<std::string>{"m-F16-00001-of-00002.gguf", "m-F16-00002-of-00002.gguf"});
   CHECK(chosen(all, "u/m", "m-Q2_K.gguf") == std::vector<std::string>{"m-Q2_K.gguf"});
+  CHECK(chosen(all, "u/m", "M-q2_k.GGUF") == std::vector<std::string>{"m-Q2_K.gguf"});  // any case, as llama.cpp
   CHECK(chosen(files({"m-Q8_0.gguf", "m-Q6_K.gguf"}), "u/m") == std::vector<std::string>{"m-Q8_0.gguf"});
   CHECK(chosen(files({"README.md", "m-IQ3_M.gguf", "m-Q6_K.gguf"}), "u/m") == std::vector<std::string>{"m-IQ3_M.gguf"});
   CHECK(quants(all) == std::vector<std::string>{"Q2_K", "Q4_K_M", "Q8_0", "F16"});

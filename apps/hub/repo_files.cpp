@@ -124,9 +124,9 @@ std::vector<std::string> quants(const std::vector<RepoFile>& files) {
 }
 
 std::vector<RepoFile> select_model(const std::vector<RepoFile>& files, const HubRef& ref, const std::string& hf_file) {
-  if (!hf_file.empty()) {
+  if (!hf_file.empty()) {  // matched ignoring case, as llama.cpp's --hf-file
     for (const RepoFile& f : files)
-      if (f.path == hf_file) return with_parts(files, f, ref);
+      if (upper(f.path) == upper(hf_file)) return with_parts(files, f, ref);
     std::vector<std::string> gguf;
     for (const RepoFile& f : files)
       if (f.path.ends_with(".gguf")) gguf.push_back(f.path);

@@ -37,9 +37,9 @@ bool is_safe_path(std::string_view path);
 // The quantisations of the repository's models, in listing order, each once.
 std::vector<std::string> quants(const std::vector<RepoFile>& files);
 
-// The model the request names: the file `hf_file` names, or the first model file whose name has
-// the tag (without one: Q4_K_M, then Q8_0, then the first model file), together with the other
-// parts of a split model, first part first. Throws Error naming the repository and what it has.
+// The model the request names: the file `hf_file` names (in any case), or the first model file
+// whose name has the tag (without one: Q4_K_M, then Q8_0, then the first model file), together
+// with the other parts of a split model, first part first. Throws Error naming the repository and what it has.
 std::vector<RepoFile> select_model(const std::vector<RepoFile>& files, const HubRef& ref,
                                    const std::string& hf_file = "");
 
