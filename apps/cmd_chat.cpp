@@ -1,4 +1,4 @@
-// `vkllm chat [MODEL | -m MODEL | -hf USER/REPO[:QUANT]] [--system TEXT | --system-file FILE] [-n N]
+// `vkllm chat [MODEL | -m MODEL | -hf USER/REPO[:QUANT]] [--system TEXT | --system-file FILE] [-p TEXT] [-n N]
 // [sampling flags as run] [--ctx N] [--verbose] [--color]` (also `vkllm run -i` / `-cnv` and
 // `vkllm -i`, apps/argv.cpp): a conversation, as llama-cli -cnv and `ollama run` hold one. Each
 // line of input is a user turn (a terminal gets a line editor with history; `"""` or a trailing
@@ -30,6 +30,7 @@ namespace {
 struct ChatOptions {
   ModelOptions model;
   std::optional<std::string> system, system_file;
+  std::optional<std::string> first;     // -p: the first user message, as llama-cli -cnv -p takes it
   std::vector<std::string> positional;  // the model, as Ollama takes it
   GenerationOptions gen{.n_predict = 512};
   bool verbose = false;
@@ -131,7 +132,12 @@ int chat(ChatOptions& o) {
   LineReader input(use_color(o.color));
   std::fprintf(stderr, "Send a message (/? for help)\n");
   SigintScope sigint(false);  // every Ctrl-C is the chat's: a reply stops, an empty prompt leaves
-  int failures = converse(st, input);
+  int failures = 0;
+  if (o.first) {
+    if (input.terminal()) print("> " + *o.first + "\n");  // as if typed
+    if (!answer(st, *o.first)) ++failures;
+  }
+  failures += converse(st, input);
   return input.terminal() ? 0 : failures;  // at a terminal the errors were seen; a script needs the status
 }
 
@@ -150,6 +156,10 @@ void add_chat_command(CLI::App& app) {
       ->check(CLI::Validator(
           [](std::string& f) -> std::string { return f == "-" ? "standard input holds the turns" : ""; }, ""))
       ->excludes(system);
+  cmd->add_option("-p,--prompt", o->first,
+                  "The first message, answered before any input is read (as llama-cli -cnv -p; the system message "
+                  "is --system)")
+      ->type_name("TEXT");
   add_generation_options(cmd, o->gen, false);  // -n is per reply; ChatSession stops at end of turn
   cmd->add_flag("-v,--verbose", o->verbose, "After every reply: prompt and generation tokens/s, time to first token");
   add_jinja_flag(cmd);

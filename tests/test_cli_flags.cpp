@@ -80,7 +80,7 @@ TEST_CASE("llama.cpp habits: -ngl is not -n gl, unknown options and commands are
   const Case cases[] = {
       {"run -xy -p x", "unknown option -xy for vkllm run: short options are one letter, as in -n 5"},
       {"tokenize -ctk q8_0 -p x", "unknown option -ctk for vkllm tokenize (llama.cpp's --cache-type-k, which"},
-      {"run -n 5 -i -p x", "unknown option -p for vkllm chat"},  // -i is chat, which takes no -p
+      {"run -n 5 -i -f x", "unknown option -f for vkllm chat"},  // -i is chat, which takes no -f
       {"tokenize -i -p x", "unknown option -i for vkllm tokenize"},
       {"run --nope -p x", "unknown option --nope for vkllm run (see vkllm run --help)"},
       {"tokenize -ngl 5 -p x", "unknown option -ngl for vkllm tokenize"},

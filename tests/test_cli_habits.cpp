@@ -104,6 +104,11 @@ TEST_CASE("llama.cpp's flags work or say in one line what they mean", "[cli][hab
        {"Slash commands (a line that starts with /):\n", "  /? or /help ", "  /bye or /exit ", "  /set NAME VALUE ",
         "  /show model|template|settings|system\n", "  /save FILE, /load FILE "})
     CHECK(chat_help.out.find(line) != std::string::npos);
+  // -p with -cnv is the first message, as llama-cli takes it; the input then goes on.
+  auto first = run_vkllm("run -cnv -n 4 -s 2 --system 'Be brief.' -p 'In the beginning'");
+  INFO(first.err);
+  CHECK(first.exit_code == 0);
+  CHECK(first.out == chat.out);
   // Accepted: flash attention is all vkllm has; mmap and mlock have no meaning once on the GPU.
   auto plain = run_vkllm("run -n 3 -s 5 -p x");
   for (std::string flags : {"-fa", "-fa on", "--flash-attn auto", "--mlock --no-mmap", "-fa -ngl 99 --mlock"}) {
