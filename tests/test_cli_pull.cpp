@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "catch.h"
 #include "cli.h"
@@ -268,4 +269,21 @@ TEST_CASE("a split model: pull fetches every part, run and info load it from the
   check_error(run_vkllm("info -m " + second), second + ": part 2 of 3 of a split model: open " + first + "\n");
   auto list = run_vkllm("list --json", offline);
   CHECK(list.out.find("\"name\": \"test/big-GGUF:Q8_0\"") != std::string::npos);
+}
+
+TEST_CASE("the cache folder is VKLLM_CACHE, else $XDG_CACHE_HOME/vkllm, else ~/.cache/vkllm", "[cli][hub]") {
+  auto cache_of = [](const std::string& env) {
+    auto r = run_vkllm("list --json", env);
+    INFO(env << "\n" << r.err);
+    CHECK(r.exit_code == 0);
+    return nlohmann::json::parse(r.out)["cache"].get<std::string>();
+  };
+  CHECK(cache_of("VKLLM_CACHE=/tmp/vkllm_c XDG_CACHE_HOME=/tmp/vkllm_x HOME=/tmp/vkllm_h") == "/tmp/vkllm_c");
+  CHECK(cache_of("VKLLM_CACHE= XDG_CACHE_HOME=/tmp/vkllm_x HOME=/tmp/vkllm_h") == "/tmp/vkllm_x/vkllm");
+  CHECK(cache_of("VKLLM_CACHE= XDG_CACHE_HOME= HOME=/tmp/vkllm_h") == "/tmp/vkllm_h/.cache/vkllm");
+  check_error(run_vkllm("list", "env -u VKLLM_CACHE -u XDG_CACHE_HOME -u HOME"),
+              "no cache folder for models: set VKLLM_CACHE (or HOME)\n");
+  check_error(run_vkllm("pull a/b", "HF_ENDPOINT=ftp://mirror VKLLM_CACHE=/tmp/vkllm_c"),
+              "HF_ENDPOINT='ftp://mirror' is not an http:// or https:// address\n");
+  CHECK(!fs::exists("/tmp/vkllm_c"));  // listing and a refused pull write nothing
 }
