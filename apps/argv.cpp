@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 namespace vkllm::cli {
 
@@ -40,20 +41,67 @@ bool letters(std::string_view s) {
                      [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '-'; });
 }
 
-// Checks the words after the command; `run -i` becomes chat (cmd and args[0] change).
-void check_options(CLI::App& app, CLI::App*& cmd, std::vector<std::string>& args) {
+// llama.cpp's single-dash spellings of long options.
+const std::map<std::string, std::string>& llama_spellings() {
+  static const std::map<std::string, std::string> m = {
+      {"-ngl", "--n-gpu-layers"}, {"-hf", "--hf-repo"},       {"-hfr", "--hf-repo"}, {"-hff", "--hf-file"},
+      {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}, {"-np", "--parallel"}, {"-sys", "--system"},
+      {"-sysf", "--system-file"}, {"-fa", "--flash-attn"},    {"-co", "--color"},
+  };
+  return m;
+}
+
+// Options whose value llama.cpp lets one leave out, and the value that means.
+const std::map<std::string, std::string>& optional_values() {
+  static const std::map<std::string, std::string> m = {{"--flash-attn", "on"}, {"--color", "auto"}};
+  return m;
+}
+
+bool chat_switch(const std::string& w) {
+  return w == "-i" || w == "--interactive" || w == "-cnv" || w == "--conversation";
+}
+
+// The option a word names in `cmd` (after llama.cpp's spellings), or null.
+const CLI::Option* option_of(const CLI::App* cmd, const std::string& w) {
+  auto it = llama_spellings().find(w);
+  std::string name = it != llama_spellings().end() ? it->second
+                     : w.starts_with("--")         ? w.substr(0, w.find('='))
+                                                   : w.substr(0, 2);
+  return cmd->get_option_no_throw(name);
+}
+
+// -i or -cnv anywhere in `run` (or in chat itself) make it the chat command; found before the
+// other words are checked, so that chat's own flags are known wherever they stand.
+void switch_to_chat(CLI::App& app, CLI::App*& cmd, std::vector<std::string>& args) {
+  CLI::App* chat = find_command(app, "chat");
   for (size_t j = 1; j < args.size(); ++j) {
     const std::string& w = args[j];
-    if (w == "--") return;  // the rest is positional
-    if (w.size() < 2 || w[0] != '-') continue;
-    if (w == "-i" || w == "--interactive") {
-      CLI::App* chat = find_command(app, "chat");
-      if (cmd->get_name() != "run" || !chat) unknown_option(cmd, w);
+    if (w == "--") return;
+    if (chat_switch(w)) {
+      if (!chat || (cmd != chat && cmd->get_name() != "run")) unknown_option(cmd, w);
       cmd = chat, args[0] = "chat";
       args.erase(args.begin() + std::ptrdiff_t(j--));
       continue;
     }
-    if (w == "-ngl" && cmd->get_option_no_throw("--n-gpu-layers")) args[j] = "--n-gpu-layers";  // w sees it
+    const CLI::Option* opt = w.starts_with("-") ? option_of(cmd, w) : nullptr;
+    if (!opt && chat && w.starts_with("-")) opt = option_of(chat, w);
+    bool attached = w.starts_with("--") && w.find('=') != std::string::npos;
+    if (opt && takes_value(opt) && !attached && !optional_values().count(opt->get_name())) ++j;  // its value
+  }
+}
+
+// Checks the words after the command, rewriting llama.cpp's spellings.
+void check_options(CLI::App& app, CLI::App* cmd, std::vector<std::string>& args) {
+  for (size_t j = 1; j < args.size(); ++j) {
+    std::string& w = args[j];
+    if (w == "--") return;  // the rest is positional
+    if (w.size() < 2 || w[0] != '-') continue;
+    if (auto it = llama_spellings().find(w); it != llama_spellings().end()) {
+      if (!cmd->get_option_no_throw(it->second))
+        unknown_option(
+            cmd, w, fmt::format(" (llama.cpp's {}, which {} {} has not)", it->second, app.get_name(), cmd->get_name()));
+      w = it->second;
+    }
     std::string name = w.starts_with("--") ? w.substr(0, w.find('=')) : w.substr(0, 2);
     if (!w.starts_with("--") && w.size() > 2 && letters(w.substr(1)))
       unknown_option(cmd, w, ": short options are one letter, as in -n 5");
@@ -61,6 +109,12 @@ void check_options(CLI::App& app, CLI::App*& cmd, std::vector<std::string>& args
     if (!opt) unknown_option(cmd, w);
     bool attached = w.starts_with("--") ? w.find('=') != std::string::npos : w.size() > 2;
     if (!takes_value(opt) || attached) continue;
+    if (auto o = optional_values().find(name); o != optional_values().end()) {
+      bool given = j + 1 < args.size() && (args[j + 1] == "on" || args[j + 1] == "off" || args[j + 1] == "auto");
+      w += "=" + (given ? args[j + 1] : o->second);
+      if (given) args.erase(args.begin() + std::ptrdiff_t(j + 1));
+      continue;
+    }
     std::string type = opt->get_type_name();
     if (++j == args.size())  // its value may start with '-', so only the end can be missing
       fail(fmt::format("{} needs a value ({}; see {} {} --help)", w, type.substr(0, type.find(':')), app.get_name(),
@@ -82,7 +136,7 @@ std::vector<std::string> prepare_args(CLI::App& app, int argc, char** argv) {
     if (!args.empty() && !find_command(app, args[0])) unknown_command(app, args[0]);
     args.resize(std::min<size_t>(args.size(), 1));
     args.push_back("--help");
-  } else if (args[0] == "-i" || args[0] == "--interactive") {
+  } else if (chat_switch(args[0])) {
     if (!find_command(app, "chat")) fail(fmt::format("unknown option {} (vkllm has no chat command yet)", args[0]));
     args[0] = "chat";
   }
@@ -95,6 +149,7 @@ std::vector<std::string> prepare_args(CLI::App& app, int argc, char** argv) {
   } else {
     CLI::App* cmd = find_command(app, first);
     if (!cmd) unknown_command(app, first);
+    switch_to_chat(app, cmd, args);
     check_options(app, cmd, args);
   }
   std::reverse(args.begin(), args.end());

@@ -1,9 +1,9 @@
 // `vkllm info [-m FILE] [--ctx N] [--kv-type T] [--device I] [--json]`: what a GGUF model is:
 // architecture, dimensions, attention kind, the experts and routing of a mixture-of-experts model,
 // the architecture's block options, parameters, tensor types, the KV cache per token and at the
-// context `run` would use, the tokenizer, and whether weights + KV cache + activations fit the
-// device's memory. A file vkllm cannot run is still described (an unknown architecture by its
-// metadata and tensor table), with a warning line saying why it cannot run.
+// context `run` would use, the tokenizer, the chat template's family, and whether weights + KV
+// cache + activations fit the device's memory. A file vkllm cannot run is still described (an unknown architecture by
+// its metadata and tensor table), with a warning line saying why it cannot run.
 #include <fmt/format.h>
 
 #include <fmt/ranges.h>
@@ -28,6 +28,8 @@
 #include "ops_matmul.h"
 #include "output.h"
 #include "serve/kv_json.h"
+#include "text/chat_template.h"
+#include "text/template_family.h"
 #include "text/tokenizer.h"
 #include "text/vocab.h"
 
@@ -84,10 +86,11 @@ struct Info {
   bool parameters_from_config = false;    // a file without tensors
   std::map<std::string, uint64_t> types;  // tensor type -> count
   uint64_t tensor_bytes = 0;
-  std::optional<uint32_t> file_type;  // general.file_type (the mix, "Q4_K_M")
-  uint32_t n_ctx = 0;                 // the context `run` would use
-  DType kv_type = DType::F16;         // --kv-type
-  uint32_t parallel = 4;              // vkllm serve's KV-cache split: slots x n_ctx tokens each
+  std::optional<uint32_t> file_type;         // general.file_type (the mix, "Q4_K_M")
+  std::optional<std::string> chat_template;  // the family of tokenizer.chat_template; none: no template
+  uint32_t n_ctx = 0;                        // the context `run` would use
+  DType kv_type = DType::F16;                // --kv-type
+  uint32_t parallel = 4;                     // vkllm serve's KV-cache split: slots x n_ctx tokens each
   MemoryEstimate memory;
   DeviceMemory device;
   double bits_per_weight() const { return parameters ? 8.0 * double(tensor_bytes) / double(parameters) : 0; }
@@ -126,6 +129,12 @@ Info gather(const GgufFile& f, const InfoOptions& o) {
   Info i{.file = f};
   try_part(f, i.problems, "", [&] { i.config = ModelConfig::from_gguf(f); });
   if (has_vocab(f)) try_part(f, i.problems, "tokenizer: ", [&] { i.tokenizer = Tokenizer::from_gguf(f); });
+  try_part(f, i.problems, "chat template: ", [&] {
+    if (std::optional<std::string> source = read_chat_template(f)) {
+      i.chat_template = chat_template_family(*source);
+      ChatTemplate::parse(*source);
+    }
+  });
   type_problems(f, i.problems);
   for (const GgufTensor& t : f.tensors()) {
     i.parameters += t.n_elements();
@@ -278,9 +287,10 @@ std::string hidden_str(const std::vector<uint32_t>& h) {
 }
 
 std::string file_line(const GgufFile& f) {
-  return fmt::format("file        {} (GGUF v{}, {}, {}, {})\n", f.name(), f.version(),
+  std::string parts = f.split_count() > 1 ? fmt::format(" in {} parts", f.split_count()) : "";
+  return fmt::format("file        {} (GGUF v{}, {}, {}, {}{})\n", f.name(), f.version(),
                      count(f.tensors().size(), "tensor"), count(f.metadata().size(), "metadata key"),
-                     human_bytes(double(f.bytes().size())));
+                     human_bytes(double(f.file_bytes())), parts);
 }
 
 std::string memory_text(const Info& i) {
@@ -369,10 +379,16 @@ std::string tokenizer_text(const Info& i) {
                      t.add_bos());
 }
 
+std::string template_text(const Info& i) {
+  if (!i.chat_template) return "template    none: vkllm chat and serve frame turns with ChatML\n";
+  return fmt::format("template    {} (the file's chat template)\n", *i.chat_template);
+}
+
 void print_text(const Info& i) {
   std::string out = file_line(i.file);
   out += i.config ? model_text(i) : listing_text(i.file);
   out += tokenizer_text(i);
+  out += template_text(i);
   for (const std::string& p : i.problems) out += fmt::format("warning: not supported by vkllm: {}\n", p);
   write_stdout(out);
 }
@@ -477,12 +493,6 @@ nlohmann::json model_json(const Info& i) {
   return j;
 }
 
-std::string architecture_name(const GgufFile& f) {
-  const GgufValue* v = f.find("general.architecture");
-  auto s = v ? v->to_string() : std::nullopt;
-  return s ? printable(*s) : "";
-}
-
 nlohmann::json to_json(const Info& i) {
   const GgufFile& f = i.file;
   nlohmann::json j = {{"file", f.name()},
@@ -493,7 +503,12 @@ nlohmann::json to_json(const Info& i) {
                       {"tensor_types", i.types},
                       {"file_type", i.file_type ? nlohmann::json(i.mix_name()) : nlohmann::json(nullptr)},
                       {"bits_per_weight", i.bits_per_weight()},
-                      {"tensor_count", f.tensors().size()}};
+                      {"tensor_count", f.tensors().size()},
+                      {"file_bytes", f.file_bytes()},
+                      {"split_count", f.split_count()},
+                      {"chat_template",
+                       {{"present", i.chat_template.has_value()},
+                        {"family", i.chat_template ? nlohmann::json(*i.chat_template) : nullptr}}}};
   if (i.config)
     j.update(model_json(i));
   else
@@ -524,7 +539,7 @@ void add_info_command(CLI::App& app) {
       ->capture_default_str()
       ->check(int_range(1, 256));
   cmd->callback([o] {
-    GgufFile f = open_model(o->model.path);
+    GgufFile f = open_model(o->model);
     Info i = gather(f, *o);
     if (o->json)
       print_json(to_json(i));

@@ -1,15 +1,15 @@
-// `vkllm run [-m MODEL] (-p TEXT | -f FILE | TEXT) [-n N] [sampling] [--stop S] [--json] ...`:
-// generates text, streaming it as it comes, and ends with prompt and generation tokens/s and the
-// seed on stderr. Ctrl-C stops early with the same statistics (exit 130); --json prints one
-// object instead: text, tokens, log-probabilities, finish reason and timings.
+// `vkllm run [-m MODEL | -hf USER/REPO[:QUANT]] ([MODEL] TEXT | -p TEXT | -f FILE | a pipe) [-n N]
+// [sampling] [--stop S] [--json] ...`: generates text, streaming it as it comes, and ends with
+// prompt and generation tokens/s and the seed on stderr. Ctrl-C stops early with the same statistics (exit 130); --json
+// prints one object instead: text, tokens, log-probabilities, finish reason and timings.
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 
 #include "commands.h"
 #include "error.h"
+#include "interrupt.h"
 #include "model_options.h"
 #include "output.h"
 #include "text/stop_strings.h"
@@ -24,23 +24,7 @@ struct RunOptions {
   GenerationOptions gen;
   bool json = false;
   uint32_t logprobs = 0;
-};
-
-volatile std::sig_atomic_t interrupted = 0;
-
-// Ctrl-C ends generation after the current token; a second one kills as usual.
-void on_sigint(int) { interrupted = 1; }
-
-struct SigintScope {
-  struct sigaction old {};
-  SigintScope() {
-    struct sigaction sa {};
-    sa.sa_handler = on_sigint;
-    sa.sa_flags = SA_RESETHAND;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
-  }
-  ~SigintScope() { sigaction(SIGINT, &old, nullptr); }
+  std::string color = "off";
 };
 
 // log softmax of the model's logits at `id`, and the top n alternatives.
@@ -67,11 +51,13 @@ std::string finish_text(FinishReason r, bool stopped_by_user) {
   return stopped_by_user ? "interrupted" : std::string(to_string(r));
 }
 
-void run(const RunOptions& o) {
+void run(RunOptions& o) {
+  take_positional_model(o.model, o.prompt.positional, names_model);
   std::string prompt_text = read_prompt(o.prompt);
   ModelPlan plan = plan_model(o.model);
   std::vector<int32_t> prompt = Tokenizer::from_gguf(*plan.file).encode(prompt_text, true);
   ENSURE(!prompt.empty(), "the prompt is empty and the model adds no BOS token: give some text");
+  if (prompt_text.empty()) std::fprintf(stderr, "warning: the prompt is empty: the text starts from nothing\n");
   ENSURE(prompt.size() < plan.n_ctx, fmt::format("the prompt has {}, more than fit a context of {} with one to "
                                                  "generate (use --ctx)",
                                                  count(prompt.size(), "token"), plan.n_ctx));
@@ -82,9 +68,10 @@ void run(const RunOptions& o) {
   SamplerOptions sampling = sampler_options(o.gen);
   Sampler sampler(sampling);
 
-  interrupted = 0;
-  SigintScope sigint;
-  if (!o.json) write_stdout(prompt_text);
+  clear_interrupt();
+  SigintScope sigint;  // Ctrl-C ends generation after the current token; a second one kills as usual
+  // --color: the prompt in yellow, the generated text plain, as llama.cpp colours them.
+  if (!o.json) write_stdout(use_color(o.color) ? "\033[33m" + prompt_text + "\033[0m" : prompt_text);
   Detokenizer detok(tok);
   StopStrings stops(o.gen.stop);
   std::string text;
@@ -100,13 +87,13 @@ void run(const RunOptions& o) {
     tokens.push_back(token);
     if (o.json) logprobs.push_back(logprob_entry(tok, logits, token, o.logprobs));
     if (!tok.is_end_of_generation(token)) emit(detok.push(token));
-    return !stops.stopped() && !interrupted;
+    return !stops.stopped() && !interrupted();
   };
   GenerationStats stats = generate(engine, sampler, prompt, go);
   if (!stops.stopped()) emit(detok.flush());
   std::string rest = stops.flush();
   text += rest;
-  std::string finish = finish_text(stats.finish, interrupted);
+  std::string finish = finish_text(stats.finish, interrupted());
   if (o.json) {
     print_json({{"prompt", prompt_text},
                 {"text", text},
@@ -131,9 +118,9 @@ void run(const RunOptions& o) {
       stderr, "%s\n",
       fmt::format("prompt: {}, {:.1f} tokens/s; generation: {}, {:.1f} tokens/s (seed {}{})",
                   count(stats.prompt_tokens, "token"), stats.prompt_tps(), count(stats.generated_tokens, "token"),
-                  stats.generation_tps(), sampling.seed, interrupted ? "; interrupted" : "")
+                  stats.generation_tps(), sampling.seed, interrupted() ? "; interrupted" : "")
           .c_str());
-  if (interrupted) throw CLI::RuntimeError(130);
+  if (interrupted()) throw CLI::RuntimeError(130);
 }
 
 }  // namespace
@@ -150,6 +137,7 @@ void add_run_command(CLI::App& app) {
       ->needs(json)
       ->type_name("N")
       ->check(int_range(0, 100));
+  add_color_option(cmd, o->color);
   cmd->callback([o] { run(*o); });
 }
 

@@ -1,14 +1,20 @@
-// `vkllm serve [-m MODEL] [--host 127.0.0.1] [--port 8080] [--parallel N] [--ctx N] [--api-key KEY]
-// [--max-queue N] [--timeout S]`: the OpenAI-compatible HTTP server (apps/serve/) over the
-// continuous-batching scheduler (model/engine/scheduler.h). SIGINT/SIGTERM stop it: no new
+// `vkllm serve [-m MODEL | -hf USER/REPO[:QUANT]] [--host 127.0.0.1] [--port 8080] [--parallel N]
+// [--ctx N] [--api-key KEY] [--max-queue N] [--timeout S]`: the OpenAI-compatible HTTP server
+// (apps/serve/) over the continuous-batching scheduler (model/engine/scheduler.h). The host, the
+// port and the context are checked before the model loads. SIGINT/SIGTERM stop it: no new
 // connections, running requests get a short grace period, then are cancelled.
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -37,9 +43,12 @@ struct ServeOptions {
   int timeout = 600;
 };
 
-std::string model_id(const ModelOptions& m) {
-  if (m.path.empty()) return "default";
-  return std::filesystem::path(m.path).stem().string();
+// The model's id in /v1/models: "default", the file's stem, or a downloaded model's name.
+std::string model_id(const ModelOptions& m, const GgufFile& f) {
+  if (m.path.empty() && m.hf_repo.empty()) return "default";
+  if (!m.hf_repo.empty()) return m.hf_repo;
+  std::error_code ec;
+  return std::filesystem::exists(m.path, ec) ? std::filesystem::path(f.name()).stem().string() : m.path;
 }
 
 void print_startup(const LoadedModel& m) {
@@ -53,9 +62,45 @@ void print_startup(const LoadedModel& m) {
                mib(double(mem.kv_cache) / e.slots()), mib(double(mem.weights)), mib(double(mem.activations)));
 }
 
+// --host: a name, or an address that parses (999.1.1.1 is neither an IPv4 address nor a name).
+const CLI::Validator host_check(
+    [](std::string& h) -> std::string {
+      in6_addr a6{};
+      in_addr a4{};
+      if (h.empty()) return "an empty host";
+      bool numeric = h.find_first_not_of("0123456789.") == std::string::npos;
+      if (numeric) return inet_pton(AF_INET, h.c_str(), &a4) == 1 ? "" : fmt::format("'{}' is not an IPv4 address", h);
+      if (h.find(':') != std::string::npos)
+        return inet_pton(AF_INET6, h.c_str(), &a6) == 1 ? "" : fmt::format("'{}' is not an IPv6 address", h);
+      return "";
+    },
+    "");
+
+// Binds --host:--port once and lets go, so that an address in use or not of this machine is
+// said before the model loads (port 0 picks any free port: nothing to try).
+void check_address(const ServeOptions& o) {
+  addrinfo hints{.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+  addrinfo* res = nullptr;
+  int rc = getaddrinfo(o.host.c_str(), std::to_string(o.port).c_str(), &hints, &res);
+  ENSURE(rc == 0, fmt::format("--host {}: {}", o.host, gai_strerror(rc)));
+  int err = 0;
+  if (o.port != 0) {
+    int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (fd < 0 || ::bind(fd, res->ai_addr, res->ai_addrlen) != 0) err = errno;
+    if (fd >= 0) close(fd);
+  }
+  freeaddrinfo(res);
+  ENSURE(err != EADDRINUSE, fmt::format("--port {}: {}:{} is in use", o.port, o.host, o.port));
+  ENSURE(err == 0, fmt::format("--host {}: cannot listen there: {}", o.host, std::strerror(err)));
+}
+
 void serve(const ServeOptions& o) {
-  ENSURE(o.parallel >= 1 && o.parallel <= 256, "--parallel must be 1 to 256");
   ENSURE(o.model.batch >= o.parallel, "--batch must be at least --parallel (every running sequence decodes each step)");
+  check_address(o);
+  ModelPlan plan = plan_model(o.model);
+  check_context_fits(plan, fmt::format("--ctx {}", plan.n_ctx));
   // Signals are taken by one thread with sigwait: block them before any other thread exists, so
   // that every thread inherits the mask. A write to a client that left must not kill the server.
   sigset_t stop_signals;
@@ -65,7 +110,8 @@ void serve(const ServeOptions& o) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  LoadedModel m = load_model(o.model, false, o.parallel);
+  std::string id = model_id(o.model, *plan.file);
+  LoadedModel m = load_model(std::move(plan), o.model, false, o.parallel);
   std::shared_ptr<const ChatTemplate> chat;
   try {
     chat = std::make_shared<ChatTemplate>(ChatTemplate::from_gguf(*m.file));
@@ -75,7 +121,7 @@ void serve(const ServeOptions& o) {
     std::fprintf(stderr, "vkllm serve: warning: %s; /v1/chat/completions is unavailable\n", e.what());
   }
   Scheduler scheduler(*m.engine, {.max_queue = o.max_queue});
-  serve::Api api(scheduler, {.model_id = model_id(o.model),
+  serve::Api api(scheduler, {.model_id = id,
                              .api_key = o.api_key,
                              .chat_template = chat,
                              .device = m.ctx->caps().name,
@@ -105,15 +151,25 @@ void add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server with continuous batching");
   auto o = std::make_shared<ServeOptions>();
   add_model_options(cmd, o->model);
-  cmd->add_option("--host", o->host, "Address to listen on (default 127.0.0.1: this machine only)");
-  cmd->add_option("--port", o->port, "Port to listen on (0: any free port, printed)")->check(CLI::Range(0, 65535));
-  cmd->add_option("--parallel", o->parallel, "Sequences served at once, each in a KV-cache slot of --ctx tokens")
-      ->check(CLI::Range(1u, 256u));
-  cmd->add_option("--api-key", o->api_key, "Require 'Authorization: Bearer KEY' on every route but /health");
+  cmd->add_option("--host", o->host, "Address to listen on (127.0.0.1: this machine only)")
+      ->type_name("HOST")
+      ->check(host_check);
+  cmd->add_option("--port", o->port, "Port to listen on (0: any free port, printed)")
+      ->type_name("PORT")
+      ->check(int_range(0, 65535));
+  cmd->add_option("--parallel", o->parallel,
+                  "Sequences served at once (also -np), each in a KV-cache slot of --ctx tokens")
+      ->type_name("N")
+      ->check(int_range(1, 256));
+  cmd->add_option("--api-key", o->api_key, "Require 'Authorization: Bearer KEY' on every route but /health")
+      ->type_name("KEY");
   cmd->add_option("--max-queue", o->max_queue, "Requests that may wait for a slot; more get 503")
-      ->check(CLI::Range(0u, 100000u));
+      ->type_name("N")
+      ->check(int_range(0, 100000));
   cmd->add_option("--timeout", o->timeout, "Seconds a client connection may stall a read or write")
-      ->check(CLI::Range(1, 86400));
+      ->type_name("S")
+      ->check(int_range(1, 86400));
+  add_jinja_flag(cmd);
   cmd->callback([o] { serve(*o); });
 }
 

@@ -30,7 +30,7 @@ nlohmann::ordered_json read_json(const std::string& path) {
 }
 
 void render(const TemplateOptions& o) {
-  ChatTemplate model_template = ChatTemplate::from_gguf(open_model(o.model.path));
+  ChatTemplate model_template = ChatTemplate::from_gguf(open_model(o.model));
   ChatTemplate t = o.template_file.empty() ? model_template : ChatTemplate::parse(read_text_file(o.template_file));
   ChatTemplate::Options opts{.bos_token = o.bos.value_or(model_template.bos_token()),
                              .eos_token = o.eos.value_or(model_template.eos_token()),
@@ -59,6 +59,7 @@ void add_template_command(CLI::App& app) {
   cmd->add_option("--bos-token", o->bos, "Text of bos_token (default: the model's)")->type_name("TEXT");
   cmd->add_option("--eos-token", o->eos, "Text of eos_token (default: the model's)")->type_name("TEXT");
   cmd->add_flag("--no-generation-prompt", o->no_generation_prompt, "Render without the assistant's opening");
+  add_jinja_flag(cmd);
   cmd->callback([o] { render(*o); });
 }
 

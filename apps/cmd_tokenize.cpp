@@ -1,4 +1,4 @@
-// `vkllm tokenize [-m FILE] (-p TEXT | -f FILE | TEXT) [--pieces] [--json]`: the ids of a text, BOS
+// `vkllm tokenize [-m FILE] ([MODEL] TEXT | -p TEXT | -f FILE) [--pieces] [--json]`: the ids of a text, BOS
 // included when the model adds it; `vkllm detokenize [-m FILE] --tokens 1,2,3 [--no-bos] [--json]`:
 // the text of ids, without the BOS tokenize added (with --no-bos every id is text). Only the
 // tokenizer is loaded.
@@ -21,9 +21,10 @@ struct TokenizeOptions {
   bool pieces = false, no_bos = false, no_special = false, json = false;
 };
 
-void tokenize(const TokenizeOptions& o) {
+void tokenize(TokenizeOptions& o) {
+  take_positional_model(o.model, o.text.positional, names_model);
   std::string text = read_prompt(o.text);
-  GgufFile f = open_model(o.model.path);
+  GgufFile f = open_model(o.model);
   Tokenizer t = Tokenizer::from_gguf(f);
   std::vector<int32_t> ids = t.encode(text, !o.no_bos, !o.no_special);
   if (o.json) {
@@ -50,7 +51,7 @@ struct DetokenizeOptions {
 
 void detokenize(const DetokenizeOptions& o) {
   std::vector<int32_t> ids = parse_token_list(o.tokens);
-  GgufFile f = open_model(o.model.path);
+  GgufFile f = open_model(o.model);
   Tokenizer t = Tokenizer::from_gguf(f);
   check_token_ids(ids, t.vocab_size());
   std::string text = t.decode(ids, !o.no_bos);

@@ -15,5 +15,7 @@ void add_perplexity_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_template_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_pull_command(CLI::App& app);
+void add_list_commands(CLI::App& app);  // list and rm
 
 }  // namespace vkllm::cli

@@ -46,4 +46,10 @@ nlohmann::json listing_json(const GgufFile& f) {
   return {{"metadata", meta}, {"tensors", tensors}};
 }
 
+std::string architecture_name(const GgufFile& f) {
+  const GgufValue* v = f.find("general.architecture");
+  auto s = v ? v->to_string() : std::nullopt;
+  return s ? printable(*s) : "";
+}
+
 }  // namespace vkllm::cli

@@ -14,5 +14,7 @@ std::string brief_value(const GgufValue& v);
 std::string listing_text(const GgufFile& f);
 // {"metadata": {key: brief}, "tensors": [{name, type, shape}]}.
 nlohmann::json listing_json(const GgufFile& f);
+// general.architecture as the file spells it (printable), "" without one: for files vkllm may not run.
+std::string architecture_name(const GgufFile& f);
 
 }  // namespace vkllm::cli

@@ -2,18 +2,75 @@
 #include "model_options.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 
 #include "default_model.h"
 #include "error.h"
 #include "graph/weights.h"
+#include "hub/hub.h"
+#include "interrupt.h"
 #include "output.h"
+#include "text/chat_template.h"
+#include "text/tokenizer.h"
 
 namespace vkllm::cli {
 
-GgufFile open_model(const std::string& path) {
+namespace {
+
+// -hf: from the cache, or downloaded into it. Ctrl-C stops the download (kept for a resume).
+std::string hub_model_path(const ModelOptions& o) {
+  hub::HubSettings settings = hub::HubSettings::from_environment();
+  std::optional<hub::HubRef> ref = hub::parse_hub_ref(o.hf_repo);
+  ENSURE(ref, fmt::format("-hf {}: not USER/REPO[:QUANT]", o.hf_repo));
+  SigintScope sigint;
+  try {
+    hub::PulledModel m =
+        hub::obtain(settings, {*ref, o.hf_file}, {.terminal = bool(isatty(STDERR_FILENO)), .cancelled = interrupted});
+    return m.paths[0].string();
+  } catch (const hub::Interrupted& e) {
+    std::fprintf(stderr, "interrupted: %s\n", e.what());
+    throw CLI::RuntimeError(130);
+  }
+}
+
+bool is_file(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+std::string model_path(const ModelOptions& o) {
+  if (!o.hf_repo.empty()) return hub_model_path(o);
+  if (o.path.empty() || is_file(o.path)) return o.path;
+  std::optional<hub::ModelName> name = hub::parse_model_name(o.path);
+  if (!name || (o.path.ends_with(".gguf") && name->file.empty())) return o.path;  // the reader says what is wrong
+  if (auto cached = hub::find_cached(hub::HubSettings::from_environment(), *name)) return (*cached)[0].string();
+  throw Error(
+      fmt::format("{}: no such file, and no downloaded model of that name (vkllm pull {} downloads it; vkllm "
+                  "list shows what is here)",
+                  o.path, o.path));
+}
+
+bool names_model(const std::string& word) {
+  if (is_file(word) || word.ends_with(".gguf")) return true;
+  std::optional<hub::ModelName> name = hub::parse_model_name(word);
+  if (!name) return false;
+  if (!name->ref.tag.empty()) return true;  // USER/REPO:QUANT is no prompt: model_path says if it is not pulled
+  try {
+    return hub::find_cached(hub::HubSettings::from_environment(), *name).has_value();
+  } catch (const Error&) {  // no cache folder: then no pulled model either
+    return false;
+  }
+}
+
+GgufFile open_model(const ModelOptions& o) {
+  std::string path = model_path(o);
   if (path.empty()) return GgufFile::parse(default_model_bytes(), "default model");
   return GgufFile::open(path);
 }
@@ -27,7 +84,7 @@ DType kv_type_named(const std::string& name) {
 
 ModelPlan plan_model(const ModelOptions& o) {
   ModelPlan p;
-  p.file = std::make_unique<GgufFile>(open_model(o.path));
+  p.file = std::make_unique<GgufFile>(open_model(o));
   p.config = ModelConfig::from_gguf(*p.file);
   check_weight_types(*p.file);
   p.n_ctx = o.ctx ? o.ctx : default_context(p.config);
@@ -37,19 +94,44 @@ ModelPlan plan_model(const ModelOptions& o) {
   return p;
 }
 
+uint32_t shortest_request(const GgufFile& f) {
+  Tokenizer tok = Tokenizer::from_gguf(f);
+  uint32_t least = uint32_t(tok.encode("x", true).size()) + 1;
+  try {
+    ChatTemplate t = ChatTemplate::from_gguf(f);
+    ChatTemplate::Options opt{.bos_token = t.bos_token(), .eos_token = t.eos_token()};
+    std::string text = t.render(nlohmann::ordered_json::array({{{"role", "user"}, {"content", "x"}}}), opt);
+    least = std::max(least, uint32_t(tok.encode(text, true, true).size()) + 1);
+  } catch (const Error&) {  // a template that does not render: no chat, said where chat is asked for
+  }
+  return least;
+}
+
+void check_context_fits(const ModelPlan& p, const std::string& what) {
+  uint32_t least = shortest_request(*p.file);
+  ENSURE(p.n_ctx >= least, fmt::format("{} is less than the {} tokens the shortest request needs (a chat template's "
+                                       "frame around one token, and one token of reply)",
+                                       what, least));
+}
+
 LoadedModel load_model(ModelPlan plan, const ModelOptions& o, bool profiling, uint32_t slots,
                        std::function<void(const CheckReport&)> on_check) {
   LoadedModel m;
   m.file = std::move(plan.file);
   m.ctx = std::make_unique<Context>(ContextOptions{.device = o.device});
-  bool tty = isatty(STDERR_FILENO);
-  int shown = -1;
+  // Small models load in a blink: only weights that take a while show their progress.
+  bool show = isatty(STDERR_FILENO) && m.file->file_bytes() >= kLoadProgressBytes;
+  auto t0 = std::chrono::steady_clock::now();
+  auto last = t0 - std::chrono::seconds(1);
   auto progress = [&](const LoadProgress& p) {
-    int pct = p.bytes_total ? int(100 * p.bytes_done / p.bytes_total) : 100;
-    if (!tty || pct == shown) return;
-    shown = pct;
-    std::fprintf(stderr, "\rloading %s: %3d%%", m.file->name().c_str(), pct);
-    if (pct == 100) std::fprintf(stderr, "\r\033[K");
+    auto now = std::chrono::steady_clock::now();
+    bool done = p.bytes_done >= p.bytes_total;
+    if (!show || (!done && now - last < std::chrono::milliseconds(200))) return;
+    last = now;
+    double seconds = std::chrono::duration<double>(now - t0).count();
+    std::string line = load_progress_text(m.file->name(), p.bytes_done, p.bytes_total, seconds);
+    std::fprintf(stderr, "\r%s\033[K", line.c_str());
+    if (done) std::fprintf(stderr, "\r\033[K");
   };
   EngineOptions eo{.n_ctx = plan.n_ctx,
                    .batch = o.batch,

@@ -1,5 +1,6 @@
-// Opening and loading models for the subcommands: the GGUF file named by -m (or the default model
-// embedded in the binary), the checks that need the file but no GPU, then the upload.
+// Opening and loading models for the subcommands: the GGUF file named by -m, -hf or the first
+// positional word (or the default model embedded in the binary), the checks that need the file
+// but no GPU, then the upload.
 #pragma once
 #include <memory>
 #include <string>
@@ -12,8 +13,15 @@
 
 namespace vkllm::cli {
 
-// The GGUF file named by -m, or the embedded default model.
-GgufFile open_model(const std::string& path);
+// The model file the options name: -m's file or downloaded model (USER/REPO:QUANT as vkllm list
+// shows it), or -hf's from the cache, downloaded first when it is not there (progress on
+// stderr; Ctrl-C keeps the partial file and exits 130). Empty: the embedded default model.
+std::string model_path(const ModelOptions& o);
+// Whether a positional word names a model: an existing file, a .gguf name, USER/REPO:QUANT, or
+// a downloaded model's other names (USER/REPO, USER/REPO/FILE).
+bool names_model(const std::string& word);
+// The GGUF file the options name, or the embedded default model.
+GgufFile open_model(const ModelOptions& o);
 
 // What is known about a model before anything goes to the GPU. plan_model checks the
 // architecture and hyperparameters, every tensor's type and the context length, so a file vkllm
@@ -25,12 +33,28 @@ struct ModelPlan {
   std::vector<std::string> warnings;  // printed once the model is loaded (an error stays one line)
 };
 ModelPlan plan_model(const ModelOptions& o);
+// The fewest tokens a request or chat turn takes: the chat template's frame around a one-token
+// message (or a one-token prompt), and one token of reply.
+uint32_t shortest_request(const GgufFile& f);
+// Throws Error unless the plan's context holds the shortest request; `what` names the setting
+// as the user gave it ("--ctx 1", "/set context 1").
+void check_context_fits(const ModelPlan& p, const std::string& what);
 
-// A model loaded on the GPU; prints loading progress when stderr is a terminal.
+// A model loaded on the GPU; prints loading progress (percent, MB/s) when stderr is a terminal and
+// the weights are big enough to take a while.
+// Members go in reverse order, also when another model is assigned (the engine before its context).
 struct LoadedModel {
   std::unique_ptr<Context> ctx;
   std::unique_ptr<GgufFile> file;
   std::unique_ptr<Engine> engine;
+
+  LoadedModel() = default;
+  LoadedModel(LoadedModel&&) = default;
+  LoadedModel& operator=(LoadedModel&& o) noexcept {
+    engine.reset(), file.reset(), ctx.reset();
+    ctx = std::move(o.ctx), file = std::move(o.file), engine = std::move(o.engine);
+    return *this;
+  }
 };
 // slots: KV-cache slots (sequences at once; vkllm serve --parallel). With the check on (--check
 // or $VKLLM_CHECK), each forward's report goes to on_check (default: its summary on stderr).

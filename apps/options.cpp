@@ -2,7 +2,9 @@
 #include "options.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -10,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <regex>
 
 #include "error.h"
 
@@ -126,20 +129,80 @@ void setup_app(CLI::App& app) {
 
 // --- the model
 
+namespace {
+
+// llama.cpp's -ctk/-ctv name K's and V's types; vkllm stores both in one (--kv-type).
+void reconcile_kv_types(ModelOptions& o, bool kv_type_given) {
+  const std::optional<std::string>& k = o.kv_type_k;
+  const std::optional<std::string>& v = o.kv_type_v;
+  if (k && v && *k != *v)
+    throw CLI::ValidationError("--cache-type-k",
+                               fmt::format("-ctk {} and -ctv {} differ: vkllm stores K and V in one type "
+                                           "(--kv-type)",
+                                           *k, *v));
+  std::optional<std::string> kv = k ? k : v;
+  if (kv && *kv != o.kv_type && kv_type_given)
+    throw CLI::ValidationError("--kv-type", fmt::format("--kv-type {} and -ctk/-ctv {} differ", o.kv_type, *kv));
+  if (kv) o.kv_type = *kv;
+}
+
+// -hf USER/REPO:QUANT names a file, and so does --hf-file: one of them.
+void check_hf_choice(const ModelOptions& o) {
+  if (!o.hf_file.empty() && o.hf_repo.find(':') != std::string::npos)
+    throw CLI::ValidationError("--hf-file",
+                               fmt::format("-hf {} names a QUANT and --hf-file a file: give one of them", o.hf_repo));
+}
+
+}  // namespace
+
+// USER/REPO[:QUANT] as the hub spells names (apps/hub/repo_files.h reads them).
+const CLI::Validator hf_repo_check(
+    [](std::string& s) -> std::string {
+      static const std::regex ref(R"([A-Za-z0-9._-]+/[A-Za-z0-9._-]+(:[A-Za-z0-9_-]+)?)");
+      return std::regex_match(s, ref) && s.find("..") == std::string::npos
+                 ? std::string()
+                 : fmt::format("'{}' is not USER/REPO[:QUANT]", s);
+    },
+    "");
+
 void add_model_options(CLI::App* cmd, ModelOptions& o, bool engine) {
-  cmd->add_option("-m,--model", o.path, "GGUF model file (default: the embedded model)")
+  auto* m = cmd->add_option("-m,--model", o.path,
+                            "GGUF model file, or a downloaded model's name (USER/REPO:QUANT, as vkllm list shows); "
+                            "default: the embedded model")
+                ->type_name("FILE")
+                ->check(non_empty);
+  auto* hf = cmd->add_option("--hf-repo", o.hf_repo,
+                             "USER/REPO[:QUANT] on Hugging Face (also -hf, -hfr): its QUANT file (default Q4_K_M, else "
+                             "Q8_0, else the first), from the cache or downloaded into it")
+                 ->type_name("USER/REPO")
+                 ->check(hf_repo_check)
+                 ->excludes(m);
+  cmd->add_option("--hf-file", o.hf_file, "The file of the -hf repository to use (also -hff), instead of a QUANT")
       ->type_name("FILE")
-      ->check(non_empty);
-  if (!engine) return;
+      ->check(non_empty)
+      ->needs(hf);
+  if (!engine) {
+    cmd->parse_complete_callback([&o] { check_hf_choice(o); });
+    return;
+  }
   cmd->add_option("-c,--ctx-size,--ctx", o.ctx, "Context length in tokens; 0: the model's, at most 4096")
       ->type_name("N")
       ->check(int_range(0, 1 << 20));
   cmd->add_option("-b,--batch-size,--batch", o.batch, "Prompt tokens per forward pass")
       ->type_name("N")
       ->check(int_range(1, 4096));
-  cmd->add_option("--kv-type", o.kv_type, "KV cache storage")
+  std::vector<std::string> kv_types = {"f16", "f32", "q8_0", "q4_0"};
+  auto* kv = cmd->add_option("--kv-type", o.kv_type, "KV cache storage")->type_name("TYPE")->check(one_of(kv_types));
+  cmd->add_option("--cache-type-k", o.kv_type_k, "llama.cpp's -ctk: --kv-type (K and V share one type)")
       ->type_name("TYPE")
-      ->check(one_of({"f16", "f32", "q8_0", "q4_0"}));
+      ->check(one_of(kv_types));
+  cmd->add_option("--cache-type-v", o.kv_type_v, "llama.cpp's -ctv: --kv-type (K and V share one type)")
+      ->type_name("TYPE")
+      ->check(one_of(kv_types));
+  cmd->parse_complete_callback([&o, kv] {
+    check_hf_choice(o);
+    reconcile_kv_types(o, kv->count() > 0);
+  });
   cmd->add_option("--device", o.device,
                   "Vulkan device index as vkllm devices lists them; default: $VKLLM_DEVICE, else the best")
       ->type_name("I")
@@ -151,6 +214,33 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool engine) {
   cmd->add_option("-t,--threads", o.threads, "Accepted for llama.cpp habits and ignored: the GPU does the work")
       ->type_name("N")
       ->check(int_range(-1));
+  cmd->add_option("--flash-attn", o.flash_attn,
+                  "Accepted for llama.cpp habits (also -fa, with or without a value): attention is always flash "
+                  "attention")
+      ->type_name("on|auto")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "on" || v == "auto") return "";
+            if (v == "off") return "vkllm has only flash attention; drop -fa off";
+            return fmt::format("'{}' is not one of on, off, auto", v);
+          },
+          ""));
+  cmd->add_flag("--mlock", o.mlock,
+                "Accepted for llama.cpp habits: the weights live in GPU memory once loaded, so there is nothing to "
+                "lock in RAM");
+  cmd->add_flag("--no-mmap", o.no_mmap,
+                "Accepted for llama.cpp habits: the file is mapped only to upload the weights, which then live in "
+                "GPU memory");
+}
+
+void take_positional_model(ModelOptions& o, std::vector<std::string>& words,
+                           const std::function<bool(const std::string&)>& looks_like_model) {
+  if (words.empty() || !looks_like_model(words[0])) return;
+  if (!o.path.empty() || !o.hf_repo.empty())
+    throw CLI::ValidationError("model", fmt::format("'{}' names a model, and so does {}", words[0],
+                                                    o.path.empty() ? "-hf " + o.hf_repo : "-m " + o.path));
+  o.path = words[0];
+  words.erase(words.begin());
 }
 
 // --- generation
@@ -203,10 +293,22 @@ void add_prompt_options(CLI::App* cmd, PromptOptions& o, const std::string& what
   auto* file = cmd->add_option("-f,--file", o.file, what + ", read from a file; -: standard input")
                    ->type_name("FILE")
                    ->check(non_empty);
-  auto* pos = cmd->add_option("text", o.positional, what + ", as -p")->type_name("TEXT");
-  text->excludes(file)->excludes(pos);
-  file->excludes(pos);
+  cmd->add_option("text", o.positional, what + ", as -p (after the model, when the first word names one)")
+      ->type_name("[MODEL] TEXT")
+      ->expected(0, 2);
+  text->excludes(file);
 }
+
+namespace {
+
+// "adir: is a directory", "gone.txt: no such file or directory": the path and why, in lower case.
+[[noreturn]] void unreadable(const std::string& path, int err) {
+  std::string why = std::strerror(err);
+  if (!why.empty()) why[0] = char(std::tolower(static_cast<unsigned char>(why[0])));
+  throw Error(fmt::format("{}: {}", path, why));
+}
+
+}  // namespace
 
 std::string read_text_file(const std::string& path) {
   if (path == "-") {
@@ -214,18 +316,47 @@ std::string read_text_file(const std::string& path) {
     ENSURE(!std::cin.bad(), fmt::format("standard input: cannot read: {}", std::strerror(errno)));
     return s;
   }
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) unreadable(path, errno);
+  if (S_ISDIR(st.st_mode)) unreadable(path, EISDIR);
   std::ifstream in(path, std::ios::binary);
-  ENSURE(in, fmt::format("{}: cannot read the file: {}", path, std::strerror(errno)));
+  if (!in) unreadable(path, errno);
   std::string s(std::istreambuf_iterator<char>(in), {});
-  ENSURE(!in.bad(), fmt::format("{}: cannot read the file: {}", path, std::strerror(errno)));
+  if (in.bad()) unreadable(path, errno);
   return s;
 }
 
 std::string read_prompt(const PromptOptions& o) {
+  // Command-line mistakes (exit 2), found only once the model took its word.
+  if (o.positional.size() > 1)
+    throw CLI::ValidationError(
+        fmt::format("'{}' is not a model (no such file, and no .gguf name): give one prompt text", o.positional[0]));
+  if ((o.text || o.file) && !o.positional.empty())
+    throw CLI::ValidationError(
+        fmt::format("the prompt is given twice: {} and the text '{}'", o.text ? "-p" : "-f", o.positional[0]));
   if (o.file) return read_text_file(*o.file);
-  if (o.positional) return *o.positional;
-  ENSURE(o.text, "no prompt: give -p TEXT, -f FILE (- for standard input) or the text itself");
-  return *o.text;
+  if (!o.positional.empty()) return o.positional[0];
+  if (o.text) return *o.text;
+  ENSURE(!isatty(STDIN_FILENO), "no prompt: give -p TEXT, -f FILE (- for standard input), the text itself, or pipe it");
+  std::string piped = read_text_file("-");
+  if (piped.ends_with("\n")) piped.pop_back();  // as the shell's $(...) drops it: `echo text |` means "text"
+  return piped;
 }
+
+void add_jinja_flag(CLI::App* cmd) {
+  cmd->add_flag("--jinja")->description(
+      "Accepted for llama.cpp habits: chat templates are always rendered as the Jinja programs they are");
+}
+
+// --- colour
+
+void add_color_option(CLI::App* cmd, std::string& color) {
+  cmd->add_option("--color", color,
+                  "Colour the output (also -co; alone: auto, colours only on a terminal), as llama.cpp's --color")
+      ->type_name("on|off|auto")
+      ->check(one_of({"on", "off", "auto"}));
+}
+
+bool use_color(const std::string& color) { return color == "on" || (color == "auto" && isatty(STDOUT_FILENO)); }
 
 }  // namespace vkllm::cli

@@ -54,6 +54,13 @@ std::string human_bytes(double b) {
   return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", b, units[u]);
 }
 
+std::string load_progress_text(const std::string& name, uint64_t done, uint64_t total, double seconds) {
+  int pct = total ? int(100 * done / total) : 100;
+  double mb_s = seconds > 0 ? double(done) / 1e6 / seconds : 0;
+  return fmt::format("loading {}: {:3}% ({} of {}, {:.0f} MB/s)", name, pct, human_bytes(double(done)),
+                     human_bytes(double(total)), mb_s);
+}
+
 // A piece on one line: control characters and, in a partial UTF-8 character, every high byte
 // are written as escapes.
 std::string escape_piece(std::string_view p) {

@@ -1,6 +1,7 @@
 // What the commands print: stdout writes that fail loudly (a full disk or a closed stdout is an
 // error, not a silent exit 0), JSON that survives invalid UTF-8, counts with their plural, sizes.
 #pragma once
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -21,5 +22,10 @@ std::string escape_piece(std::string_view piece);
 std::string count(uint64_t n, std::string_view singular, std::string_view plural = {});
 // "12.5 MiB".
 std::string human_bytes(double bytes);
+
+// "loading NAME: 42% (1.1 GiB of 2.6 GiB, 850 MB/s)": a model upload's progress line.
+std::string load_progress_text(const std::string& name, uint64_t done, uint64_t total, double seconds);
+// Files from this size on show their upload's progress on a terminal (smaller ones load in a blink).
+inline constexpr uint64_t kLoadProgressBytes = 256ull << 20;
 
 }  // namespace vkllm::cli

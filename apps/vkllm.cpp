@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
   vkllm::cli::add_chat_command(app);
   vkllm::cli::add_template_command(app);
   vkllm::cli::add_serve_command(app);
+  vkllm::cli::add_pull_command(app);
+  vkllm::cli::add_list_commands(app);
   std::string command;
   try {
     std::vector<std::string> args = vkllm::cli::prepare_args(app, argc, argv);

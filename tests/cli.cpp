@@ -11,14 +11,14 @@
 
 namespace vkllm::test {
 
-namespace {
-
-std::string slurp(const std::string& path) {
+std::string read_text(const std::string& path) {
   std::ifstream f(path);
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
 }
+
+namespace {
 
 // Why build/llamacpp lacks what a test needs: the reason fetch_llamacpp wrote, else `otherwise`.
 std::string llamacpp_skipped(const std::string& otherwise) {
@@ -57,8 +57,8 @@ CliResult run_program(const std::string& bin, const std::string& args, const std
   int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(base + ".out");
-  r.err = slurp(base + ".err");
+  r.out = read_text(base + ".out");
+  r.err = read_text(base + ".err");
   std::remove((base + ".out").c_str());
   std::remove((base + ".err").c_str());
   return r;

@@ -78,9 +78,9 @@ TEST_CASE("numeric flags are checked against the range help shows", "[cli-flags]
 
 TEST_CASE("llama.cpp habits: -ngl is not -n gl, unknown options and commands are named", "[cli-flags]") {
   const Case cases[] = {
-      {"run -fa -p x", "unknown option -fa for vkllm run: short options are one letter, as in -n 5"},
-      {"run -ctk q8_0 -p x", "unknown option -ctk for vkllm run"},
-      {"run -n 5 -i -p x", "unknown option -p for vkllm chat"},  // -i is chat, which takes no -p
+      {"run -xy -p x", "unknown option -xy for vkllm run: short options are one letter, as in -n 5"},
+      {"tokenize -ctk q8_0 -p x", "unknown option -ctk for vkllm tokenize (llama.cpp's --cache-type-k, which"},
+      {"run -n 5 -i -f x", "unknown option -f for vkllm chat"},  // -i is chat, which takes no -f
       {"tokenize -i -p x", "unknown option -i for vkllm tokenize"},
       {"run --nope -p x", "unknown option --nope for vkllm run (see vkllm run --help)"},
       {"tokenize -ngl 5 -p x", "unknown option -ngl for vkllm tokenize"},
@@ -140,7 +140,7 @@ TEST_CASE("a FIFO or a directory as the model is refused at once", "[cli-flags]"
     auto r = run_vkllm(fmt::format("{} -m {}", cmd, fifo), "timeout 20");  // a hang would end as 124
     check_error({cmd, fifo + ": not a regular file", 1}, r);
   }
-  check_error({"info -m /tmp", "/tmp: not a regular file", 1}, run_vkllm("info -m /tmp"));
+  check_error({"info -m /tmp", "/tmp: is a directory", 1}, run_vkllm("info -m /tmp"));
   std::remove(fifo.c_str());
 }
 

@@ -49,7 +49,7 @@ TEST_CASE("vkllm perplexity uses the model's context and rejects what cannot mak
   for (auto [args, message] : std::vector<std::pair<std::string, std::string>>{
            {"-c 1 -f " + text.path, "--ctx 1: a chunk needs at least 2 tokens"},
            {"-f " + short_text.path, "fewer than one chunk of 32 (use a smaller --ctx)"},
-           {"-f /nonexistent.txt", "/nonexistent.txt: cannot read the file"},
+           {"-f /nonexistent.txt", "/nonexistent.txt: no such file or directory"},
        }) {
     auto e = run_vkllm(fmt::format("perplexity -m {} {}", model().path, args));
     INFO(args << "\n" << e.err);

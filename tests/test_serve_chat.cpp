@@ -69,7 +69,7 @@ TEST_CASE("serve chat: the model's template is used, and a BOS it writes is not 
   CHECK(s.gen->prompt == tok.encode(text, false, true));
 }
 
-TEST_CASE("serve chat: chat_template_kwargs and tools reach the template; a raising template is a 400", "[serve]") {
+TEST_CASE("serve chat: chat_template_kwargs and tools reach the template, and a raising template is a 400", "[serve]") {
   ChatServer s("", "gpt2",
                "{% if not greeting %}{{ raise_exception('say hello first') }}{% endif %}"
                "{{ greeting }} {{ tools | length }} {{ messages[0].content }}");

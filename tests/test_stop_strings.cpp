@@ -37,7 +37,7 @@ TEST_CASE("a possible start of a stop string waits, then is shown when it is not
   CHECK(stream(u, {"ab"}) == "|ab");  // the end of generation shows what was held
 }
 
-TEST_CASE("the earliest of several stop strings wins; empty ones are ignored", "[stop-strings]") {
+TEST_CASE("the earliest of several stop strings wins, and empty ones are ignored", "[stop-strings]") {
   StopStrings s({"", "cd", "bcde"});
   CHECK(stream(s, {"abcdef"}) == "a|");
   CHECK(s.matched() == "bcde");

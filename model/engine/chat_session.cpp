@@ -97,7 +97,8 @@ std::vector<int32_t> ChatSession::fit_context(uint32_t reserve) {
 }
 
 std::string ChatSession::reply(std::string_view user_text, uint32_t max_tokens,
-                               const std::function<void(std::string_view)>& on_text) {
+                               const std::function<void(std::string_view)>& on_text,
+                               const std::function<bool()>& should_stop) {
   ENSURE(valid_utf8(user_text), "the turn is not valid UTF-8");
   stats_ = {};
   nlohmann::ordered_json saved = messages_;
@@ -111,13 +112,14 @@ std::string ChatSession::reply(std::string_view user_text, uint32_t max_tokens,
     throw;
   }
   std::string text;
-  generate_reply(std::move(prompt), max_tokens, on_text, text);
+  generate_reply(std::move(prompt), max_tokens, on_text, should_stop, text);
   messages_.push_back(assistant_message(text));
   return text;
 }
 
 void ChatSession::generate_reply(std::vector<int32_t> prompt, uint32_t max_tokens,
-                                 const std::function<void(std::string_view)>& on_text, std::string& text) {
+                                 const std::function<void(std::string_view)>& on_text,
+                                 const std::function<bool()>& should_stop, std::string& text) {
   using clock = std::chrono::steady_clock;
   // Keep what the cache shares with the new prompt; evaluate at least one token for logits.
   size_t keep = 0;
@@ -141,9 +143,14 @@ void ChatSession::generate_reply(std::vector<int32_t> prompt, uint32_t max_token
   const Tokenizer& tok = engine_.tokenizer();
   Detokenizer detok(tok);
   for (uint32_t i = 0; i < max_tokens; ++i) {
+    if (should_stop && should_stop()) {
+      stats_.interrupted = true;
+      break;
+    }
     int32_t token = sampler_.sample(logits);
     sampler_.accept(token);
-    ++stats_.generated_tokens;
+    if (++stats_.generated_tokens == 1)
+      stats_.first_token_seconds = std::chrono::duration<double>(clock::now() - t0).count();
     if (tok.is_end_of_generation(token)) {
       stats_.stopped_at_eog = true;
       break;
@@ -159,6 +166,35 @@ void ChatSession::generate_reply(std::vector<int32_t> prompt, uint32_t max_token
   text += rest;
   if (on_text && !rest.empty()) on_text(rest);
   stats_.generation_seconds = std::chrono::duration<double>(clock::now() - t1).count();
+}
+
+void ChatSession::set_system(const std::string& system) {
+  ENSURE(valid_utf8(system), "the system message is not valid UTF-8");
+  bool has = !messages_.empty() && messages_[0]["role"] == "system";
+  if (system.empty() && has) messages_.erase(messages_.begin());
+  if (system.empty()) return;
+  if (has)
+    messages_[0]["content"] = system;
+  else
+    messages_.insert(messages_.begin(), nlohmann::ordered_json{{"role", "system"}, {"content", system}});
+}
+
+void ChatSession::set_messages(const nlohmann::ordered_json& messages) {
+  ENSURE(messages.is_array(), "the conversation is not a JSON array of messages");
+  nlohmann::ordered_json kept = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const auto& m = messages[i];
+    std::string where = fmt::format("message {}", i + 1);
+    ENSURE(m.is_object() && m.contains("role") && m["role"].is_string() && m.contains("content") &&
+               m["content"].is_string(),
+           where + " is not {\"role\": ..., \"content\": \"...\"}");
+    std::string role = m["role"], content = m["content"];
+    ENSURE(role == "user" || role == "assistant" || (role == "system" && i == 0),
+           fmt::format("{} has role '{}' (system first, then user and assistant)", where, role));
+    ENSURE(valid_utf8(content), where + " is not valid UTF-8");
+    kept.push_back({{"role", role}, {"content", content}});
+  }
+  messages_ = std::move(kept);
 }
 
 }  // namespace vkllm

@@ -23,7 +23,9 @@ struct ChatTurnStats {
   uint32_t generated_tokens = 0;  // the reply (an end-of-generation token included)
   uint32_t dropped_turns = 0;     // oldest user/assistant messages dropped to fit the context
   bool stopped_at_eog = false;    // the reply ended with an end-of-generation token
+  bool interrupted = false;       // should_stop ended the reply (Ctrl-C); what came is kept
   double prompt_seconds = 0, generation_seconds = 0;
+  double first_token_seconds = 0;  // from the turn's start to its first token
 };
 
 // The assistant message a reply becomes in the conversation, in the fields chat templates read. A
@@ -39,12 +41,21 @@ class ChatSession {
   ChatSession(Engine& engine, Sampler& sampler, ChatTemplate chat_template, std::string system = "");
 
   // Adds the user's turn and generates the reply (at most max_tokens tokens), passing its text
-  // to on_text as it comes; returns the reply. Throws vkllm::Error (one line) for a turn that is
-  // not valid UTF-8 or does not fit the context even alone, or a template failure; the
-  // conversation is then as it was before the turn.
+  // to on_text as it comes; returns the reply. should_stop, asked before each token, ends the
+  // reply early (a user's Ctrl-C): the text so far stays in the conversation as the assistant's
+  // turn. Throws vkllm::Error (one line) for a turn that is not valid UTF-8 or does not fit the
+  // context even alone, or a template failure; the conversation is then as it was before the turn.
   std::string reply(std::string_view user_text, uint32_t max_tokens,
-                    const std::function<void(std::string_view)>& on_text = {});
+                    const std::function<void(std::string_view)>& on_text = {},
+                    const std::function<bool()>& should_stop = {});
   void reset();  // back to the system message alone; the cache is cleared
+
+  // The system message: replaced, added at the start, or (empty) removed.
+  void set_system(const std::string& system);
+  // Replaces the conversation by `messages` (OpenAI's [{role, content}], roles system, user and
+  // assistant, string contents, a system message only first). Throws vkllm::Error naming the
+  // first bad message; the conversation is then unchanged. The cache keeps what it shares.
+  void set_messages(const nlohmann::ordered_json& messages);
 
   const nlohmann::ordered_json& messages() const { return messages_; }
   const std::vector<int32_t>& cached_tokens() const { return cached_; }  // what the KV cache holds
@@ -55,7 +66,8 @@ class ChatSession {
   std::vector<int32_t> render_tokens() const;
   std::vector<int32_t> fit_context(uint32_t reserve);
   void generate_reply(std::vector<int32_t> prompt, uint32_t max_tokens,
-                      const std::function<void(std::string_view)>& on_text, std::string& reply);
+                      const std::function<void(std::string_view)>& on_text, const std::function<bool()>& should_stop,
+                      std::string& reply);
 
   Engine& engine_;
   Sampler& sampler_;

@@ -13,6 +13,7 @@
 
 #include "align.h"
 #include "error.h"
+#include "gguf/split.h"
 
 static_assert(std::endian::native == std::endian::little, "GGUF is little-endian; so is every target");
 
@@ -348,6 +349,7 @@ GgufFile GgufFile::parse(std::span<const std::byte> bytes, std::string name) {
   GgufFile f;
   f.name_ = std::move(name);
   f.bytes_ = bytes;
+  f.file_bytes_ = bytes.size();
   GgufParser(f).run();
   return f;
 }
@@ -355,18 +357,18 @@ GgufFile GgufFile::parse(std::span<const std::byte> bytes, std::string name) {
 GgufFile GgufFile::parse(std::vector<std::byte> bytes, std::string name) {
   auto owned = std::make_shared<const std::vector<std::byte>>(std::move(bytes));
   GgufFile f = parse(std::span<const std::byte>(*owned), std::move(name));
-  f.owner_ = owned;
+  f.owners_.push_back(owned);
   return f;
 }
 
-GgufFile GgufFile::open(const std::string& path) {
+GgufFile GgufFile::open_one(const std::string& path) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; a special file is refused below.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw Error(fmt::format("{}: not a regular file", path));
+    throw Error(fmt::format("{}: {}", path, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file"));
   }
   auto map = std::make_shared<Mapping>();
   map->size = size_t(st.st_size);
@@ -380,9 +382,53 @@ GgufFile GgufFile::open(const std::string& path) {
     map->data = p;
   }
   ::close(fd);
-  GgufFile f = parse(std::span<const std::byte>(static_cast<const std::byte*>(map->data), map->size), path);
-  f.owner_ = map;
+  GgufFile f = GgufFile::parse(std::span<const std::byte>(static_cast<const std::byte*>(map->data), map->size), path);
+  return std::move(f).adopt(map);
+}
+
+GgufFile GgufFile::adopt(std::shared_ptr<const void> owner) && {
+  owners_.push_back(std::move(owner));
+  return std::move(*this);
+}
+
+// The first part keeps its metadata and gains the tensors of the others, each checked to be the
+// part its name says (split.no) with no tensor twice; the count must match split.tensors.count.
+GgufFile GgufFile::open(const std::string& path) {
+  GgufFile f = open_one(path);
+  int64_t count = f.get_int(kSplitCountKey, 1), index = f.get_int(kSplitNoKey, 0);
+  if (count <= 1) return f;
+  if (count > kMaxSplitParts)
+    f.fail(fmt::format("{} = {} is more than {} parts", kSplitCountKey, count, kMaxSplitParts));
+  std::optional<SplitName> name = parse_split_path(path);
+  if (index != 0) {
+    std::string first = name ? split_path(name->prefix, 0, uint32_t(count)) : "its first part";
+    f.fail(fmt::format("part {} of {} of a split model: open {}", index + 1, count, first));
+  }
+  if (!name || name->index != 0 || name->count != count)
+    f.fail(
+        fmt::format("the first of {} parts of a split model, but its name does not end in -00001-of-{:05}.gguf, so "
+                    "the other parts cannot be found",
+                    count, count));
+  f.split_count_ = uint32_t(count);
+  for (uint32_t i = 1; i < count; ++i) f.add_part(open_one(split_path(name->prefix, i, uint32_t(count))), i);
+  int64_t expected = f.get_int(kSplitTensorsKey, int64_t(f.tensors_.size()));
+  if (expected != int64_t(f.tensors_.size()))
+    f.fail(
+        fmt::format("{} = {}, but its {} parts hold {} tensors", kSplitTensorsKey, expected, count, f.tensors_.size()));
   return f;
+}
+
+void GgufFile::add_part(GgufFile part, uint32_t index) {
+  if (part.get_int(kSplitNoKey, -1) != index || part.get_int(kSplitCountKey, -1) != split_count_)
+    part.fail(fmt::format("expected part {} of {} ({} = {}, {} = {})", index + 1, split_count_, kSplitNoKey,
+                          part.get_int(kSplitNoKey, -1), kSplitCountKey, part.get_int(kSplitCountKey, -1)));
+  for (const GgufTensor& t : part.tensors_) {
+    if (!tensor_index_.emplace(t.name, tensors_.size()).second)
+      part.fail(fmt::format("tensor {} is also in an earlier part", printable(t.name)));
+    tensors_.push_back(t);
+  }
+  file_bytes_ += part.file_bytes_;
+  owners_.insert(owners_.end(), part.owners_.begin(), part.owners_.end());
 }
 
 void GgufFile::fail(const std::string& what) const { throw Error(name_ + ": " + what); }

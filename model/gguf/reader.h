@@ -1,6 +1,8 @@
 // GgufFile: a validated view of a GGUF v2/v3 file (header, metadata, tensor table) over bytes in
 // memory or an mmap of a file. Parsing checks every count, length, type and offset before use;
-// tensor data stays in place (spans into the bytes, no copies). Layout: docs/formats.md §1.
+// tensor data stays in place (spans into the bytes, no copies). A split model (gguf/split.h) opens
+// from its first part as one file: the metadata of the first, the tensors of all. Layout:
+// docs/formats.md §1.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -65,8 +67,8 @@ struct GgufTensor {
   DType type = DType::F32;
   uint32_t n_dims = 0;
   std::array<uint64_t, 4> ne{1, 1, 1, 1};  // ggml order: ne[0] varies fastest; unused dims are 1
-  uint64_t offset = 0;                     // from the start of the data section
-  std::span<const std::byte> data;         // the tensor's bytes in the file
+  uint64_t offset = 0;                     // from the start of its part's data section
+  std::span<const std::byte> data;         // the tensor's bytes in the file (or part)
 
   uint64_t n_elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
   std::vector<uint64_t> shape() const { return {ne.begin(), ne.begin() + n_dims}; }
@@ -80,7 +82,9 @@ class GgufFile {
   static constexpr uint32_t kMaxNameBytes = 63;  // llama.cpp's GGML_MAX_NAME - 1
   static constexpr int kMaxArrayDepth = 8;       // nested arrays deeper than this are rejected
 
-  // Maps the file read-only. Errors: "<path>: <what>".
+  // Maps the file read-only; for the first part of a split model, maps every part and joins their
+  // tensor tables (the other parts are found by name, as llama.cpp finds them). Errors:
+  // "<path>: <what>".
   static GgufFile open(const std::string& path);
   // Parses bytes owned by the caller, who keeps them alive as long as the GgufFile and its views.
   static GgufFile parse(std::span<const std::byte> bytes, std::string name);
@@ -90,8 +94,10 @@ class GgufFile {
   const std::string& name() const { return name_; }
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
-  uint64_t data_offset() const { return data_offset_; }  // start of the data section
-  std::span<const std::byte> bytes() const { return bytes_; }
+  uint64_t data_offset() const { return data_offset_; }        // start of the data section
+  std::span<const std::byte> bytes() const { return bytes_; }  // the first part's, for a split model
+  uint32_t split_count() const { return split_count_; }        // 1 for a single file
+  uint64_t file_bytes() const { return file_bytes_; }          // all parts together
 
   const std::vector<GgufKv>& metadata() const { return kvs_; }
   const GgufValue* find(std::string_view key) const;
@@ -124,12 +130,18 @@ class GgufFile {
   friend class GgufParser;
   GgufFile() = default;
 
+  static GgufFile open_one(const std::string& path);  // one file, mapped
+  void add_part(GgufFile part, uint32_t index);
+  GgufFile adopt(std::shared_ptr<const void> owner) &&;  // keeps owner alive as long as this file
+
   std::string name_;
-  std::shared_ptr<const void> owner_;  // the mapping or vector the bytes live in (if owned)
+  std::vector<std::shared_ptr<const void>> owners_;  // the mappings or vectors the bytes live in (if owned)
   std::span<const std::byte> bytes_;
   uint32_t version_ = 0;
   uint64_t alignment_ = kDefaultAlignment;
   uint64_t data_offset_ = 0;
+  uint32_t split_count_ = 1;
+  uint64_t file_bytes_ = 0;
   std::vector<GgufKv> kvs_;
   std::vector<GgufTensor> tensors_;
   std::unordered_map<std::string_view, size_t> kv_index_, tensor_index_;

@@ -10,6 +10,7 @@
 
 #include "align.h"
 #include "error.h"
+#include "gguf/split.h"
 
 namespace vkllm {
 
@@ -187,6 +188,39 @@ void GgufWriter::save(const std::string& path) const {
   }
   f.close();
   ENSURE(f.good(), fmt::format("{}: cannot write the file", path));
+}
+
+std::vector<GgufWriter> GgufWriter::split(uint32_t parts) const {
+  ENSURE(parts >= 1 && parts <= std::max<size_t>(tensors_.size(), 1) && parts <= kMaxSplitParts,
+         fmt::format("cannot split {} tensors into {} parts", tensors_.size(), parts));
+  size_t per_part = (tensors_.size() + parts - 1) / parts;
+  std::vector<GgufWriter> out;
+  for (uint32_t i = 0; i < parts; ++i) {
+    GgufWriter w;
+    if (i == 0) w.n_kv_ = n_kv_, w.kv_bytes_ = kv_bytes_, w.keys_ = keys_, w.alignment_ = alignment_;
+    w.version_ = version_;
+    if (i > 0 && alignment_ != GgufFile::kDefaultAlignment) w.set_alignment(uint32_t(alignment_));
+    w.add(kSplitNoKey, uint16_t(i));
+    w.add(kSplitCountKey, uint16_t(parts));
+    w.add(kSplitTensorsKey, int32_t(tensors_.size()));
+    size_t end = std::min(tensors_.size(), (i + 1) * per_part);
+    for (size_t t = i * per_part; t < end; ++t) {
+      w.tensors_.push_back(tensors_[t]);
+      w.tensor_names_.insert(tensors_[t].name);
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::vector<std::string> GgufWriter::save_split(const std::string& prefix, uint32_t parts) const {
+  std::vector<GgufWriter> writers = split(parts);
+  std::vector<std::string> paths;
+  for (uint32_t i = 0; i < parts; ++i) {
+    paths.push_back(split_path(prefix, i, parts));
+    writers[i].save(paths.back());
+  }
+  return paths;
 }
 
 }  // namespace vkllm

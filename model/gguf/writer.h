@@ -67,6 +67,13 @@ class GgufWriter {
   std::vector<std::byte> bytes() const;  // the whole file
   void save(const std::string& path) const;
 
+  // The model as `parts` files, laid out as llama.cpp's gguf-split writes them: the tensors in
+  // order, ceil(n / parts) to a part; every part carries split.no, split.count and
+  // split.tensors.count (gguf/split.h), the first also all the metadata. 1 <= parts <= tensors.
+  std::vector<GgufWriter> split(uint32_t parts) const;
+  // Saves split(parts) as <prefix>-00001-of-0000N.gguf, ...; returns the paths, first part first.
+  std::vector<std::string> save_split(const std::string& prefix, uint32_t parts) const;
+
   size_t tensor_count() const { return tensors_.size(); }
 
  private:
