@@ -68,9 +68,10 @@ TEST_CASE("MoE prefill in chunks and experts over many weight buffers change not
            spread = load(f.spec, {.max_weight_buffer = 16 << 10});
     std::vector<float> want = whole.engine->eval_all(tokens);
     // A hybrid's linear layers run the chunked delta rule over other chunks, and a sliding window
-    // starts a chunk's key tiles elsewhere (gpt-oss, gemma4): f32 rounding moves.
+    // starts a chunk's key tiles elsewhere (gpt-oss, gemma4): f32 rounding moves, and routers
+    // that weigh experts by a softmax over wide logits carry it on (gemma4-moe: 4.8e-10).
     ModelConfig c = fixture_config(f.spec);
-    double bound = c.hybrid() || c.sliding_window ? 1e-10 : 1e-12;
+    double bound = c.sliding_window ? 1e-9 : c.hybrid() ? 1e-10 : 1e-12;
     test::check_nmse(chunked.engine->eval_all(tokens), want, bound, "chunks of 6 vs one batch, " + f.name);
     CHECK(spread.engine->memory().weight_buffers > 8);
     test::check_nmse(spread.engine->eval_all(tokens), want, 0.0, "16 KiB weight buffers, " + f.name);

@@ -333,7 +333,10 @@ void write_fixture(const FixtureOptions& o) {
   FixtureSpec spec = presets().at(o.preset);  // the validators admitted only known names
   spec.weight_type = *dtype_named(o.type);
   spec.mix = o.mix;
-  if (o.layers) spec.n_layers = *o.layers;
+  if (o.layers) {  // the shared-KV layers (gemma4) stay the same share of the blocks kept
+    spec.n_kv_shared_layers = uint32_t(uint64_t(spec.n_kv_shared_layers) * *o.layers / spec.n_layers);
+    spec.n_layers = *o.layers;
+  }
   // The writer holds every tensor in memory before it writes (and one tensor twice while adding
   // it): refuse early, naming a size that fits, rather than be killed half way.
   uint64_t bytes = fixture_tensor_bytes(spec);
