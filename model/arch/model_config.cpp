@@ -102,22 +102,22 @@ uint32_t ModelConfig::kv_layer(uint32_t layer) const {
   return layer;  // validate() rejects a shared layer without a source
 }
 
-uint32_t ModelConfig::max_q_width() const {
+// The widest row of `heads` heads over the layers: heads(a) picks query or KV heads.
+uint32_t ModelConfig::max_width(uint32_t (*heads)(const LayerAttention&)) const {
   uint32_t w = 0;
   for (uint32_t l = 0; l < n_layers; ++l) {
     LayerAttention a = attention_of(l);
-    w = std::max(w, a.n_heads * std::max(a.head_dim, a.v_head_dim));
+    w = std::max(w, heads(a) * std::max(a.head_dim, a.v_head_dim));
   }
   return w;
 }
 
+uint32_t ModelConfig::max_q_width() const {
+  return max_width([](const LayerAttention& a) { return a.n_heads; });
+}
+
 uint32_t ModelConfig::max_kv_width() const {
-  uint32_t w = 0;
-  for (uint32_t l = 0; l < n_layers; ++l) {
-    LayerAttention a = attention_of(l);
-    w = std::max(w, a.n_kv_heads * std::max(a.head_dim, a.v_head_dim));
-  }
-  return w;
+  return max_width([](const LayerAttention& a) { return a.n_kv_heads; });
 }
 
 uint32_t ModelConfig::n_attention_layers() const {

@@ -182,6 +182,7 @@ struct ModelConfig {
   // The widest query (heads · head dim), key and value rows of any attention layer.
   uint32_t max_q_width() const;
   uint32_t max_kv_width() const;
+  uint32_t max_width(uint32_t (*heads)(const LayerAttention&)) const;
   // Exact KV-cache bytes per token over the layers that keep K/V, stored as `kv` (rows of each
   // layer's head dim per KV head; MLA: one row of kv_lora_rank + rope dim per layer).
   uint64_t kv_bytes_per_token(DType kv = DType::F16) const;
