@@ -1,11 +1,13 @@
 // Grammar tests' shared pieces: the repository's real vocabularies with their token tries, a
 // compiled grammar, string acceptance, and a random walk that generates a whole output by the
-// masks alone (random tokens at first, then tokens that close the structure), checking on every
-// step that the mask and the automaton agree.
+// masks alone (random tokens at first, then the shortest way to the grammar's end), checking on
+// every step that the mask and the automaton agree.
 #pragma once
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 
 #include "catch.h"
@@ -47,6 +49,41 @@ inline bool accepts(grammar::GrammarAutomaton& a, std::string_view s) {
 
 inline bool viable(grammar::GrammarAutomaton& a, std::string_view s) { return a.after_bytes(a.initial(), s) >= 0; }
 
+// The shortest way from an automaton state to the end of the grammar: bytes and whole (special)
+// tokens, found breadth first. Each move is a token id: a single-byte text token or a
+// special one. Empty when the state accepts already.
+inline std::vector<int32_t> shortest_completion(grammar::GrammarAutomaton& a, const Tokenizer& tok, int32_t state) {
+  std::vector<int32_t> moves;  // a single-byte token per byte, and the special tokens
+  std::vector<bool> byte_seen(256);
+  for (uint32_t u = 0; u < tok.vocab_size(); ++u) {
+    int32_t id = int32_t(u);
+    if (a.trie().is_end_of_generation(id)) continue;
+    if (!a.trie().is_text(id)) {
+      moves.push_back(id);
+    } else if (a.trie().bytes(id).size() == 1 && !byte_seen[uint8_t(a.trie().bytes(id)[0])]) {
+      byte_seen[uint8_t(a.trie().bytes(id)[0])] = true;
+      moves.push_back(id);
+    }
+  }
+  std::map<int32_t, std::pair<int32_t, int32_t>> from;  // state -> (previous state, token)
+  std::vector<int32_t> frontier = {state};
+  from[state] = {-1, -1};
+  for (size_t i = 0; i < frontier.size() && i < 20000; ++i) {
+    int32_t s = frontier[i];
+    if (a.accepting(s)) {
+      std::vector<int32_t> path;
+      for (int32_t at = s; from[at].first >= 0; at = from[at].first) path.insert(path.begin(), from[at].second);
+      return path;
+    }
+    for (int32_t id : moves) {
+      int32_t next = a.after_token(s, id);
+      if (next >= 0 && from.emplace(next, std::make_pair(s, id)).second) frontier.push_back(next);
+    }
+  }
+  FAIL("no way to finish the grammar from this state");
+  return {};
+}
+
 // Generates an output token by token from the masks; returns its text (the end-of-generation
 // token not included), or fails the test on a disagreement. random_steps: tokens drawn at random
 // (by a random first byte, then a random token) before closing in.
@@ -54,8 +91,11 @@ inline std::string walk(const std::shared_ptr<grammar::GrammarAutomaton>& a, con
                         int random_steps, int max_steps = 3000) {
   std::mt19937_64 rng(seed);
   grammar::GrammarMatcher m(a);
+  int32_t state = a->initial();
+  std::vector<int32_t> closing;  // the planned completion, next move last
+  const std::string closers = "\"]}01tfn:,{[ \n</>=abcdeghijklmopqrsuvwxyz_";
+  std::set<int32_t> closed;  // states the closing phase has been in
   std::string out;
-  const std::string closers = "\"]}01tfn:,{[ ";
   for (int step = 0; step < max_steps; ++step) {
     std::shared_ptr<const grammar::TokenMask> mask = m.allowed();
     std::vector<int32_t> ok;
@@ -83,18 +123,37 @@ inline std::string walk(const std::shared_ptr<grammar::GrammarAutomaton>& a, con
     } else {
       for (int32_t id : ok)
         if (a->trie().is_end_of_generation(id)) pick = id;
+      // JSON closes fastest by its closers; where they would go round in circles (free text),
+      // the shortest completion
       for (size_t c = 0; pick < 0 && c < closers.size(); ++c)
         for (int32_t id : ok)
-          if (a->trie().bytes(id) == std::string(1, closers[c])) {
+          if (a->trie().is_text(id) && a->trie().bytes(id) == std::string(1, closers[c]) &&
+              !closed.count(a->after_token(state, id))) {
             pick = id;
+            closing.clear();  // a plan made before is stale now
             break;
           }
       for (int32_t id : ok)
-        if (pick < 0 && a->trie().bytes(id).size() == 1) pick = id;
-      if (pick < 0) pick = ok[0];
+        if (pick < 0 && a->trie().is_text(id) && a->trie().bytes(id).size() == 1 &&
+            !closed.count(a->after_token(state, id)))
+          pick = id, closing.clear();
+      if (pick < 0) {
+        if (closing.empty()) {
+          INFO("closing after '" << out << "'");
+          closing = shortest_completion(*a, tok, state);
+          std::reverse(closing.begin(), closing.end());
+        }
+        REQUIRE(!closing.empty());
+        pick = closing.back();
+        closing.pop_back();
+        REQUIRE(grammar::allowed(*mask, pick));
+      }
     }
     REQUIRE(m.accept(pick));
     if (m.finished()) return out;
+    state = a->after_token(state, pick);
+    if (step >= random_steps) closed.insert(state);
+    REQUIRE(state >= 0);
     out += a->trie().is_text(pick) ? a->trie().bytes(pick) : tok.piece(pick);
   }
   FAIL("the walk did not finish in " << max_steps << " tokens: " << out);

@@ -77,6 +77,8 @@ int32_t GrammarAutomaton::intern(std::vector<uint32_t>& frames) {
   accepting_.push_back(frames.front() == 0);
   next_.resize(next_.size() + 256, kUnknown);
   masks_.emplace_back();
+  loops_.emplace_back();
+  loops_known_.push_back(false);
   return it->second;
 }
 
@@ -137,12 +139,25 @@ bool GrammarAutomaton::accepting(int32_t state) {
   return state >= 0 && accepting_[size_t(state)];
 }
 
+const std::array<uint64_t, 4>& GrammarAutomaton::loops(int32_t state) {
+  if (!loops_known_[size_t(state)]) {
+    std::array<uint64_t, 4> l{};
+    for (int b = 0; b < 128; ++b)
+      if (transition(state, uint8_t(b)) == state) l[size_t(b) >> 6] |= uint64_t(1) << (b & 63);
+    loops_[size_t(state)] = l;
+    loops_known_[size_t(state)] = true;
+  }
+  return loops_[size_t(state)];
+}
+
 // One pass over the trie in preorder: at[d] is the state after the first d bytes of the current
-// node's path; a dead transition skips the node's whole subtree.
+// node's path; a dead transition skips the node's whole subtree, and so does a big subtree whose
+// bytes all loop back to the state it reaches (then every token in it is accepted).
 void GrammarAutomaton::scan_trie(int32_t state, TokenMask& bits) {
   scan_states_.resize(trie_->max_depth() + 1);
   scan_states_[0] = state;
   const TokenTrie& t = *trie_;
+  auto set = [&](int32_t id) { bits[size_t(id) >> 6] |= uint64_t(1) << (id & 63); };
   for (size_t i = 0, n = t.nodes(); i < n;) {
     uint32_t d = t.depth(i);
     int32_t s = transition(scan_states_[d - 1], t.byte(i));
@@ -151,7 +166,15 @@ void GrammarAutomaton::scan_trie(int32_t state, TokenMask& bits) {
       continue;
     }
     scan_states_[d] = s;
-    for (int32_t id : t.tokens_at(i)) bits[size_t(id) >> 6] |= uint64_t(1) << (id & 63);
+    for (int32_t id : t.tokens_at(i)) set(id);
+    if (t.end(i) - i > TokenTrie::kSummaryMinNodes) {
+      const auto &below = t.bytes_below(i), &loop = loops(s);
+      if ((below[0] & ~loop[0]) == 0 && (below[1] & ~loop[1]) == 0 && (below[2] | below[3]) == 0) {
+        for (int32_t id : t.tokens_below(i)) set(id);
+        i = t.end(i);
+        continue;
+      }
+    }
     ++i;
   }
 }

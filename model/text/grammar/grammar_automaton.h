@@ -10,6 +10,7 @@
 // Memory is bounded: past kMaxStates an operation throws Error, and cached masks beyond a budget
 // are dropped (and recomputed when needed).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -65,6 +66,7 @@ class GrammarAutomaton {
     return std::span(state_frames_).subspan(begin, end - begin);
   }
   void scan_trie(int32_t state, TokenMask& bits);
+  const std::array<uint64_t, 4>& loops(int32_t state);
 
   std::shared_ptr<const Grammar> g_;
   std::shared_ptr<const TokenTrie> trie_;
@@ -76,6 +78,10 @@ class GrammarAutomaton {
   std::unordered_map<std::string, int32_t> state_ids_;   // the frame ids' bytes -> state
   std::vector<int32_t> next_;                            // (states, 256) transitions; kUnknown until computed
   std::vector<std::shared_ptr<const TokenMask>> masks_;  // (states) cached masks, or null
+  // (states) the ASCII bytes that lead from a state back to itself (inside a string, most of them):
+  // a trie subtree made only of such bytes is accepted whole. Computed on first use.
+  std::vector<std::array<uint64_t, 4>> loops_;
+  std::vector<bool> loops_known_;
   size_t mask_bytes_ = 0;
   int32_t initial_ = kDead;
   // scratch

@@ -222,41 +222,32 @@ std::string GrammarBuilder::visit_object(const json& s, const std::string& name,
     }
   }
   std::string ws = primitive("ws");
-  std::vector<std::string> req, opt;
-  for (const auto& [key, sub] : props.items()) {
-    std::string kv = fmt::format("{} {} \":\" {} {}", gbnf_literal(json(key).dump()), ws, ws,
-                                 visit(sub, child(name, key), depth + 1));
-    (required.count(key) ? req : opt).push_back(kv);
-  }
-  std::string extra;  // additional properties, or ""
+  std::vector<std::pair<std::string, bool>> kvs;  // (key: value, required) in the schema's order
+  for (const auto& [key, sub] : props.items())
+    kvs.emplace_back(fmt::format("{} {} \":\" {} {}", gbnf_literal(json(key).dump()), ws, ws,
+                                 visit(sub, child(name, key), depth + 1)),
+                     required.count(key) > 0);
+  std::string extra;  // a rule for additional properties, or ""
   const json additional = s.contains("additionalProperties") ? s["additionalProperties"] : json(false);
   if (!(additional.is_boolean() && !additional.get<bool>())) {
     std::string v = additional.is_boolean() ? primitive("value") : visit(additional, child(name, "extra"), depth + 1);
     extra = rule(child(name, "extra-kv"), fmt::format("{} \":\" {} {}", primitive("string"), ws, v));
   }
-  // tail_i: the optional properties after the i-th, each with its comma, then extra ones.
-  std::string tail = extra.empty() ? "" : fmt::format("( \",\" {} {} )*", ws, extra);
-  std::vector<std::string> tails(opt.size() + 1);
-  tails[opt.size()] = tail;
-  for (size_t i = opt.size(); i-- > 0;) {
-    std::string body = fmt::format("( \",\" {} {} )? {}", ws, opt[i], tails[i + 1]);
-    tails[i] = rule(child(name, "tail"), body);
+  // Properties in the schema's order, the optional ones possibly absent, commas only between
+  // those present: after[i] is the rest from property i once one was written (so each starts
+  // with a comma), first[i] the rest from i while none was. Extra properties come last.
+  size_t n = kvs.size();
+  std::vector<std::string> after(n + 1), first(n + 1);
+  after[n] = extra.empty() ? "\"\"" : fmt::format("( \",\" {} {} )*", ws, extra);
+  first[n] = extra.empty() ? "\"\"" : fmt::format("( {} {} )?", extra, after[n]);
+  for (size_t i = n; i-- > 0;) {
+    const auto& [kv, req] = kvs[i];
+    after[i] = rule(child(name, "after"), req ? fmt::format("\",\" {} {} {}", ws, kv, after[i + 1])
+                                              : fmt::format("( \",\" {} {} )? {}", ws, kv, after[i + 1]));
+    first[i] = rule(child(name, "first"), req ? fmt::format("{} {}", kv, after[i + 1])
+                                              : fmt::format("{} {} | {}", kv, after[i + 1], first[i + 1]));
   }
-  std::string inside;
-  if (!req.empty()) {
-    for (size_t i = 0; i < req.size(); ++i) inside += (i ? fmt::format(" \",\" {} ", ws) : "") + req[i];
-    inside += " " + tails[0];
-  } else {  // the first property present has no comma before it
-    std::vector<std::string> firsts;
-    for (size_t i = 0; i < opt.size(); ++i) firsts.push_back(opt[i] + " " + tails[i + 1]);
-    if (!extra.empty()) firsts.push_back(extra + " " + tail);
-    if (!firsts.empty()) {
-      inside = "( ";
-      for (size_t i = 0; i < firsts.size(); ++i) inside += (i ? " | " : "") + firsts[i];
-      inside += " )?";
-    }
-  }
-  return rule(name, fmt::format("\"{{\" {} {} \"}}\" {}", ws, inside, ws));
+  return rule(name, fmt::format("\"{{\" {} {} \"}}\" {}", ws, first[0], ws));
 }
 
 int64_t GrammarBuilder::count(const json& s, const char* key, int64_t fallback, const std::string& name) const {

@@ -6,7 +6,7 @@
 // date-time and uuid. Annotations (title, description, default, examples, ...) are ignored.
 // Refused with an Error that names the keyword: what a grammar cannot enforce (pattern,
 // uniqueItems, not, if, multipleOf, ...), recursion through $ref, and schemas nested deeper than
-// kMaxSchemaDepth. Properties come out in the schema's order, required ones first.
+// kMaxSchemaDepth. Properties come out in the schema's order (optional ones may be left out).
 #pragma once
 #include <map>
 #include <nlohmann/json.hpp>

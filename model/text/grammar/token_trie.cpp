@@ -53,6 +53,26 @@ TokenTrie::TokenTrie(const Tokenizer& tok) {
   }
   while (!path.empty()) end_[path.back()] = uint32_t(byte_.size()), path.pop_back();
   first_.push_back(uint32_t(ids_.size()));
+  summarize();
 }
+
+// Byte summaries of the big subtrees, children before parents (a reverse preorder scan).
+void TokenTrie::summarize() {
+  summaries_.push_back({~0ull, ~0ull, ~0ull, ~0ull});
+  summary_of_.assign(byte_.size(), 0);
+  std::vector<std::array<uint64_t, 4>> below(byte_.size());  // scratch, freed at the end
+  for (size_t i = byte_.size(); i-- > 0;) {
+    for (size_t c = i + 1; c < end_[i]; c = end_[c]) {
+      for (int w = 0; w < 4; ++w) below[i][size_t(w)] |= below[c][size_t(w)];
+      below[i][byte_[c] >> 6] |= uint64_t(1) << (byte_[c] & 63);
+    }
+    if (end_[i] - i > kSummaryMinNodes) {
+      summary_of_[i] = uint32_t(summaries_.size());
+      summaries_.push_back(below[i]);
+    }
+  }
+}
+
+const std::array<uint64_t, 4>& TokenTrie::bytes_below(size_t node) const { return summaries_[summary_of_[node]]; }
 
 }  // namespace vkllm::grammar

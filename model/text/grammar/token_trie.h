@@ -6,6 +6,7 @@
 // unknown tokens are not (a grammar names them as whole tokens: <[id]>), nor end-of-generation
 // tokens, which a grammar allows only where it may end.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -30,6 +31,14 @@ class TokenTrie {
   std::span<const int32_t> tokens_at(size_t node) const {     // tokens whose bytes end here
     return std::span(ids_).subspan(first_[node], first_[node + 1] - first_[node]);
   }
+  // Every token in the subtree below a node (the node's own excluded).
+  std::span<const int32_t> tokens_below(size_t node) const {
+    return std::span(ids_).subspan(first_[node + 1], first_[end_[node]] - first_[node + 1]);
+  }
+  // The bytes that occur below a node (256 bits), for nodes whose subtree has at least
+  // kSummaryMinNodes nodes; empty (all bits set) for smaller ones.
+  static constexpr uint32_t kSummaryMinNodes = 24;
+  const std::array<uint64_t, 4>& bytes_below(size_t node) const;
   // A text token's bytes; empty for tokens not in the trie.
   const std::string& bytes(int32_t id) const { return text_[size_t(id)]; }
   bool is_text(int32_t id) const { return !text_[size_t(id)].empty(); }
@@ -37,6 +46,8 @@ class TokenTrie {
   std::span<const int32_t> end_of_generation() const { return eog_; }
 
  private:
+  void summarize();
+
   std::vector<uint8_t> byte_;
   std::vector<uint16_t> depth_;
   std::vector<uint32_t> end_, first_;  // first_: (nodes + 1) into ids_
@@ -45,6 +56,8 @@ class TokenTrie {
   std::vector<bool> eog_flag_;     // (vocab)
   std::vector<int32_t> eog_;
   size_t max_depth_ = 0;
+  std::vector<uint32_t> summary_of_;                // (nodes) index into summaries_, 0: none
+  std::vector<std::array<uint64_t, 4>> summaries_;  // [0]: all bytes
 };
 
 }  // namespace vkllm::grammar
