@@ -311,10 +311,11 @@ std::string model_text(const Info& i) {
 std::string tokenizer_text(const Info& i) {
   if (!i.tokenizer) return "tokenizer   none\n";
   const Tokenizer& t = *i.tokenizer;
-  bool spm = t.kind() == Tokenizer::Kind::Spm;
-  return fmt::format("tokenizer   {}, vocab {}, bos {}, eos {}, add_bos {}\n",
-                     spm ? "llama (SentencePiece)" : fmt::format("gpt2 (byte-level BPE, pre {})", t.pre()),
-                     t.vocab_size(), t.bos(), t.eos(), t.add_bos());
+  std::string kind = t.kind() == Tokenizer::Kind::Spm      ? "llama (SentencePiece)"
+                     : t.kind() == Tokenizer::Kind::SpmBpe ? "gemma4 (BPE over SentencePiece pieces)"
+                                                           : fmt::format("gpt2 (byte-level BPE, pre {})", t.pre());
+  return fmt::format("tokenizer   {}, vocab {}, bos {}, eos {}, add_bos {}\n", kind, t.vocab_size(), t.bos(), t.eos(),
+                     t.add_bos());
 }
 
 void print_text(const Info& i) {
@@ -425,12 +426,11 @@ nlohmann::json to_json(const Info& i) {
   j["tokenizer"] = nullptr;
   if (i.tokenizer) {
     const Tokenizer& t = *i.tokenizer;
-    j["tokenizer"] = {{"kind", t.kind() == Tokenizer::Kind::Spm ? "llama" : "gpt2"},
-                      {"pre", t.pre()},
-                      {"vocab_size", t.vocab_size()},
-                      {"bos", t.bos()},
-                      {"eos", t.eos()},
-                      {"add_bos", t.add_bos()}};
+    const char* kind = t.kind() == Tokenizer::Kind::Spm   ? "llama"
+                       : t.kind() == Tokenizer::Kind::Bpe ? "gpt2"
+                                                          : "gemma4";
+    j["tokenizer"] = {{"kind", kind},   {"pre", t.pre()}, {"vocab_size", t.vocab_size()},
+                      {"bos", t.bos()}, {"eos", t.eos()}, {"add_bos", t.add_bos()}};
   }
   return j;
 }

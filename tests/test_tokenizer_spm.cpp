@@ -98,7 +98,7 @@ TEST_CASE("SPM tokenizer from a fixture GGUF and vocabulary errors", "[tokenizer
   };
   VocabConfig bad = test::spm_test_vocab();
   bad.model = "t5";
-  CHECK(error_of(bad) == "tokenizer model \"t5\" is not supported (llama, gpt2)");
+  CHECK(error_of(bad) == "tokenizer model \"t5\" is not supported (llama, gpt2, gemma4)");
   bad = test::spm_test_vocab();
   bad.scores.pop_back();
   CHECK(error_of(bad) == "tokenizer has 282 scores for 283 tokens");

@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "catch.h"
 #include "gguf/reader.h"
+#include "harness.h"
 #include "text/tokenizer.h"
 #include "text/vocab.h"
 
@@ -20,6 +22,11 @@ namespace {
 
 std::string vocab_path(const std::string& name) {
   return fmt::format("{}/tests/data/vocab/ggml-vocab-{}.gguf", VKLLM_SOURCE_DIR, name);
+}
+
+// Vocabularies too big to keep here, taken from llama.cpp's source by scripts/fetch_llamacpp.
+std::string fetched_vocab_path(const std::string& name) {
+  return fmt::format("{}/llamacpp/vocab/ggml-vocab-{}.gguf", VKLLM_BUILD_DIR, name);
 }
 
 std::string read_file(const std::string& path) {
@@ -35,8 +42,8 @@ struct Case {
   Ids ids;
 };
 
-std::vector<Case> read_cases(const std::string& name) {
-  std::string inp = read_file(vocab_path(name) + ".inp"), out = read_file(vocab_path(name) + ".out");
+std::vector<Case> read_cases(const std::string& path) {
+  std::string inp = read_file(path + ".inp"), out = read_file(path + ".out");
   const std::string sep = "\n__ggml_vocab_test__\n";
   std::vector<Case> cases;
   for (size_t pos = 0; pos < inp.size();) {
@@ -57,8 +64,8 @@ std::vector<Case> read_cases(const std::string& name) {
 
 Tokenizer load(const std::string& name) { return Tokenizer::from_gguf(GgufFile::open(vocab_path(name))); }
 
-void check_cases(const std::string& name, const Tokenizer& t) {
-  std::vector<Case> cases = read_cases(name);
+void check_cases(const std::string& name, const Tokenizer& t, const std::string& path = "") {
+  std::vector<Case> cases = read_cases(path.empty() ? vocab_path(name) : path);
   CHECK(cases.size() >= 40);
   for (const Case& c : cases) {
     INFO(name << ": \"" << c.text << "\"");
@@ -89,4 +96,16 @@ TEST_CASE("tokenizer matches llama.cpp on the qwen35 pre-tokenizer (Qwen3.5/3.6)
   VocabConfig v = read_vocab(GgufFile::open(vocab_path("qwen2")));
   v.pre = "qwen35";
   check_cases("qwen35", Tokenizer(std::move(v)));
+}
+
+TEST_CASE("tokenizer matches llama.cpp on Gemma 4's vocabulary (BPE over SentencePiece pieces)", "[tokenizer][vocab]") {
+  std::string path = fetched_vocab_path("gemma-4");
+  if (!std::filesystem::exists(path)) {
+    test::skip("no " + path + " (scripts/fetch_llamacpp takes it from npm's node-llama-cpp where npm is present)");
+    return;
+  }
+  Tokenizer t = Tokenizer::from_gguf(GgufFile::open(path));
+  CHECK(t.kind() == Tokenizer::Kind::SpmBpe);
+  CHECK(t.vocab_size() == 262144);
+  check_cases("gemma-4", t, path);
 }

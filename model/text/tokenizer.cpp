@@ -60,8 +60,10 @@ Tokenizer::Tokenizer(VocabConfig v) {
     kind_ = Kind::Spm;
   else if (v.model == "gpt2")
     kind_ = Kind::Bpe;
+  else if (v.model == "gemma4")
+    kind_ = Kind::SpmBpe;
   else
-    throw Error(fmt::format("tokenizer model \"{}\" is not supported (llama, gpt2)", printable(v.model)));
+    throw Error(fmt::format("tokenizer model \"{}\" is not supported (llama, gpt2, gemma4)", printable(v.model)));
   size_t n = v.tokens.size();
   ENSURE(n > 0 && n < (1u << 24), fmt::format("the vocabulary has {} tokens", n));
   ENSURE(v.scores.empty() || v.scores.size() == n,
@@ -78,6 +80,8 @@ Tokenizer::Tokenizer(VocabConfig v) {
   build_specials(v);
   if (kind_ == Kind::Bpe) {
     add_bos_ = v.add_bos.value_or(pre_->default_add_bos());
+  } else if (kind_ == Kind::SpmBpe) {
+    add_bos_ = true;  // llama.cpp overrides a file's false for Gemma 4 (its PR 21500)
   } else {
     add_bos_ = v.add_bos.value_or(true);
     add_space_prefix_ = v.add_space_prefix.value_or(true);
@@ -94,13 +98,13 @@ void Tokenizer::build_indices(const VocabConfig& v) {
     TokenType t = v.types.empty() ? TokenType::Normal : v.types[i];
     if (int(t) < 1 || int(t) > 6) t = TokenType::Normal;  // 0 "undefined" and unknown values
     // Files without token types still mark SentencePiece byte tokens by their text.
-    if (v.types.empty() && kind_ == Kind::Spm && parse_byte_token(text_[i]) >= 0) t = TokenType::Byte;
+    if (v.types.empty() && kind_ != Kind::Bpe && parse_byte_token(text_[i]) >= 0) t = TokenType::Byte;
     type_[i] = t;
   }
   index_ = TokenIndex(text_);  // the first id wins for duplicated texts
   for (int b = 0; b < 256; ++b)
-    byte_id_[b] = kind_ == Kind::Spm ? find(fmt::format("<0x{:02X}>", b)) : find(gpt2_byte_char(uint8_t(b)));
-  if (kind_ == Kind::Bpe) build_merges(v.merges);
+    byte_id_[b] = kind_ == Kind::Bpe ? find(gpt2_byte_char(uint8_t(b))) : find(fmt::format("<0x{:02X}>", b));
+  if (kind_ != Kind::Spm) build_merges(v.merges);
   // SentencePiece merges never cross the start of a word (U+2581 after another character) when no
   // token has U+2581 after another character; then each word merges on its own.
   spm_words_ = kind_ == Kind::Spm && std::none_of(text_.begin(), text_.end(), space_after_character);
@@ -163,7 +167,7 @@ std::string Tokenizer::piece(int32_t id) const {
   if (type == TokenType::Byte) {
     if (int b = parse_byte_token(t); b >= 0) return std::string(1, char(b));
   }
-  if (kind_ == Kind::Spm) {
+  if (kind_ != Kind::Bpe) {  // SentencePiece pieces: U+2581 for spaces
     std::string s = t;
     replace_all(s, kSpace, " ");
     return s;

@@ -1,6 +1,7 @@
-// Tokenizer: text <-> token ids for the two GGUF tokenizer kinds, "llama" (SentencePiece BPE with
-// scores and byte fallback, as llama.cpp's llm_tokenizer_spm) and "gpt2" (byte-level BPE with
-// merges and a regex pre-tokenizer), plus special tokens. Detokenizer: streaming decode.
+// Tokenizer: text <-> token ids for the GGUF tokenizer kinds "llama" (SentencePiece BPE with
+// scores and byte fallback, as llama.cpp's llm_tokenizer_spm), "gpt2" (byte-level BPE with merges
+// and a regex pre-tokenizer) and "gemma4" (BPE merges over UTF-8 text whose spaces are U+2581, with
+// <0xNN> byte fallback), plus special tokens. Detokenizer: streaming decode.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -21,7 +22,7 @@ class GgufFile;
 
 class Tokenizer {
  public:
-  enum class Kind { Spm, Bpe };
+  enum class Kind { Spm, Bpe, SpmBpe };  // "llama", "gpt2", "gemma4"
 
   // Validates the vocabulary; throws vkllm::Error naming what is wrong (a pre-tokenizer vkllm does
   // not support is named). Token types are adjusted as llama.cpp adjusts them (docs/formats.md §4.7).
@@ -77,6 +78,8 @@ class Tokenizer {
   void encode_bpe(std::string_view text, Work& w, std::vector<int32_t>& out) const;
   void bpe_level(size_t k, std::string_view text, Work& w, std::vector<int32_t>& out) const;
   void bpe_word(std::string_view word, Work& w, std::vector<int32_t>& out) const;
+  void encode_spm_bpe(std::string_view text, Work& w, std::vector<int32_t>& out) const;
+  void spm_bpe_word(std::string_view word, Work& w, std::vector<int32_t>& out) const;
   float score(int32_t id) const { return score_.empty() ? 0.0f : score_[size_t(id)]; }
 
   Kind kind_ = Kind::Spm;
@@ -85,9 +88,9 @@ class Tokenizer {
   std::vector<float> score_;                 // (vocab) SPM scores, or empty
   std::vector<TokenType> type_;              // (vocab)
   TokenIndex index_;                         // text -> id
-  PairIndex merges_;                         // BPE: (left, right) symbol -> rank and result
+  PairIndex merges_;                         // BPE, gemma4: (left, right) symbol -> rank and result
   std::vector<int32_t> byte_symbol_;         // BPE: (256) the symbol of each byte (a token, or >= vocab)
-  std::array<int32_t, 256> byte_id_{};       // token of each byte value: <0xNN> (SPM) or its GPT-2 char (BPE)
+  std::array<int32_t, 256> byte_id_{};       // token of each byte: <0xNN> (SPM, gemma4) or its GPT-2 char (BPE)
   SpecialTokens specials_;                   // matched before encoding, in llama.cpp's order
   std::vector<int32_t> eog_;                 // end-of-generation ids
   std::shared_ptr<const PreTokenizer> pre_;  // BPE only

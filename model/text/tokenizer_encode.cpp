@@ -1,9 +1,10 @@
-// Tokenizer::encode: special tokens split out, then the two encoders of a text fragment, as
-// llama.cpp's llm_tokenizer_spm_session and llm_tokenizer_bpe_session, sharing one merge loop: start from UTF-8
+// Tokenizer::encode: special tokens split out, then the encoders of a text fragment, as llama.cpp's
+// llm_tokenizer_spm_session and llm_tokenizer_bpe_session, sharing one merge loop: start from UTF-8
 // characters (BPE: bytes) and repeatedly merge the adjacent pair with the best priority (SentencePiece: the merged
-// token's score, highest first; BPE: the merge rank, lowest first), leftmost on ties. Each word merges on its own (BPE:
-// a pre-tokenizer piece; SentencePiece: from one U+2581 to the next, when the vocabulary lets no token span that), in
-// buffers reused across the words of one call, so the time is linear in the text. Also GPT-2's byte table.
+// token's score, highest first; BPE and gemma4: the merge rank, lowest first), leftmost on ties. Each word merges on
+// its own (BPE: a pre-tokenizer piece; SentencePiece: from one U+2581 to the next, when the vocabulary lets no token
+// span that), in buffers reused across the words of one call, so the time is linear in the text. Also GPT-2's byte
+// table.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -143,6 +144,10 @@ void Tokenizer::encode_fragment(std::string_view text, bool after_special, Work&
     encode_bpe(text, w, out);
     return;
   }
+  if (kind_ == Kind::SpmBpe) {
+    encode_spm_bpe(text, w, out);
+    return;
+  }
   std::string s;  // spaces as U+2581, and one more in front after a special token (or at the start)
   s.reserve(text.size() * 2 + kSpace.size());
   if (add_space_prefix_ && after_special) s = kSpace;
@@ -266,6 +271,59 @@ void Tokenizer::bpe_word(std::string_view piece, Work& w, std::vector<int32_t>& 
     for (char c : piece.substr(s.begin, s.n)) {
       int32_t id = byte_id_[static_cast<uint8_t>(c)];
       if (id < 0) id = unk_;  // lost: the vocabulary lacks this byte's character
+      if (id >= 0) out.push_back(id);
+    }
+  }
+}
+
+// --- gemma4: BPE merges over UTF-8 text with spaces as U+2581 (no prefix space), split only into
+// runs of newlines and runs of anything else; a newline run that is a token stays whole
+// (llama.cpp's LLAMA_VOCAB_PRE_TYPE_GEMMA4); characters that end up in no token fall back to <0xNN>.
+
+void Tokenizer::encode_spm_bpe(std::string_view text, Work& w, std::vector<int32_t>& out) const {
+  std::string s;
+  s.reserve(text.size() * 2);
+  for (char c : text) {
+    if (c == ' ')
+      s.append(kSpace);
+    else
+      s.push_back(c);
+  }
+  for (size_t at = 0; at < s.size();) {
+    bool newlines = s[at] == '\n';
+    size_t end = newlines ? s.find_first_not_of('\n', at) : s.find('\n', at);
+    end = std::min(end, s.size());
+    std::string_view run = std::string_view(s).substr(at, end - at);
+    if (int32_t id = newlines ? find(run) : -1; id >= 0)
+      out.push_back(id);
+    else
+      cached_word(run, w.cache, out, [&](std::string_view word) { spm_bpe_word(word, w, out); });
+    at = end;
+  }
+}
+
+void Tokenizer::spm_bpe_word(std::string_view word, Work& w, std::vector<int32_t>& out) const {
+  w.symbols.clear();
+  for (size_t at = 0; at < word.size();) {
+    uint32_t n = uint32_t(std::min(utf8_char_length(static_cast<unsigned char>(word[at])), word.size() - at));
+    int32_t i = int32_t(w.symbols.size());
+    w.symbols.push_back({find(word.substr(at, n)), i - 1, at + n == word.size() ? -1 : i + 1, uint32_t(at), n});
+    at += n;
+  }
+  merge_symbols(w.symbols, w.queue, [&](const Symbol& l, const Symbol& r) -> std::pair<uint32_t, int32_t> {
+    Merge m = merges_.find(l.id, r.id);
+    return {uint32_t(m.rank), m.rank < 0 ? -1 : m.result};
+  });
+  int32_t vocab = int32_t(text_.size());
+  for (int32_t i = 0; i >= 0; i = w.symbols[size_t(i)].next) {
+    const Symbol& sym = w.symbols[size_t(i)];
+    if (sym.id >= 0 && sym.id < vocab) {
+      out.push_back(sym.id);
+      continue;
+    }
+    for (char c : word.substr(sym.begin, sym.n)) {
+      int32_t id = byte_id_[static_cast<uint8_t>(c)];
+      if (id < 0) id = unk_;
       if (id >= 0) out.push_back(id);
     }
   }
