@@ -87,3 +87,24 @@ TEST_CASE("vkllm chat --no-reasoning leaves a thinking model's reasoning out", "
   CHECK(raw.out.find_first_not_of("\n") != std::string::npos);  // piped without the flag: as written
   CHECK(quiet.out == "\n\n");                                   // one empty line per turn
 }
+
+TEST_CASE("vkllm-bench grammar replays a nested JSON document under its schema on real vocabularies", "[cli-grammar]") {
+  // Not a timing test: the bench checks every token of the document against the mask and the
+  // document's end against the grammar, and reports what it measured.
+  auto r =
+      test::run_bench(fmt::format("grammar --no-model --runs 1 --json --vocab {0}/ggml-vocab-qwen2.gguf --vocab "
+                                  "{0}/ggml-vocab-llama-spm.gguf",
+                                  VKLLM_SOURCE_DIR "/tests/data/vocab"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  REQUIRE(j["vocabularies"].size() == 2);
+  for (const auto& v : j["vocabularies"]) {
+    CHECK(v["tokens"].get<int>() > 50);
+    CHECK(v["states"].get<int>() > 10);
+    CHECK(v["cold_us_per_token"].get<double>() > 0);
+    CHECK(v["warm_us_per_token"].get<double>() > 0);
+  }
+  CHECK(j["vocabularies"][1]["vocab"] == "llama-spm");
+  CHECK(j["model"].is_null());
+}
