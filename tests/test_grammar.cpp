@@ -121,6 +121,7 @@ TEST_CASE("grammar: bad and unusable grammars are errors that name the problem",
       {"root ::= a \"x\"\na ::= b a | \"y\"\nb ::= \"\" | \"z\"", "left-recursive: rule 'a'"},
       {"root ::= <[999999999]>", "outside the vocabulary"},
       {"root ::= <no-such-token>", "'<no-such-token>' is not a token"},
+      {fmt::format("root ::= \"a\" <[{}]>", v.tok->end_of_generation()[0]), "ends the generation"},
       {"root ::= " + std::string(300, '(') + "\"a\"" + std::string(300, ')'), "groups nested deeper than 256"},
       {"root ::= " + std::string(200, 'x') + "\n" + std::string(200, 'x') + " ::= \"a\"{10000} \"b\"{10000}", ""},
       {"root ::= " + std::string(6, ' ') +

@@ -80,6 +80,8 @@ class Tokenizer {
   void bpe_word(std::string_view word, Work& w, std::vector<int32_t>& out) const;
   void encode_spm_bpe(std::string_view text, Work& w, std::vector<int32_t>& out) const;
   void spm_bpe_word(std::string_view word, Work& w, std::vector<int32_t>& out) const;
+  void merge_by_rank(std::string_view word, Work& w, std::vector<int32_t>& out) const;
+  void push_bytes(std::string_view bytes, std::vector<int32_t>& out) const;
   float score(int32_t id) const { return score_.empty() ? 0.0f : score_[size_t(id)]; }
 
   Kind kind_ = Kind::Spm;

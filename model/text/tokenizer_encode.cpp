@@ -118,7 +118,29 @@ void merge_symbols(std::vector<Symbol>& s, std::vector<Candidate>& queue, const 
   }
 }
 
+// One symbol per UTF-8 character of a word (a cut character counts as one), its id from id_of.
+template <class IdOf>
+void char_symbols(std::string_view word, std::vector<Symbol>& s, const IdOf& id_of) {
+  s.clear();
+  for (size_t at = 0; at < word.size();) {
+    uint32_t n = uint32_t(std::min(utf8_char_length(static_cast<unsigned char>(word[at])), word.size() - at));
+    int32_t i = int32_t(s.size());
+    s.push_back({id_of(word.substr(at, n)), i - 1, at + n == word.size() ? -1 : i + 1, uint32_t(at), n});
+    at += n;
+  }
+}
+
 }  // namespace
+
+// A piece that is no token, as the tokens of its bytes (a vocabulary without a byte's token
+// gives the unknown token, or loses the byte).
+void Tokenizer::push_bytes(std::string_view bytes, std::vector<int32_t>& out) const {
+  for (char c : bytes) {
+    int32_t id = byte_id_[static_cast<uint8_t>(c)];
+    if (id < 0) id = unk_;
+    if (id >= 0) out.push_back(id);
+  }
+}
 
 // --- encode
 
@@ -193,13 +215,7 @@ void Tokenizer::encode_spm(std::string_view text, Work& w, std::vector<int32_t>&
 }
 
 void Tokenizer::spm_word(std::string_view word, Work& w, std::vector<int32_t>& out) const {
-  w.symbols.clear();
-  for (size_t at = 0; at < word.size();) {
-    uint32_t n = uint32_t(std::min(utf8_char_length(static_cast<unsigned char>(word[at])), word.size() - at));
-    int32_t i = int32_t(w.symbols.size());
-    w.symbols.push_back({kNotLookedUp, i - 1, at + n == word.size() ? -1 : i + 1, uint32_t(at), n});
-    at += n;
-  }
+  char_symbols(word, w.symbols, [](std::string_view) { return kNotLookedUp; });
   merge_symbols(w.symbols, w.queue, [&](const Symbol& l, const Symbol& r) -> std::pair<uint32_t, int32_t> {
     int32_t id = find(word.substr(l.begin, l.n + r.n));  // l and r are adjacent
     if (id < 0) return {0, -1};
@@ -212,12 +228,7 @@ void Tokenizer::spm_word(std::string_view word, Work& w, std::vector<int32_t>& o
       out.push_back(id);
       continue;
     }
-    // A merged piece is always a token; a single character may not be: then its bytes.
-    for (char c : word.substr(s.begin, s.n)) {
-      int32_t b = byte_id_[static_cast<uint8_t>(c)];
-      if (b < 0) b = unk_;  // a vocabulary without byte tokens loses this byte
-      if (b >= 0) out.push_back(b);
-    }
+    push_bytes(word.substr(s.begin, s.n), out);  // a merged piece is a token; a character may not be
   }
 }
 
@@ -256,6 +267,12 @@ void Tokenizer::bpe_word(std::string_view piece, Work& w, std::vector<int32_t>& 
     int32_t next = at + 1 == piece.size() ? -1 : i + 1;
     w.symbols.push_back({byte_symbol_[static_cast<uint8_t>(piece[at])], i - 1, next, uint32_t(at), 1});
   }
+  merge_by_rank(piece, w, out);
+}
+
+// The merges of w.symbols (the pieces of `word`) lowest rank first; a symbol left that is no
+// token (a character outside the vocabulary, a malformed vocabulary) becomes its bytes.
+void Tokenizer::merge_by_rank(std::string_view word, Work& w, std::vector<int32_t>& out) const {
   merge_symbols(w.symbols, w.queue, [&](const Symbol& l, const Symbol& r) -> std::pair<uint32_t, int32_t> {
     Merge m = merges_.find(l.id, r.id);
     return {uint32_t(m.rank), m.rank < 0 ? -1 : m.result};
@@ -263,16 +280,10 @@ void Tokenizer::bpe_word(std::string_view piece, Work& w, std::vector<int32_t>& 
   int32_t vocab = int32_t(text_.size());
   for (int32_t i = 0; i >= 0; i = w.symbols[size_t(i)].next) {
     const Symbol& s = w.symbols[size_t(i)];
-    if (s.id < vocab) {
+    if (s.id >= 0 && s.id < vocab)
       out.push_back(s.id);
-      continue;
-    }
-    // A symbol that is no token (a malformed vocabulary): its bytes one by one.
-    for (char c : piece.substr(s.begin, s.n)) {
-      int32_t id = byte_id_[static_cast<uint8_t>(c)];
-      if (id < 0) id = unk_;  // lost: the vocabulary lacks this byte's character
-      if (id >= 0) out.push_back(id);
-    }
+    else
+      push_bytes(word.substr(s.begin, s.n), out);
   }
 }
 
@@ -303,30 +314,8 @@ void Tokenizer::encode_spm_bpe(std::string_view text, Work& w, std::vector<int32
 }
 
 void Tokenizer::spm_bpe_word(std::string_view word, Work& w, std::vector<int32_t>& out) const {
-  w.symbols.clear();
-  for (size_t at = 0; at < word.size();) {
-    uint32_t n = uint32_t(std::min(utf8_char_length(static_cast<unsigned char>(word[at])), word.size() - at));
-    int32_t i = int32_t(w.symbols.size());
-    w.symbols.push_back({find(word.substr(at, n)), i - 1, at + n == word.size() ? -1 : i + 1, uint32_t(at), n});
-    at += n;
-  }
-  merge_symbols(w.symbols, w.queue, [&](const Symbol& l, const Symbol& r) -> std::pair<uint32_t, int32_t> {
-    Merge m = merges_.find(l.id, r.id);
-    return {uint32_t(m.rank), m.rank < 0 ? -1 : m.result};
-  });
-  int32_t vocab = int32_t(text_.size());
-  for (int32_t i = 0; i >= 0; i = w.symbols[size_t(i)].next) {
-    const Symbol& sym = w.symbols[size_t(i)];
-    if (sym.id >= 0 && sym.id < vocab) {
-      out.push_back(sym.id);
-      continue;
-    }
-    for (char c : word.substr(sym.begin, sym.n)) {
-      int32_t id = byte_id_[static_cast<uint8_t>(c)];
-      if (id < 0) id = unk_;
-      if (id >= 0) out.push_back(id);
-    }
-  }
+  char_symbols(word, w.symbols, [&](std::string_view c) { return find(c); });  // -1: no merge takes it
+  merge_by_rank(word, w, out);
 }
 
 }  // namespace vkllm

@@ -178,6 +178,9 @@ class Parser {
       id = vocab_->find(fmt::format("<{}>", inner));
       if (id < 0) fail(fmt::format("'<{}>' is not a token of the vocabulary", inner));
     }
+    if (vocab_->is_end_of_generation(int32_t(id)))
+      fail(fmt::format("token {} ends the generation: a grammar cannot name it (the output ends where 'root' does)",
+                       id));
     i_ = close + 1;
     return uint32_t(id);
   }
