@@ -19,6 +19,7 @@ struct ChatState {
   SamplerOptions sampling;  // what the sampler uses (the seed resolved)
   std::string system;
   bool verbose = false;
+  bool no_reasoning = false;  // --no-reasoning: replies are printed without their reasoning
   LoadedModel model;
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<ChatSession> session;

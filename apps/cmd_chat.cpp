@@ -1,8 +1,9 @@
 // `vkllm chat [MODEL | -m MODEL | -hf USER/REPO[:QUANT]] [--system TEXT | --system-file FILE] [-p TEXT] [-n N]
-// [sampling flags as run] [--ctx N] [--verbose] [--color]` (also `vkllm run -i` / `-cnv` and
+// [sampling flags as run] [--ctx N] [--verbose] [--color] [--no-reasoning]` (also `vkllm run -i` / `-cnv` and
 // `vkllm -i`, apps/argv.cpp): a conversation, as llama-cli -cnv and `ollama run` hold one. Each
 // line of input is a user turn (a terminal gets a line editor with history; `"""` or a trailing
-// backslash continues a turn over several lines); the reply streams to stdout. Slash commands
+// backslash continues a turn over several lines); the reply streams to stdout, a thinking model's
+// reasoning dimmed on a terminal (or left out with --no-reasoning). Slash commands
 // (chat_commands.h) are not sent to the model. Ctrl-C stops a reply and keeps the conversation;
 // at an empty prompt it leaves, as Ctrl-D, /bye and /exit do, with exit status 0. A failed turn
 // prints one error line and the conversation goes on; from a pipe, the exit status is then 1.
@@ -22,6 +23,7 @@
 #include "line_reader.h"
 #include "model_options.h"
 #include "output.h"
+#include "text/chat/chat_output.h"
 
 namespace vkllm::cli {
 
@@ -33,11 +35,62 @@ struct ChatOptions {
   std::optional<std::string> first;     // -p: the first user message, as llama-cli -cnv -p takes it
   std::vector<std::string> positional;  // the model, as Ollama takes it
   GenerationOptions gen{.n_predict = 512};
-  bool verbose = false;
+  bool verbose = false, no_reasoning = false;
   std::string color = "off";
 };
 
 void print(std::string_view text) { write_stdout(text); }
+
+// Prints a reply as it streams, its reasoning (<think>...</think>, gpt-oss's analysis channel)
+// apart from the answer: dimmed on a terminal, left out with --no-reasoning. On a pipe without
+// --no-reasoning the reply is printed as the model wrote it.
+class ReplyPrinter {
+ public:
+  // reasoning_open: the prompt left the model inside <think> (prompt_opens_reasoning).
+  ReplyPrinter(const ChatFormat& format, bool reasoning_open, bool hide) : hide_(hide), dim_(isatty(STDOUT_FILENO)) {
+    o_.format = format;
+    o_.reasoning_open = reasoning_open;
+    split_ = hide_ || dim_;
+  }
+  void push(std::string_view piece) {
+    text_ += piece;
+    if (!split_) return print(piece);
+    show(parse_chat_reply(text_, o_, true));
+  }
+  void finish() {
+    if (split_) show(parse_chat_reply(text_, o_, false));
+  }
+
+ private:
+  void show(const ChatReply& r) {
+    if (!hide_ && r.reasoning.size() > reasoning_ && r.reasoning.starts_with(shown_reasoning_)) {
+      print("\x1b[2m" + r.reasoning.substr(reasoning_) + "\x1b[0m");
+      shown_reasoning_ = r.reasoning;
+      reasoning_ = r.reasoning.size();
+    }
+    if (r.content.size() > content_ && r.content.starts_with(shown_content_)) {
+      if (!hide_ && reasoning_ > 0 && content_ == 0) print("\n");
+      print(r.content.substr(content_));
+      shown_content_ = r.content;
+      content_ = r.content.size();
+    }
+  }
+
+  ChatReplyOptions o_;
+  bool hide_, dim_, split_;
+  std::string text_, shown_reasoning_, shown_content_;
+  size_t reasoning_ = 0, content_ = 0;
+};
+
+// Whether the prompt of this turn leaves the model inside its reasoning (a template that ends the
+// generation prompt with <think>, as QwQ's and DeepSeek-R1's do).
+bool opens_reasoning(const ChatSession& session, const std::string& line, const ChatFormat& format) {
+  if (!format.think_tags) return false;
+  nlohmann::ordered_json messages = session.messages();
+  messages.push_back({{"role", "user"}, {"content", line}});
+  const ChatTemplate& t = session.chat_template();
+  return prompt_opens_reasoning(format, t.render(messages, {.bos_token = t.bos_token(), .eos_token = t.eos_token()}));
+}
 
 // One user turn: a line, or several between """ marks (as Ollama takes them) or joined by
 // trailing backslashes (as llama-cli does). `"""` alone on the first line opens the block.
@@ -76,7 +129,11 @@ void print_stats(const ChatTurnStats& s) {
 // One reply; false when it failed (its error line printed).
 bool answer(ChatState& st, const std::string& text) {
   try {
-    st.session->reply(text, st.max_tokens(), print, interrupted);
+    ChatFormat format = ChatFormat::detect(st.session->chat_template().source());
+    ReplyPrinter printer(format, opens_reasoning(*st.session, text, format), st.no_reasoning);
+    st.session->reply(
+        text, st.max_tokens(), [&](std::string_view piece) { printer.push(piece); }, interrupted);
+    printer.finish();
     print("\n");
     const ChatTurnStats& s = st.session->last_turn();
     if (s.dropped_turns)
@@ -124,7 +181,11 @@ int converse(ChatState& st, LineReader& input) {
 int chat(ChatOptions& o) {
   take_positional_model(o.model, o.positional, names_model);
   if (!o.positional.empty()) throw Error(fmt::format("{}: no such file (a model is a .gguf file)", o.positional[0]));
-  ChatState st{.model_options = o.model, .gen = o.gen, .sampling = sampler_options(o.gen), .verbose = o.verbose};
+  ChatState st{.model_options = o.model,
+               .gen = o.gen,
+               .sampling = sampler_options(o.gen),
+               .verbose = o.verbose,
+               .no_reasoning = o.no_reasoning};
   st.system = o.system_file ? read_text_file(*o.system_file) : o.system.value_or("");
   st.start();
   if (st.session->chat_template().is_fallback())
@@ -162,6 +223,8 @@ void add_chat_command(CLI::App& app) {
       ->type_name("TEXT");
   add_generation_options(cmd, o->gen, false);  // -n is per reply; ChatSession stops at end of turn
   cmd->add_flag("-v,--verbose", o->verbose, "After every reply: prompt and generation tokens/s, time to first token");
+  cmd->add_flag("--no-reasoning", o->no_reasoning,
+                "Leave a thinking model's reasoning out of the printed reply (shown dimmed on a terminal otherwise)");
   add_jinja_flag(cmd);
   add_color_option(cmd, o->color);
   cmd->footer(std::string("Slash commands (a line that starts with /):\n") + kChatCommandsHelp);

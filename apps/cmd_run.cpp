@@ -8,10 +8,13 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "engine/logprobs.h"
 #include "error.h"
 #include "interrupt.h"
 #include "model_options.h"
 #include "output.h"
+#include "text/grammar/gbnf.h"
+#include "text/grammar/json_schema_grammar.h"
 #include "text/stop_strings.h"
 
 namespace vkllm::cli {
@@ -25,26 +28,38 @@ struct RunOptions {
   bool json = false;
   uint32_t logprobs = 0;
   std::string color = "off";
+  std::optional<std::string> grammar_file, schema_file;  // --grammar, --json-schema
 };
 
-// log softmax of the model's logits at `id`, and the top n alternatives.
+// The chosen token's log-probability under the model's distribution, and the top n alternatives.
 nlohmann::json logprob_entry(const Tokenizer& tok, std::span<const float> logits, int32_t id, uint32_t top_n) {
-  double max = *std::max_element(logits.begin(), logits.end()), sum = 0;
-  for (float l : logits) sum += std::exp(double(l) - max);
-  double log_z = max + std::log(sum);
-  nlohmann::json e = {{"token", id}, {"text", tok.piece(id)}, {"logprob", double(logits[size_t(id)]) - log_z}};
+  TokenLogprob lp = token_logprob(logits, id, top_n);
+  nlohmann::json e = {{"token", id}, {"text", tok.piece(id)}, {"logprob", lp.logprob}};
   if (top_n == 0) return e;
-  std::vector<int32_t> ids(logits.size());
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t(i);
-  size_t n = std::min<size_t>(top_n, ids.size());
-  std::partial_sort(ids.begin(), ids.begin() + std::ptrdiff_t(n), ids.end(), [&](int32_t a, int32_t b) {
-    return logits[size_t(a)] > logits[size_t(b)] || (logits[size_t(a)] == logits[size_t(b)] && a < b);
-  });
   e["top"] = nlohmann::json::array();
-  for (size_t i = 0; i < n; ++i)
-    e["top"].push_back(
-        {{"token", ids[i]}, {"text", tok.piece(ids[i])}, {"logprob", double(logits[size_t(ids[i])]) - log_z}});
+  for (auto [t, l] : lp.top) e["top"].push_back({{"token", t}, {"text", tok.piece(t)}, {"logprob", l}});
   return e;
+}
+
+// --grammar FILE (GBNF) or --json-schema FILE, compiled against the model's vocabulary; errors
+// name the file. Null when neither was given.
+std::unique_ptr<OutputConstraint> read_constraint(const RunOptions& o, const Tokenizer& tok) {
+  if (!o.grammar_file && !o.schema_file) return nullptr;
+  const std::string& path = o.grammar_file ? *o.grammar_file : *o.schema_file;
+  std::string text = read_text_file(path), gbnf = text;
+  try {
+    if (o.schema_file) {
+      nlohmann::ordered_json schema = nlohmann::ordered_json::parse(text, nullptr, false);
+      ENSURE(!schema.is_discarded(), "not valid JSON");
+      gbnf = grammar::json_schema_gbnf(schema);
+    }
+    auto g = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(gbnf, &tok));
+    auto trie = std::make_shared<const grammar::TokenTrie>(tok);
+    ConstraintSpec spec{.automaton = std::make_shared<grammar::GrammarAutomaton>(std::move(g), std::move(trie))};
+    return std::make_unique<OutputConstraint>(std::move(spec), tok);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", path, e.what()));
+  }
 }
 
 std::string finish_text(FinishReason r, bool stopped_by_user) {
@@ -55,7 +70,9 @@ void run(RunOptions& o) {
   take_positional_model(o.model, o.prompt.positional, names_model);
   std::string prompt_text = read_prompt(o.prompt);
   ModelPlan plan = plan_model(o.model);
-  std::vector<int32_t> prompt = Tokenizer::from_gguf(*plan.file).encode(prompt_text, true);
+  Tokenizer file_tok = Tokenizer::from_gguf(*plan.file);
+  std::vector<int32_t> prompt = file_tok.encode(prompt_text, true);
+  std::unique_ptr<OutputConstraint> constraint = read_constraint(o, file_tok);  // before any upload
   ENSURE(!prompt.empty(), "the prompt is empty and the model adds no BOS token: give some text");
   if (prompt_text.empty()) std::fprintf(stderr, "warning: the prompt is empty: the text starts from nothing\n");
   ENSURE(prompt.size() < plan.n_ctx, fmt::format("the prompt has {}, more than fit a context of {} with one to "
@@ -82,7 +99,8 @@ void run(RunOptions& o) {
   };
   nlohmann::json tokens = nlohmann::json::array(), logprobs = nlohmann::json::array();
   GenerateOptions go{.max_tokens = o.gen.n_predict < 0 ? UINT32_MAX : uint32_t(o.gen.n_predict),
-                     .ignore_eos = o.gen.ignore_eos};
+                     .ignore_eos = o.gen.ignore_eos,
+                     .constraint = constraint.get()};
   go.on_token = [&](int32_t token, std::span<const float> logits) {
     tokens.push_back(token);
     if (o.json) logprobs.push_back(logprob_entry(tok, logits, token, o.logprobs));
@@ -138,6 +156,13 @@ void add_run_command(CLI::App& app) {
       ->type_name("N")
       ->check(int_range(0, 100));
   add_color_option(cmd, o->color);
+  auto* grammar = cmd->add_option("--grammar", o->grammar_file, "Constrain the output to a GBNF grammar (llama.cpp's)")
+                      ->type_name("FILE")
+                      ->check(non_empty);
+  cmd->add_option("--json-schema", o->schema_file, "Constrain the output to JSON valid for a JSON Schema")
+      ->type_name("FILE")
+      ->check(non_empty)
+      ->excludes(grammar);
   cmd->callback([o] { run(*o); });
 }
 

@@ -1,5 +1,6 @@
-// A stand-in Generator for driving serve::Api without a GPU: it records the tokens of each
-// generation or attention request and answers at once ("ok"; every query attending to its first key).
+// A stand-in Generator for driving serve::Api without a GPU: it records each generation request
+// (its tokens, constraint, logprobs) and attention request, and answers at once: "ok", or the
+// events of `script` when the test set one; every query attends to its first key.
 #pragma once
 #include <memory>
 #include <vector>
@@ -14,7 +15,15 @@ class RecordingGenerator : public Generator {
       : tok_(std::move(t)), config_(std::move(c)), ctx_(ctx) {}
   std::shared_ptr<GenerationHandle> submit(GenerationRequest r) override {
     prompt = r.prompt;
+    request = r;
     auto h = std::make_shared<GenerationHandle>();
+    if (!script.empty()) {
+      for (GenerationEvent e : script) {
+        if (e.done) e.usage.prompt_tokens = uint32_t(r.prompt.size());
+        h->push(std::move(e));
+      }
+      return h;
+    }
     h->push({.text = "ok",
              .tokens = 1,
              .done = true,
@@ -34,6 +43,8 @@ class RecordingGenerator : public Generator {
     return p;
   }
   std::vector<int32_t> prompt;  // of the last request
+  GenerationRequest request;    // the last one
+  std::vector<GenerationEvent> script;
   uint32_t attention_layer = 0;
 
  private:

@@ -75,7 +75,9 @@ TEST_CASE("serve chat: chat_template_kwargs and tools reach the template, and a 
                "{{ greeting }} {{ tools | length }} {{ messages[0].content }}");
   REQUIRE(s.chat({{"messages", kMessages},
                   {"chat_template_kwargs", {{"greeting", "hello"}}},
-                  {"tools", {{{"type", "function"}}, {{"type", "function"}}}}})
+                  {"tools",
+                   {{{"type", "function"}, {"function", {{"name", "a"}}}},
+                    {{"type", "function"}, {"function", {{"name", "b"}}}}}}})
               .status == 200);
   CHECK(s.gen->prompt == s.gen->tokenizer().encode("hello 2 Be brief.", s.gen->tokenizer().add_bos(), true));
 

@@ -47,5 +47,6 @@ void add_fixture_command(CLI::App& app);
 void add_elementwise_bench(CLI::App& app);
 void add_serve_bench(CLI::App& app);
 void add_tokenize_bench(CLI::App& app);
+void add_grammar_bench(CLI::App& app);
 
 }  // namespace vkllm::bench

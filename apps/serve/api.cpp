@@ -8,7 +8,9 @@
 
 #include "error.h"
 #include "serve/openai.h"
+#include "serve/reply_plan.h"
 #include "serve/web_assets.h"
+#include "text/chat_template.h"
 
 namespace vkllm::serve {
 
@@ -28,6 +30,8 @@ bool same_secret(std::string_view a, std::string_view b) {
 Api::Api(Generator& generator, ApiOptions options)
     : gen_(generator),
       options_(std::move(options)),
+      format_(ChatFormat::detect(options_.chat_template ? options_.chat_template->source() : "")),
+      grammars_(std::make_unique<GrammarCache>(generator.tokenizer())),
       started_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                    .count()) {}
 

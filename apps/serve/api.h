@@ -16,6 +16,7 @@
 
 #include "dtype.h"
 #include "engine/sequence.h"
+#include "text/chat/chat_format.h"
 
 namespace vkllm {
 class ChatTemplate;
@@ -24,6 +25,7 @@ class ChatTemplate;
 namespace vkllm::serve {
 
 struct CompletionParams;
+class GrammarCache;
 
 struct HttpRequest {
   std::string method, path, body;
@@ -73,12 +75,15 @@ class Api {
   HttpReply attention(const HttpRequest& request) const;
   HttpReply info() const;
   static HttpReply page_file(const HttpRequest& request);
-  std::vector<int32_t> prompt_tokens(const CompletionParams& p) const;
+  std::string chat_prompt(const CompletionParams& p) const;
+  std::vector<int32_t> prompt_tokens(const CompletionParams& p, const std::string& chat_text) const;
   bool authorized(const HttpRequest& request) const;
 
   Generator& gen_;
   ApiOptions options_;
-  int64_t started_;  // Unix seconds, the model's "created"
+  ChatFormat format_;                       // how the model writes tool calls and reasoning
+  std::unique_ptr<GrammarCache> grammars_;  // compiled grammars of structured replies
+  int64_t started_;                         // Unix seconds, the model's "created"
 };
 
 }  // namespace vkllm::serve

@@ -1,5 +1,6 @@
-// POST /v1/completions and /v1/chat/completions: check the request, build the prompt, queue it,
-// and answer with one JSON object or a stream of server-sent events.
+// POST /v1/completions and /v1/chat/completions: check the request, build the prompt and the
+// reply's plan (constraint, how to read it), queue it, and answer with one JSON object or a
+// stream of server-sent events (ReplyBuilder).
 #include <fmt/format.h>
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -7,6 +8,8 @@
 #include "error.h"
 #include "serve/api.h"
 #include "serve/openai.h"
+#include "serve/reply_builder.h"
+#include "serve/reply_plan.h"
 #include "text/chat_template.h"
 
 namespace vkllm::serve {
@@ -30,55 +33,73 @@ ApiError cancelled_error() {
   return ApiError(503, "unavailable_error", "the request was cancelled: the server is stopping");
 }
 
+// A request that ended without its reply: cancelled, or generation could not go on (a grammar no
+// token of the vocabulary continues: the request's fault, so a 400).
+std::optional<ApiError> failure(const GenerationEvent& e) {
+  if (e.finish == RequestFinish::Cancelled) return cancelled_error();
+  if (e.finish == RequestFinish::Error) return bad_request(e.error);
+  return std::nullopt;
+}
+
 // Streams the request's events as server-sent events until done or the client is gone.
-void stream_events(Subscription& sub, const ResponseHeader& h, bool include_usage, const BodyWriter& write,
-                   const ClientAlive& alive) {
-  if (h.chat && !write(sse(chunk_json(h, "", std::nullopt, true)))) return;
+void stream_events(Subscription& sub, ReplyBuilder& reply, bool chat, bool include_usage, const ResponseHeader& h,
+                   const BodyWriter& write, const ClientAlive& alive) {
+  if (chat && !write(sse(reply.first_chunk()))) return;
   GenerationEvent e;
   for (;;) {
     if (!sub.handle->next(e, kPoll)) {
       if (!alive()) return;
       continue;
     }
-    if (!e.text.empty() && !write(sse(chunk_json(h, e.text, std::nullopt)))) return;
+    for (const json& c : reply.chunks(e))
+      if (!write(sse(c))) return;
     if (e.done) break;
   }
-  if (e.finish == RequestFinish::Cancelled) {
-    ApiError err = cancelled_error();
-    write(sse(error_body(err.status, err.type, err.what())));
+  if (std::optional<ApiError> err = failure(e)) {
+    write(sse(error_body(err->status, err->type, err->what())));
     return;
   }
-  if (!write(sse(chunk_json(h, "", e.finish)))) return;
   if (include_usage && !write(sse(usage_chunk_json(h, e.usage)))) return;
   write("data: [DONE]\n\n");
 }
 
 }  // namespace
 
-// The prompt's tokens: the chat template's rendering of the messages, or the completion prompt.
-std::vector<int32_t> Api::prompt_tokens(const CompletionParams& p) const {
+// The chat template's rendering of the messages (with the request's tools and kwargs).
+std::string Api::chat_prompt(const CompletionParams& p) const {
+  const ChatTemplate* t = options_.chat_template.get();
+  if (!t) throw ApiError(501, "not_implemented_error", "this model has no usable chat template");
+  ChatTemplate::Options o{.bos_token = t->bos_token(), .eos_token = t->eos_token(), .tools = p.tools, .extra = p.extra};
+  return t->render(p.messages, o);
+}
+
+// The prompt's tokens: the chat prompt's (the template may write the BOS text itself; the
+// tokenizer adds it only when it did not), or the completion prompt's.
+std::vector<int32_t> Api::prompt_tokens(const CompletionParams& p, const std::string& chat_text) const {
   const Tokenizer& tok = gen_.tokenizer();
   if (!p.chat) {
     if (auto* ids = std::get_if<std::vector<int32_t>>(&p.prompt)) return *ids;
     return tok.encode(std::get<std::string>(p.prompt), true, true);
   }
-  const ChatTemplate* t = options_.chat_template.get();
-  if (!t) throw ApiError(501, "not_implemented_error", "this model has no usable chat template");
-  ChatTemplate::Options o{.bos_token = t->bos_token(), .eos_token = t->eos_token(), .tools = p.tools, .extra = p.extra};
-  std::string text = t->render(p.messages, o);
-  // The template may write the BOS text itself; the tokenizer adds it only when it did not.
-  bool has_bos = !o.bos_token.empty() && text.starts_with(o.bos_token);
-  return tok.encode(text, tok.add_bos() && !has_bos, true);
+  const std::string& bos = options_.chat_template->bos_token();
+  bool has_bos = !bos.empty() && chat_text.starts_with(bos);
+  return tok.encode(chat_text, tok.add_bos() && !has_bos, true);
 }
 
 HttpReply Api::completions(const HttpRequest& r, bool chat, const ClientAlive& alive) const {
   json body = parse_body(r.body);
-  CompletionParams p = parse_completion(body, chat, gen_.tokenizer().vocab_size());
-  GenerationRequest req{.prompt = prompt_tokens(p),
+  const Tokenizer& tok = gen_.tokenizer();
+  CompletionParams p = parse_completion(body, chat, tok.vocab_size());
+  std::string chat_text = chat ? chat_prompt(p) : "";
+  ReplyPlan plan = plan_reply(p, format_, chat_text, *grammars_, tok);
+  GenerationRequest req{.prompt = prompt_tokens(p, chat_text),
                         .max_tokens = p.max_tokens,
                         .sampling = p.sampling,
                         .stop = p.stop,
-                        .ignore_eos = p.ignore_eos};
+                        .ignore_eos = p.ignore_eos,
+                        .constraint = plan.constraint,
+                        .logprobs = p.logprobs,
+                        .top_logprobs = p.top_logprobs};
   if (req.prompt.empty()) throw bad_request("the prompt is empty");
   if (req.prompt.size() >= gen_.n_ctx())
     throw bad_request(
@@ -86,37 +107,39 @@ HttpReply Api::completions(const HttpRequest& r, bool chat, const ClientAlive& a
                     "generate",
                     req.prompt.size(), gen_.n_ctx()));
   ResponseHeader h = new_response_header(chat, options_.model_id);
-  Usage zero{.prompt_tokens = uint32_t(req.prompt.size())};
+  auto reply = std::make_shared<ReplyBuilder>(h, plan.parse, p.tools, tok, p.logprobs);
+  bool usage = p.include_usage;
   if (req.max_tokens == 0u) {  // nothing to generate: no slot needed
-    if (!p.stream) return {.body = dump(completion_json(h, "", RequestFinish::Length, zero))};
-    bool usage = p.include_usage;
-    return {.content_type = "text/event-stream", .stream = [h, zero, usage](const BodyWriter& w, const ClientAlive&) {
-              if (h.chat && !w(sse(chunk_json(h, "", std::nullopt, true)))) return;
-              if (!w(sse(chunk_json(h, "", RequestFinish::Length)))) return;
-              if (usage && !w(sse(usage_chunk_json(h, zero)))) return;
+    GenerationEvent none{
+        .done = true, .finish = RequestFinish::Length, .usage = {.prompt_tokens = uint32_t(req.prompt.size())}};
+    if (!p.stream) return {.body = dump(reply->response(none))};
+    return {.content_type = "text/event-stream",
+            .stream = [reply, h, none, usage](const BodyWriter& w, const ClientAlive&) {
+              if (h.chat && !w(sse(reply->first_chunk()))) return;
+              for (const json& c : reply->chunks(none))
+                if (!w(sse(c))) return;
+              if (usage && !w(sse(usage_chunk_json(h, none.usage)))) return;
               w("data: [DONE]\n\n");
             }};
   }
   auto sub = std::make_shared<Subscription>();
   sub->handle = gen_.submit(std::move(req));
-  if (p.stream) {
-    bool usage = p.include_usage;
-    return {.content_type = "text/event-stream", .stream = [sub, h, usage](const BodyWriter& w, const ClientAlive& a) {
-              stream_events(*sub, h, usage, w, a);
+  if (p.stream)
+    return {.content_type = "text/event-stream",
+            .stream = [sub, reply, h, usage](const BodyWriter& w, const ClientAlive& a) {
+              stream_events(*sub, *reply, h.chat, usage, h, w, a);
             }};
-  }
-  std::string text;
   GenerationEvent e;
   for (;;) {
     if (!sub->handle->next(e, kPoll)) {
       if (!alive()) throw ApiError(499, "client_closed", "the client closed the connection");
       continue;
     }
-    text += e.text;
+    reply->add(e);
     if (e.done) break;
   }
-  if (e.finish == RequestFinish::Cancelled) throw cancelled_error();
-  return {.body = dump(completion_json(h, text, e.finish, e.usage))};
+  if (std::optional<ApiError> err = failure(e)) throw *err;
+  return {.body = dump(reply->response(e))};
 }
 
 }  // namespace vkllm::serve

@@ -12,6 +12,7 @@
 
 #include "engine/sampler.h"
 #include "engine/sequence.h"
+#include "text/chat/reply_grammar.h"
 
 namespace vkllm::serve {
 
@@ -32,13 +33,30 @@ json error_body(int status, const std::string& type, const std::string& message)
 // Parses a request body: a JSON object, nested at most 64 deep; 400 otherwise.
 json parse_body(const std::string& body);
 
+// The most top_logprobs a request may ask for.
+inline constexpr int64_t kMaxTopLogprobs = 20;
+
+// What the reply must look like: free text, a GBNF grammar (`grammar`), a JSON schema
+// (response_format json_schema, or llama-server's `json_schema`), or any JSON object.
+struct OutputFormat {
+  enum Kind { Text, Grammar, JsonSchema, JsonObject } kind = Text;
+  std::string grammar;  // Grammar
+  json schema;          // JsonSchema
+};
+
 // What a completion request asks for, checked. Defaults as llama-server: temperature 0.8,
 // top_k 40, top_p 0.95, min_p 0.05, no repetition penalty; a random seed when none is given.
 struct CompletionParams {
   bool chat = false;
-  json messages;  // chat: [{role, content: string, ...}] (text parts joined)
-  json tools;     // chat: passed to the template, or null
-  json extra;     // chat: chat_template_kwargs (extra template variables), or null
+  json messages;           // chat: [{role, content: string, ...}] (text parts joined; tool_calls' arguments as objects)
+  json tools;              // chat: passed to the template, or null
+  json extra;              // chat: chat_template_kwargs (extra template variables), or null
+  ToolChoice tool_choice;  // chat: auto when tools are given, else none
+  bool parallel_tool_calls = false;  // several calls in one reply (llama-server's default: one)
+  bool split_reasoning = true;       // reasoning_format none: reasoning stays in the content
+  OutputFormat output;
+  bool logprobs = false;
+  uint32_t top_logprobs = 0;
   std::variant<std::string, std::vector<int32_t>> prompt;  // completions: text or token ids
   std::optional<uint32_t> max_tokens;                      // none: until the context is full
   SamplerOptions sampling;
@@ -66,13 +84,9 @@ struct ResponseHeader {
 ResponseHeader new_response_header(bool chat, const std::string& model);
 
 json usage_json(const Usage& u);
-const char* finish_reason(RequestFinish r);  // "stop" or "length"
-// The whole response of a non-streamed request.
-json completion_json(const ResponseHeader& h, const std::string& text, RequestFinish finish, const Usage& u);
-// One stream chunk: text (chat: a content delta; role: the first chunk's role delta), or the
-// finish reason with an empty delta.
-json chunk_json(const ResponseHeader& h, const std::string& text, std::optional<RequestFinish> finish,
-                bool role = false);
+// id, object, created, model, system_fingerprint: what every response object (chunk: every stream
+// chunk) starts with.
+json header_json(const ResponseHeader& h, bool chunk);
 // The usage chunk sent last when stream_options.include_usage is set (choices is empty).
 json usage_chunk_json(const ResponseHeader& h, const Usage& u);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "arch/model_config.h"
+#include "engine/output_constraint.h"
 #include "engine/reference_check.h"
 #include "engine/sampler.h"
 #include "graph/kv_cache.h"
@@ -145,6 +146,7 @@ struct GenerateOptions {
   // Each sampled token (end-of-generation ones included) with the logits it was drawn from (the
   // model's, before penalties and masks); returning false stops.
   std::function<bool(int32_t token, std::span<const float> logits)> on_token;
+  OutputConstraint* constraint = nullptr;  // a grammar the tokens must follow
 };
 
 // Evaluates the prompt, then samples tokens until one of the FinishReasons.

@@ -54,11 +54,20 @@ void Sampler::penalise(std::vector<Candidate>& c) const {
   }
 }
 
-int32_t Sampler::sample(std::span<const float> logits) {
+int32_t Sampler::sample(std::span<const float> logits, const std::vector<uint64_t>* allowed) {
   ENSURE(!logits.empty(), "sampling from no logits");
   work_.resize(logits.size());
   for (size_t i = 0; i < logits.size(); ++i) work_[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
   penalise(work_);
+  if (allowed) {
+    ENSURE(allowed->size() * 64 >= logits.size(), "a token mask smaller than the vocabulary");
+    std::erase_if(work_, [&](const Candidate& c) {
+      return !((*allowed)[size_t(c.id) >> 6] >> (c.id & 63) & 1) || c.logit == -INFINITY;
+    });
+    ENSURE(!work_.empty(),
+           "the grammar allows no token here: the vocabulary cannot spell what it needs, or the tokens it allows "
+           "are banned (ignore_eos, logit_bias)");
+  }
   auto better = [](const Candidate& a, const Candidate& b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
   };

@@ -1,5 +1,6 @@
-// Sampler: picks the next token from host logits. Logit bias and penalties, then greedy, or
-// top-k → top-p → min-p → temperature → a draw from a seeded generator. Same seed, same tokens.
+// Sampler: picks the next token from host logits. Logit bias and penalties, then the tokens a
+// constraint allows (a grammar's mask), then greedy, or top-k → top-p → min-p → temperature → a
+// draw from a seeded generator. Same seed, same tokens.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -27,8 +28,9 @@ struct SamplerOptions {
 class Sampler {
  public:
   explicit Sampler(const SamplerOptions& options);
-  // The next token; logits (vocab) are not modified.
-  int32_t sample(std::span<const float> logits);
+  // The next token; logits (vocab) are not modified. allowed: bit i of word i / 64 set when token
+  // i may be drawn (a grammar's mask), null for all; throws Error when it allows none.
+  int32_t sample(std::span<const float> logits, const std::vector<uint64_t>* allowed = nullptr);
   // Tells the sampler a token joined the sequence (prompt or generated), for the penalty.
   void accept(int32_t token);
   void reset();

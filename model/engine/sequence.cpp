@@ -16,6 +16,8 @@ const char* to_string(RequestFinish r) {
       return "length";
     case RequestFinish::Cancelled:
       return "cancelled";
+    case RequestFinish::Error:
+      return "error";
     default:
       return "none";
   }
@@ -62,7 +64,8 @@ Sequence::Sequence(GenerationRequest request, std::shared_ptr<GenerationHandle> 
       tokens_(request_.prompt),
       sampler_(sampling_of(request_, tokenizer)),
       detok_(tokenizer),
-      stop_(request_.stop) {
+      stop_(request_.stop),
+      constraint_(request_.constraint, tokenizer) {
   ENSURE(!tokens_.empty() && tokens_.size() < n_ctx,
          fmt::format("a prompt of {} tokens does not fit the context of {} tokens with one to generate", tokens_.size(),
                      n_ctx));
@@ -77,7 +80,15 @@ void Sequence::reuse(uint32_t n) {
 
 bool Sequence::sample(std::span<const float> logits) {
   ENSURE(!done_ && pending().empty(), "a sequence samples once its pending tokens are evaluated");
-  int32_t t = sampler_.sample(logits);
+  int32_t t = -1;
+  try {  // a grammar that cannot go on ends this request, not the server's step
+    t = sampler_.sample(logits, constraint_.mask().get());
+    constraint_.accept(t);
+  } catch (const Error& e) {
+    finish(RequestFinish::Error, e.what());
+    return false;
+  }
+  if (request_.logprobs) logprobs_.push_back(token_logprob(logits, t, request_.top_logprobs));
   sampler_.accept(t);
   tokens_.push_back(t);
   ++generated_, ++unreported_;
@@ -102,16 +113,19 @@ bool Sequence::sample(std::span<const float> logits) {
   return !done_;
 }
 
-void Sequence::finish(RequestFinish reason) {
-  if (!done_) emit({}, reason);
+void Sequence::finish(RequestFinish reason, std::string error) {
+  if (!done_) emit({}, reason, std::move(error));
 }
 
-void Sequence::emit(std::string text, RequestFinish reason) {
+void Sequence::emit(std::string text, RequestFinish reason, std::string error) {
   bool done = reason != RequestFinish::None;
   if (text.empty() && !done) return;  // held back; the tokens are counted with the next event
   usage_.completion_tokens = generated_;
   GenerationEvent e{.text = std::move(text), .tokens = unreported_, .done = done, .finish = reason};
   if (done) e.usage = usage_, done_ = true;
+  e.logprobs = std::move(logprobs_);
+  e.error = std::move(error);
+  logprobs_.clear();
   unreported_ = 0;
   handle_->push(std::move(e));
 }

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "arch/model_config.h"
+#include "engine/logprobs.h"
+#include "engine/output_constraint.h"
 #include "engine/sampler.h"
 #include "text/stop_strings.h"
 #include "text/tokenizer.h"
@@ -29,11 +31,15 @@ struct GenerationRequest {
   SamplerOptions sampling;             // penalties look at prompt and generated tokens
   std::vector<std::string> stop;       // generation ends before the first of these strings
   bool ignore_eos = false;             // end-of-generation tokens are never sampled
+  ConstraintSpec constraint;           // a grammar the output must follow (none by default)
+  bool logprobs = false;               // report each token's log-probability
+  uint32_t top_logprobs = 0;           // and this many most likely alternatives
 };
 
 // stop: an end-of-generation token or a stop string; length: max_tokens or the context;
-// cancelled: the client went away or the server is shutting down.
-enum class RequestFinish { None, Stop, Length, Cancelled };
+// cancelled: the client went away or the server is shutting down; error: generation could not go
+// on (a grammar that no token of the vocabulary can continue), said in the event's `error`.
+enum class RequestFinish { None, Stop, Length, Cancelled, Error };
 const char* to_string(RequestFinish r);
 
 struct Usage {
@@ -50,6 +56,8 @@ struct GenerationEvent {
   bool done = false;
   RequestFinish finish = RequestFinish::None;
   Usage usage;
+  std::vector<TokenLogprob> logprobs;  // of those tokens, when the request asked
+  std::string error;                   // finish Error: why
 };
 
 // The client's end of a request: events arrive from the scheduler's thread; cancel() asks it to
@@ -118,14 +126,14 @@ class Sequence {
   // Samples the next token from the logits of the last evaluated token and reports its text;
   // returns false when the sequence has finished (the final event is sent).
   bool sample(std::span<const float> logits);
-  // Ends the sequence now (cancelled, or zero tokens asked for).
-  void finish(RequestFinish reason);
+  // Ends the sequence now (cancelled, or zero tokens asked for; Error with its message).
+  void finish(RequestFinish reason, std::string error = {});
   bool done() const { return done_; }
   bool cancelled() const { return handle_->cancelled(); }
   const Usage& usage() const { return usage_; }
 
  private:
-  void emit(std::string text, RequestFinish reason);
+  void emit(std::string text, RequestFinish reason, std::string error = {});
 
   GenerationRequest request_;
   std::shared_ptr<GenerationHandle> handle_;
@@ -136,6 +144,8 @@ class Sequence {
   Sampler sampler_;
   Detokenizer detok_;
   StopStrings stop_;
+  OutputConstraint constraint_;
+  std::vector<TokenLogprob> logprobs_;  // not yet reported
   Usage usage_;
   bool done_ = false;
 };

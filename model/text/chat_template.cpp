@@ -10,13 +10,32 @@
 
 namespace vkllm {
 
+// Tools, when a request has them, go into the system turn with the Hermes call syntax the
+// tool-call parser reads for ChatML (text/chat/chat_format.h); an assistant turn's calls are
+// written back in that syntax.
 const char* const kChatMlTemplate =
+    "{%- if tools -%}\n"
+    "{{- '<|im_start|>system\\n' -}}\n"
+    "{%- if messages[0].role == 'system' and messages[0].content is string -%}"
+    "{{- messages[0].content + '\\n\\n' -}}{%- endif -%}\n"
+    "{{- 'To call a tool, reply <tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>. Tools:\\n' -}}\n"
+    "{%- for tool in tools -%}{{- tool | tojson -}}{{- '\\n' -}}{%- endfor -%}\n"
+    "{{- '<|im_end|>\\n' -}}\n"
+    "{%- endif -%}\n"
     "{%- for message in messages -%}\n"
+    "{%- if not (tools and loop.first and message.role == 'system' and message.content is string) -%}\n"
     "{{- '<|im_start|>' + message.role + '\\n' -}}\n"
     "{%- if message.content is string -%}{{- message.content -}}\n"
-    "{%- else -%}{%- for part in message.content if part.type == 'text' -%}{{- part.text -}}{%- endfor -%}\n"
+    "{%- elif message.content -%}{%- for part in message.content if part.type == 'text' -%}{{- part.text -}}{%- endfor "
+    "-%}\n"
     "{%- endif -%}\n"
+    "{%- for call in message.tool_calls or [] -%}\n"
+    "{{- '<tool_call>\\n{\"name\": \"' + call.function.name + '\", \"arguments\": ' -}}\n"
+    "{{- (call.function.arguments if call.function.arguments is string else call.function.arguments | tojson) -}}\n"
+    "{{- '}\\n</tool_call>' -}}\n"
+    "{%- endfor -%}\n"
     "{{- '<|im_end|>\\n' -}}\n"
+    "{%- endif -%}\n"
     "{%- endfor -%}\n"
     "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}\n";
 

@@ -1,4 +1,5 @@
-// Request checking and response building for the OpenAI-compatible routes.
+// Request checking for the OpenAI-compatible routes: every field of a completion request, checked
+// into CompletionParams, with a 400 naming the field for anything wrong.
 #include "serve/openai.h"
 
 #include <fmt/format.h>
@@ -68,6 +69,22 @@ json message_content(const json& content, size_t i) {
   return text;
 }
 
+// An assistant turn's tool_calls as templates want them: OpenAI sends function.arguments as JSON
+// text, templates (Llama 3's `arguments | tojson`, Qwen's) expect the object it holds.
+json template_tool_calls(json calls, size_t i) {
+  if (!calls.is_array()) throw bad_request(fmt::format("messages[{}].tool_calls must be an array", i));
+  for (json& c : calls) {
+    if (!c.is_object() || !c.contains("function") || !c["function"].is_object())
+      throw bad_request(fmt::format("messages[{}].tool_calls: each call needs a 'function' object", i));
+    json& args = c["function"]["arguments"];
+    if (args.is_string()) {
+      json parsed = json::parse(args.get<std::string>(), nullptr, false);
+      if (parsed.is_object()) args = std::move(parsed);
+    }
+  }
+  return calls;
+}
+
 json parse_messages(const json& body) {
   const json* m = field(body, "messages");
   if (!m) throw bad_request("'messages' is required");
@@ -86,6 +103,7 @@ json parse_messages(const json& body) {
     json copy = {{"role", r}, {"content", message_content(msg.value("content", json()), i)}};
     for (const char* key : {"name", "tool_call_id", "tool_calls", "reasoning_content"})
       if (const json* v = field(msg, key)) copy[key] = *v;
+    if (copy.contains("tool_calls")) copy["tool_calls"] = template_tool_calls(copy["tool_calls"], i);
     out.push_back(std::move(copy));
   }
   return out;
@@ -166,17 +184,92 @@ std::vector<std::pair<int32_t, float>> parse_logit_bias(const json& body, uint32
 void refuse_unsupported(const json& body, bool chat) {
   if (auto n = integer(body, "n", 1, 1'000'000); n && *n != 1) throw bad_request("only n = 1 is supported");
   if (auto b = integer(body, "best_of", 1, 1'000'000); b && *b != 1) throw bad_request("only best_of = 1 is supported");
-  if (const json* rf = field(body, "response_format")) {
-    if (!rf->is_object() || !rf->contains("type") || !(*rf)["type"].is_string())
-      throw bad_request("'response_format' must be an object with a 'type'");
-    if ((*rf)["type"] != "text")
-      throw bad_request(fmt::format("response_format {} is not supported yet (only text)", (*rf)["type"].dump()));
-  }
-  if (chat ? boolean(body, "logprobs", false) : field(body, "logprobs") != nullptr)
-    throw bad_request("logprobs are not supported yet");
   if (!chat && boolean(body, "echo", false)) throw bad_request("echo is not supported yet");
   if (const json* s = field(body, "suffix"); s && (!s->is_string() || !s->get<std::string>().empty()))
     throw bad_request("suffix is not supported yet");
+}
+
+// response_format ({"type": "text" | "json_object" | "json_schema", ...}), or llama-server's
+// `grammar` (GBNF text) and `json_schema` (a schema): at most one of them.
+OutputFormat parse_output_format(const json& body) {
+  const json *rf = field(body, "response_format"), *grammar = field(body, "grammar"),
+             *schema = field(body, "json_schema");
+  if (!!rf + !!grammar + !!schema > 1)
+    throw bad_request("give at most one of 'response_format', 'grammar' and 'json_schema'");
+  OutputFormat out;
+  if (grammar) {
+    if (!grammar->is_string()) throw bad_request("'grammar' must be a string (GBNF)");
+    out.kind = OutputFormat::Grammar;
+    out.grammar = grammar->get<std::string>();
+  } else if (schema) {
+    if (!schema->is_object() && !schema->is_boolean())
+      throw bad_request("'json_schema' must be a JSON schema (an object)");
+    out.kind = OutputFormat::JsonSchema;
+    out.schema = *schema;
+  } else if (rf) {
+    if (!rf->is_object() || !rf->contains("type") || !(*rf)["type"].is_string())
+      throw bad_request("'response_format' must be an object with a 'type'");
+    std::string type = (*rf)["type"].get<std::string>();
+    if (type == "json_object") {
+      out.kind = OutputFormat::JsonObject;
+      if (const json* s = field(*rf, "schema"))
+        out.kind = OutputFormat::JsonSchema, out.schema = *s;  // llama-server's form
+    } else if (type == "json_schema") {
+      const json* js = field(*rf, "json_schema");
+      if (!js || !js->is_object())
+        throw bad_request("response_format json_schema needs 'json_schema': {\"name\", \"schema\"}");
+      const json* s = field(*js, "schema");
+      if (!s || (!s->is_object() && !s->is_boolean()))
+        throw bad_request("'response_format.json_schema.schema' must be a JSON schema");
+      out.kind = OutputFormat::JsonSchema;
+      out.schema = *s;
+    } else if (type != "text") {
+      throw bad_request(
+          fmt::format("'response_format.type' must be text, json_object or json_schema, not {}", (*rf)["type"].dump()));
+    }
+  }
+  return out;
+}
+
+// tool_choice and parallel_tool_calls (default: auto with tools, one call per reply as in llama-server).
+void parse_tool_choice(const json& body, CompletionParams& p) {
+  const json* c = field(body, "tool_choice");
+  p.parallel_tool_calls = boolean(body, "parallel_tool_calls", false);
+  bool has_tools = p.tools.is_array() && !p.tools.empty();
+  p.tool_choice.kind = has_tools ? ToolChoice::Auto : ToolChoice::None;
+  if (!c) return;
+  if (c->is_string()) {
+    std::string k = c->get<std::string>();
+    if (k == "none")
+      p.tool_choice.kind = ToolChoice::None;
+    else if (k == "required")
+      p.tool_choice.kind = ToolChoice::Required;
+    else if (k != "auto")
+      throw bad_request(
+          "'tool_choice' must be none, auto, required or {\"type\": \"function\", \"function\": {\"name\": ...}}");
+  } else if (c->is_object() && c->contains("function") && (*c)["function"].is_object() &&
+             (*c)["function"].contains("name") && (*c)["function"]["name"].is_string()) {
+    p.tool_choice = {ToolChoice::Named, (*c)["function"]["name"].get<std::string>()};
+  } else {
+    throw bad_request(
+        "'tool_choice' must be none, auto, required or {\"type\": \"function\", \"function\": {\"name\": ...}}");
+  }
+  if (!has_tools && (p.tool_choice.kind == ToolChoice::Required || p.tool_choice.kind == ToolChoice::Named))
+    throw bad_request("'tool_choice' asks for a tool call, but the request has no 'tools'");
+}
+
+// Chat: logprobs (true/false) and top_logprobs (0-20); completions: logprobs as the count (0-20).
+void parse_logprobs(const json& body, bool chat, CompletionParams& p) {
+  if (chat) {
+    p.logprobs = boolean(body, "logprobs", false);
+    if (auto n = integer(body, "top_logprobs", 0, kMaxTopLogprobs)) {
+      if (!p.logprobs) throw bad_request("'top_logprobs' needs 'logprobs': true");
+      p.top_logprobs = uint32_t(*n);
+    }
+  } else if (auto n = integer(body, "logprobs", 0, kMaxTopLogprobs)) {
+    p.logprobs = true;
+    p.top_logprobs = uint32_t(*n);
+  }
 }
 
 SamplerOptions parse_sampling(const json& body, uint32_t vocab) {
@@ -203,10 +296,6 @@ SamplerOptions parse_sampling(const json& body, uint32_t vocab) {
 }  // namespace
 
 ApiError bad_request(const std::string& message) { return ApiError(400, "invalid_request_error", message); }
-
-json error_body(int status, const std::string& type, const std::string& message) {
-  return {{"error", {{"message", message}, {"type", type}, {"code", status}}}};
-}
 
 json parse_body(const std::string& body) {
   json j;
@@ -237,6 +326,19 @@ CompletionParams parse_completion(const json& body, bool chat, uint32_t vocab) {
   if (max) p.max_tokens = uint32_t(std::min<int64_t>(*max, UINT32_MAX));
   p.sampling = parse_sampling(body, vocab);
   p.stop = parse_stop(body);
+  p.output = parse_output_format(body);
+  parse_logprobs(body, chat, p);
+  if (chat) {
+    parse_tool_choice(body, p);
+    if (const json* rf = field(body, "reasoning_format")) {
+      if (!rf->is_string() || (*rf != "none" && *rf != "auto" && *rf != "deepseek"))
+        throw bad_request("'reasoning_format' must be none, auto or deepseek");
+      p.split_reasoning = *rf != "none";
+    }
+    if (p.tool_choice.kind != ToolChoice::None && p.output.kind != OutputFormat::Text)
+      throw bad_request(
+          "tools cannot be combined with 'response_format', 'grammar' or 'json_schema' (set tool_choice to none)");
+  }
   p.stream = boolean(body, "stream", false);
   p.ignore_eos = boolean(body, "ignore_eos", false);
   if (const json* so = field(body, "stream_options")) {
@@ -267,76 +369,5 @@ AttentionParams parse_attention(const json& body, uint32_t vocab, uint32_t n_lay
   a.layer = uint32_t(layer);
   return a;
 }
-
-ResponseHeader new_response_header(bool chat, const std::string& model) {
-  static std::mt19937_64 rng(std::random_device{}());
-  static std::mutex mutex;
-  uint64_t r;
-  {
-    std::lock_guard lock(mutex);
-    r = rng();
-  }
-  int64_t now =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  return {fmt::format("{}-{:016x}", chat ? "chatcmpl" : "cmpl", r), model, now, chat};
-}
-
-json usage_json(const Usage& u) {
-  return {{"prompt_tokens", u.prompt_tokens},
-          {"completion_tokens", u.completion_tokens},
-          {"total_tokens", u.prompt_tokens + u.completion_tokens},
-          {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
-}
-
-const char* finish_reason(RequestFinish r) { return r == RequestFinish::Stop ? "stop" : "length"; }
-
-namespace {
-
-json header_json(const ResponseHeader& h, bool chunk) {
-  const char* object = h.chat ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion";
-  return {
-      {"id", h.id}, {"object", object}, {"created", h.created}, {"model", h.model}, {"system_fingerprint", "vkllm"}};
-}
-
-}  // namespace
-
-json completion_json(const ResponseHeader& h, const std::string& text, RequestFinish finish, const Usage& u) {
-  json j = header_json(h, false);
-  json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish_reason(finish)}};
-  if (h.chat)
-    choice["message"] = {{"role", "assistant"}, {"content", text}};
-  else
-    choice["text"] = text;
-  j["choices"] = json::array({choice});
-  j["usage"] = usage_json(u);
-  return j;
-}
-
-json chunk_json(const ResponseHeader& h, const std::string& text, std::optional<RequestFinish> finish, bool role) {
-  json j = header_json(h, true);
-  json choice = {{"index", 0}, {"logprobs", nullptr}};
-  choice["finish_reason"] = finish ? json(finish_reason(*finish)) : json(nullptr);
-  if (h.chat) {
-    json delta = json::object();
-    if (role) delta["role"] = "assistant";
-    if (!finish) delta["content"] = text;
-    choice["delta"] = delta;
-  } else {
-    choice["text"] = text;
-  }
-  j["choices"] = json::array({choice});
-  return j;
-}
-
-json usage_chunk_json(const ResponseHeader& h, const Usage& u) {
-  json j = header_json(h, true);
-  j["choices"] = json::array();
-  j["usage"] = usage_json(u);
-  return j;
-}
-
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-std::string sse(const json& j) { return "data: " + dump(j) + "\n\n"; }
 
 }  // namespace vkllm::serve

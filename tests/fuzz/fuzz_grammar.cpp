@@ -1,0 +1,74 @@
+// libFuzzer target: the grammar engine and the JSON Schema compiler. Byte 0 picks the input's
+// kind (even: GBNF text, odd: a JSON schema) and seeds the walk; the rest is the text. What
+// compiles is run over a small byte-level vocabulary (every byte, some words, two special tokens):
+// at each step the mask must agree with stepping the automaton token by token, and a token the
+// mask allows must be accepted. Anything but a vkllm::Error (a crash, a sanitizer report, a hang
+// past the grammar's limits) is a bug.
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string_view>
+
+#include "error.h"
+#include "text/grammar/gbnf.h"
+#include "text/grammar/grammar_automaton.h"
+#include "text/grammar/json_schema_grammar.h"
+#include "text/tokenizer.h"
+
+namespace {
+
+using namespace vkllm;
+
+const Tokenizer& vocab() {
+  static const Tokenizer t = [] {
+    VocabConfig v;
+    v.model = "gpt2";
+    v.pre = "gpt-2";
+    for (int b = 0; b < 256; ++b) v.tokens.emplace_back(gpt2_byte_char(uint8_t(b)));
+    for (const char* w : {"{\"", "\":", "\",", " \"", "true", "null", "12", "\u00c3\u00a9", "<tool_call>"})
+      v.tokens.emplace_back(w);
+    v.types.assign(v.tokens.size(), TokenType::Normal);
+    v.tokens.emplace_back("<|end|>"), v.types.push_back(TokenType::Control);
+    v.tokens.emplace_back("<|channel|>"), v.types.push_back(TokenType::Control);
+    v.eos = int32_t(v.tokens.size()) - 2;
+    return Tokenizer(std::move(v));
+  }();
+  return t;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  static auto trie = std::make_shared<const grammar::TokenTrie>(vocab());
+  try {
+    std::string gbnf(text);
+    if (data[0] & 1) {
+      nlohmann::ordered_json schema = nlohmann::ordered_json::parse(text, nullptr, false);
+      if (schema.is_discarded()) return 0;
+      gbnf = grammar::json_schema_gbnf(schema);
+    }
+    auto g = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(gbnf, &vocab()));
+    auto a = std::make_shared<grammar::GrammarAutomaton>(g, trie);
+    grammar::GrammarMatcher m(a);
+    std::mt19937 rng(data[0]);
+    for (int step = 0; step < 64 && !m.finished(); ++step) {
+      std::shared_ptr<const grammar::TokenMask> mask = m.allowed();
+      std::vector<int32_t> ok;
+      for (uint32_t id = 0; id < vocab().vocab_size(); ++id) {
+        bool allowed = grammar::allowed(*mask, int32_t(id));
+        if (allowed) ok.push_back(int32_t(id));
+        if (!trie->is_end_of_generation(int32_t(id))) {
+          grammar::GrammarMatcher probe = m;
+          if (probe.accept(int32_t(id)) != allowed) __builtin_trap();  // mask and automaton disagree
+        }
+      }
+      if (ok.empty()) break;
+      if (!m.accept(ok[rng() % ok.size()])) __builtin_trap();
+    }
+  } catch (const Error&) {
+  }
+  return 0;
+}

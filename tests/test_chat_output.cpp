@@ -1,0 +1,176 @@
+// Reading replies: each family's tool-call syntax on real outputs of those models (tests/data/
+// tool_calls/<family>.json: the outputs with their exact special tokens, the family's templates,
+// what the reply must give), the format recognised from each real template, and reasoning split
+// on Qwen3's, QwQ's and gpt-oss's templates. Streaming: every prefix of an output gives a result
+// that the next prefix only extends, ending in the whole reply's.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "catch.h"
+#include "json_schema_check.h"
+#include "text/chat/chat_output.h"
+#include "text/chat_template.h"
+
+using namespace vkllm;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  REQUIRE(f);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string data(const std::string& rel) { return slurp(std::string(VKLLM_SOURCE_DIR) + "/tests/data/" + rel); }
+
+const char* const kFamilies[] = {"hermes",      "qwen-xml",      "llama3",  "mistral-nemo", "mistral",
+                                 "deepseek-r1", "deepseek-v3.1", "gpt-oss", "granite",      "generic"};
+
+ChatFormat format_named(const std::string& name) {
+  for (ToolCallFormat f :
+       {ToolCallFormat::Generic, ToolCallFormat::Hermes, ToolCallFormat::QwenXml, ToolCallFormat::Llama3,
+        ToolCallFormat::MistralNemo, ToolCallFormat::Mistral, ToolCallFormat::DeepSeekR1, ToolCallFormat::DeepSeekV31,
+        ToolCallFormat::GptOss, ToolCallFormat::Granite})
+    if (name == to_string(f)) return ChatFormat{.tools = f, .think_tags = f != ToolCallFormat::GptOss};
+  FAIL("no format " << name);
+  return {};
+}
+
+// Each partial result only extends the one before it, and the last partial one the whole reply.
+void check_extends(const ChatReply& before, const ChatReply& now, const std::string& where) {
+  INFO(where);
+  CHECK(now.content.starts_with(before.content));
+  CHECK(now.reasoning.starts_with(before.reasoning));
+  REQUIRE(now.tool_calls.size() >= before.tool_calls.size());
+  for (size_t i = 0; i < before.tool_calls.size(); ++i) {
+    CHECK(now.tool_calls[i].name == before.tool_calls[i].name);
+    CHECK(now.tool_calls[i].arguments.starts_with(before.tool_calls[i].arguments));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("chat output: each family's real tool-call outputs parse into content, reasoning and calls",
+          "[chat_output]") {
+  for (const char* family : kFamilies) {
+    json spec = json::parse(data(fmt::format("tool_calls/{}.json", family)));
+    INFO("family " << family);
+    REQUIRE(spec["format"] == family);
+    for (const json& t : spec["templates"]) {
+      INFO("template " << t);
+      ChatFormat detected = ChatFormat::detect(data("templates/" + t.get<std::string>()));
+      CHECK(to_string(detected.tools) == spec["format"].get<std::string>());
+    }
+    ChatFormat format = format_named(family);
+    for (const json& c : spec["cases"]) {
+      std::string output = c["output"];
+      INFO("output " << output);
+      ChatReplyOptions o{.format = format,
+                         .reasoning_open = prompt_opens_reasoning(format, c.value("prompt_ends", "")),
+                         .tool_calls = true,
+                         .tools = &spec["tools"]};
+      ChatReply r = parse_chat_reply(output, o, false);
+      CHECK(r.content == c["content"].get<std::string>());
+      CHECK(r.reasoning == c["reasoning"].get<std::string>());
+      REQUIRE(r.tool_calls.size() == c["tool_calls"].size());
+      for (size_t i = 0; i < r.tool_calls.size(); ++i) {
+        const json& want = c["tool_calls"][i];
+        CHECK(r.tool_calls[i].name == want["name"].get<std::string>());
+        json args = json::parse(r.tool_calls[i].arguments, nullptr, false);
+        CHECK(args == want["arguments"]);
+        CHECK(r.tool_calls[i].id == want.value("id", ""));
+        for (const json& tool : spec["tools"])  // and they validate against the function's schema
+          if (tool["function"]["name"] == want["name"])
+            CHECK(test::SchemaCheck(tool["function"]["parameters"]).check(args) == "");
+      }
+      ChatReply before;
+      for (size_t n = 0; n <= output.size(); ++n) {
+        if (n < output.size() && (uint8_t(output[n]) & 0xC0) == 0x80) continue;  // streams cut at characters
+        ChatReply now = parse_chat_reply(std::string_view(output).substr(0, n), o, true);
+        check_extends(before, now, fmt::format("prefix of {} bytes", n));
+        before = std::move(now);
+      }
+      check_extends(before, r, "the whole reply");
+    }
+  }
+}
+
+TEST_CASE("chat output: replies without tools offered, or reasoning_format none, stay text", "[chat_output]") {
+  std::string output = "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>";
+  ChatReply r = parse_chat_reply(output, {.format = format_named("hermes")}, false);
+  CHECK(r.content == output);
+  CHECK(r.tool_calls.empty());
+  // A call cut short, or one that is not the syntax after all, leaves the whole reply as content.
+  ChatReplyOptions tools{.format = format_named("hermes"), .tool_calls = true};
+  std::string cut = "Let me see.<tool_call>\n{\"name\": \"f\", \"argu";
+  CHECK(parse_chat_reply(cut, tools, false).content == cut);
+  CHECK(parse_chat_reply("a <tool_call> b", tools, false).content == "a <tool_call> b");
+  ChatReply think =
+      parse_chat_reply("<think>hm</think>\n\nok", {.format = format_named("hermes"), .split_reasoning = false}, false);
+  CHECK(think.content == "<think>hm</think>\n\nok");
+  CHECK(think.reasoning.empty());
+}
+
+TEST_CASE("chat output: reasoning is split on Qwen3's, QwQ's and gpt-oss's templates", "[chat_output]") {
+  json messages = json::array({{{"role", "user"}, {"content", "What is the capital of France?"}}});
+  {  // Qwen3: the model opens <think> itself; enable_thinking false renders an empty block
+    ChatTemplate t = ChatTemplate::parse(data("templates/Qwen-Qwen3-0.6B.jinja"));
+    ChatFormat f = ChatFormat::detect(t.source());
+    CHECK(f.think_tags);
+    std::string prompt = t.render(messages, {.eos_token = "<|im_end|>"});
+    CHECK_FALSE(prompt_opens_reasoning(f, prompt));
+    ChatReply r = parse_chat_reply(
+        "<think>\nThe user asks for the capital of France. It is Paris.\n</think>\n\n"
+        "The capital of France is Paris.",
+        {.format = f}, false);
+    CHECK(r.reasoning == "The user asks for the capital of France. It is Paris.");
+    CHECK(r.content == "The capital of France is Paris.");
+    std::string quiet = t.render(messages, {.eos_token = "<|im_end|>", .extra = {{"enable_thinking", false}}});
+    CHECK(quiet.ends_with("<think>\n\n</think>\n\n"));
+    CHECK_FALSE(prompt_opens_reasoning(f, quiet));
+    CHECK(parse_chat_reply("Paris.", {.format = f}, false).content == "Paris.");
+  }
+  {  // QwQ: the prompt opens <think>, so the reply starts inside the reasoning
+    ChatTemplate t = ChatTemplate::parse(data("templates/Qwen-QwQ-32B.jinja"));
+    ChatFormat f = ChatFormat::detect(t.source());
+    std::string prompt = t.render(messages, {.eos_token = "<|im_end|>", .extra = {{"enable_thinking", true}}});
+    REQUIRE(prompt_opens_reasoning(f, prompt));
+    ChatReply r = parse_chat_reply("Okay, France's capital is Paris.\n</think>\n\nParis.",
+                                   {.format = f, .reasoning_open = true}, false);
+    CHECK(r.reasoning == "Okay, France's capital is Paris.");
+    CHECK(r.content == "Paris.");
+    ChatReply streaming = parse_chat_reply("Okay, France's capital", {.format = f, .reasoning_open = true}, true);
+    CHECK(streaming.reasoning == "Okay, France's capital");
+    CHECK(streaming.content.empty());
+  }
+  {  // gpt-oss: the analysis channel is reasoning, the final channel content
+    ChatTemplate t = ChatTemplate::parse(data("templates/openai-gpt-oss-120b.jinja"));
+    ChatFormat f = ChatFormat::detect(t.source());
+    REQUIRE(f.harmony());
+    CHECK(t.render(messages, {}).ends_with("<|start|>assistant"));
+    std::string reply =
+        "<|channel|>analysis<|message|>User asks capital of France. Answer: Paris.<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>The capital of France is Paris.";
+    ChatReply r = parse_chat_reply(reply, {.format = f}, false);
+    CHECK(r.reasoning == "User asks capital of France. Answer: Paris.");
+    CHECK(r.content == "The capital of France is Paris.");
+    ChatReply none = parse_chat_reply(reply, {.format = f, .split_reasoning = false}, false);
+    CHECK(none.reasoning.empty());
+    CHECK(none.content ==
+          "<|channel|>analysis<|message|>User asks capital of France. Answer: Paris.<|end|>The capital of France is "
+          "Paris.");
+  }
+}
+
+TEST_CASE("chat output: hold_back keeps what may start a marker", "[chat_output]") {
+  CHECK(hold_back("Hello <tool_c", {"<tool_call>"}) == "Hello ");
+  CHECK(hold_back("Hello <", {"<tool_call>", "<think>"}) == "Hello ");
+  CHECK(hold_back("Hello", {"<tool_call>"}) == "Hello");
+  CHECK(hold_back("a <tool_call>", {"<tool_call>"}) == "a <tool_call>");  // whole markers are the parser's
+}
