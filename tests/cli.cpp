@@ -10,16 +10,12 @@
 
 namespace vkllm::test {
 
-namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
 }
-
-}  // namespace
 
 CliResult run_program(const std::string& bin, const std::string& args, const std::string& env,
                       const std::string& input) {
@@ -28,8 +24,8 @@ CliResult run_program(const std::string& bin, const std::string& args, const std
   int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(base + ".out");
-  r.err = slurp(base + ".err");
+  r.out = read_file(base + ".out");
+  r.err = read_file(base + ".err");
   std::remove((base + ".out").c_str());
   std::remove((base + ".err").c_str());
   return r;

@@ -20,6 +20,9 @@ CliResult run_bench(const std::string& args, const std::string& env = "");
 CliResult run_program(const std::string& bin, const std::string& args, const std::string& env = "",
                       const std::string& input = "/dev/null");
 
+// A file's bytes ("" when it cannot be read).
+std::string read_file(const std::string& path);
+
 // A file under /tmp that removes itself.
 struct TempFile {
   std::string path;
