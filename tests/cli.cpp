@@ -11,8 +11,8 @@
 
 namespace vkllm::test {
 
-std::string read_text(const std::string& path) {
-  std::ifstream f(path);
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
@@ -57,8 +57,8 @@ CliResult run_program(const std::string& bin, const std::string& args, const std
   int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_text(base + ".out");
-  r.err = read_text(base + ".err");
+  r.out = read_file(base + ".out");
+  r.err = read_file(base + ".err");
   std::remove((base + ".out").c_str());
   std::remove((base + ".err").c_str());
   return r;

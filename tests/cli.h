@@ -27,8 +27,8 @@ CliResult run_program(const std::string& bin, const std::string& args, const std
 std::string llamacpp_oracle_missing();
 std::string llamacpp_vocab(const std::string& name);  // the path of ggml-vocab-<name>.gguf
 std::string llamacpp_vocab_missing(const std::string& name);
-// A whole file as text ("" when it cannot be read).
-std::string read_text(const std::string& path);
+// A file's bytes ("" when it cannot be read).
+std::string read_file(const std::string& path);
 
 // A file under /tmp that removes itself.
 struct TempFile {

@@ -5,11 +5,10 @@
 // that the next prefix only extends, ending in the whole reply's.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "catch.h"
+#include "cli.h"
 #include "json_schema_check.h"
 #include "text/chat/chat_output.h"
 #include "text/chat_template.h"
@@ -19,15 +18,11 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE(f);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
+std::string data(const std::string& rel) {
+  std::string text = test::read_file(std::string(VKLLM_SOURCE_DIR) + "/tests/data/" + rel);
+  REQUIRE(!text.empty());
+  return text;
 }
-
-std::string data(const std::string& rel) { return slurp(std::string(VKLLM_SOURCE_DIR) + "/tests/data/" + rel); }
 
 const char* const kFamilies[] = {"hermes",      "qwen-xml",      "llama3",  "mistral-nemo", "mistral",
                                  "deepseek-r1", "deepseek-v3.1", "gpt-oss", "granite",      "generic"};

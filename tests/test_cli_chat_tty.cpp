@@ -35,7 +35,7 @@ TEST_CASE("chat at a terminal: Ctrl-C stops the reply and the conversation goes 
   REQUIRE(s.wait_for("Saved 2 messages to " + saved, 30));
   REQUIRE(s.type_line("/bye"));
   CHECK(s.wait_exit() == 0);
-  auto messages = nlohmann::json::parse(vkllm::test::read_text(saved));
+  auto messages = nlohmann::json::parse(vkllm::test::read_file(saved));
   std::remove(saved.c_str());
   REQUIRE(messages.size() == 2);
   CHECK(messages[0] == nlohmann::json({{"role", "user"}, {"content", "In the beginning"}}));
@@ -90,7 +90,7 @@ TEST_CASE("chat at a terminal: slash commands and multi-line messages", "[cli][c
   REQUIRE(s.wait_for("(conversation cleared)"));
   REQUIRE(s.type_line("/exit"));
   CHECK(s.wait_exit() == 0);  // the error lines above do not change it at a terminal
-  auto m = nlohmann::json::parse(vkllm::test::read_text(saved));
+  auto m = nlohmann::json::parse(vkllm::test::read_file(saved));
   std::remove(saved.c_str());
   std::remove(conv.c_str());
   REQUIRE(m.size() == 7);

@@ -6,11 +6,11 @@
 // logprobs in both routes' shapes; and 400s that name the problem.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "catch.h"
+#include "cli.h"
 #include "fixture/fixture.h"
 #include "gguf/reader.h"
 #include "recording_generator.h"
@@ -23,12 +23,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE(f);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
 struct Server {
   std::vector<std::byte> bytes;
   std::unique_ptr<GgufFile> file;
@@ -40,9 +34,9 @@ struct Server {
     file = std::make_unique<GgufFile>(GgufFile::parse(bytes, "tools fixture"));
     gen = std::make_unique<test::RecordingGenerator>(Tokenizer::from_gguf(*file), ModelConfig::from_gguf(*file), 4096);
     auto t = std::make_shared<const ChatTemplate>(
-        template_file.empty()
-            ? ChatTemplate::from_gguf(*file)
-            : ChatTemplate::parse(slurp(std::string(VKLLM_SOURCE_DIR) + "/tests/data/templates/" + template_file)));
+        template_file.empty() ? ChatTemplate::from_gguf(*file)
+                              : ChatTemplate::parse(test::read_file(std::string(VKLLM_SOURCE_DIR) +
+                                                                    "/tests/data/templates/" + template_file)));
     api = std::make_unique<serve::Api>(*gen, serve::ApiOptions{.model_id = "fixture", .chat_template = t});
   }
   // The reply's text in pieces, then the finish.

@@ -23,6 +23,17 @@ int main(int argc, char** argv) {
                "reasoning_content": "r", "tool_calls": [{"type": "function", "function": {"name": "f",
                "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "1", "content": "2"}],
                "tools": [{"type": "function"}], "chat_template_kwargs": {"enable_thinking": false}})"},
+      {0, 0, R"({"messages": [{"role": "user", "content": "w"}], "tools": [{"type": "function", "function":
+               {"name": "get", "parameters": {"type": "object", "properties": {"c": {"enum": ["a", "b"]}},
+               "required": ["c"]}}}], "tool_choice": "required", "max_tokens": 40, "logprobs": true,
+               "top_logprobs": 2})"},
+      {0, 0, R"({"messages": [{"role": "user", "content": "w"}], "tools": [{"type": "function", "function":
+               {"name": "get"}}], "tool_choice": {"type": "function", "function": {"name": "get"}},
+               "parallel_tool_calls": true, "stream": true})"},
+      {0, 0, R"({"messages": [{"role": "user", "content": "j"}], "response_format": {"type": "json_schema",
+               "json_schema": {"name": "a", "schema": {"type": "object", "properties": {"n": {"type": "integer",
+               "minimum": 1, "maximum": 9}}, "required": ["n"]}}}, "max_tokens": 30, "reasoning_format": "none"})"},
+      {1, 0, R"({"prompt": "g", "grammar": "root ::= [a-z]{1,5} \".\"", "logprobs": 2, "stream": true})"},
       {1, 0, R"({"prompt": "In the beginning", "max_tokens": 8, "temperature": 0})"},
       {1, 0, R"({"prompt": "And God", "stream": true, "stop": "d", "logit_bias": {"5": -100, "6": 3}})"},
       {1, 0, R"({"prompt": [1, 200, 300], "max_tokens": 0, "top_k": 3, "top_p": 0.5, "min_p": 0.1})"},
