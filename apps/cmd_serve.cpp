@@ -1,14 +1,17 @@
 // `vkllm serve [-m MODEL | -hf USER/REPO[:QUANT]] [--host 127.0.0.1] [--port 8080] [--parallel N]
-// [--ctx N] [--api-key KEY] [--max-queue N] [--timeout S]`: the OpenAI-compatible HTTP server
-// (apps/serve/) over the continuous-batching scheduler (model/engine/scheduler.h). The host, the
-// port and the context are checked before the model loads. SIGINT/SIGTERM stop it: no new
-// connections, running requests get a short grace period, then are cancelled.
+// [--ctx N] [--api-key KEY] [--max-queue N] [--timeout S] [--cors-origin ORIGIN]...
+// [--log-format text|json] [--log-file FILE] [--log-prompts]`: the HTTP server (apps/serve/:
+// OpenAI's and Ollama's APIs, the demo page) over the continuous-batching scheduler
+// (model/engine/scheduler.h). The host, the port, the context and the log file are checked before
+// the model loads. SIGINT/SIGTERM stop it: no new connections, running requests get a short grace
+// period, then are cancelled.
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cerrno>
 #include <chrono>
@@ -18,6 +21,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "arch/file_type.h"
 #include "commands.h"
 #include "context.h"
 #include "engine/scheduler.h"
@@ -25,6 +29,7 @@
 #include "model_options.h"
 #include "serve/api.h"
 #include "serve/http_server.h"
+#include "serve/request_log.h"
 #include "text/chat_template.h"
 
 namespace vkllm::cli {
@@ -32,6 +37,9 @@ namespace vkllm::cli {
 namespace {
 
 constexpr auto kShutdownGrace = std::chrono::milliseconds(2000);
+// Connection threads beyond --parallel: quick routes (health, models, metrics) and requests
+// waiting for a slot. More connections wait in the pool's queue without a thread.
+constexpr size_t kSpareThreads = 8;
 
 struct ServeOptions {
   ModelOptions model;
@@ -41,7 +49,25 @@ struct ServeOptions {
   std::string api_key;
   uint32_t max_queue = 64;
   int timeout = 600;
+  std::vector<std::string> cors_origins;
+  serve::RequestLogOptions log;
 };
+
+// What Ollama clients are told about the model (/api/tags, /api/show, /api/ps).
+serve::ModelFacts model_facts(const LoadedModel& m) {
+  const GgufFile& f = *m.file;
+  serve::ModelFacts facts{.architecture = m.engine->config().arch_name, .file_bytes = f.file_bytes()};
+  for (const GgufTensor& t : f.tensors()) facts.parameters += t.n_elements();
+  if (std::optional<uint32_t> id = read_file_type(f)) {
+    std::optional<FileType> t = file_type(*id);
+    facts.quantization = t ? std::string(t->name) : fmt::format("file type {}", *id);
+  }
+  MemoryReport mem = m.engine->memory();
+  facts.memory_bytes = mem.weights + mem.kv_cache + mem.recurrent + mem.activations;
+  struct stat st {};
+  if (stat(f.name().c_str(), &st) == 0) facts.modified = st.st_mtime;  // the embedded model has none
+  return facts;
+}
 
 // The model's id in /v1/models: "default", the file's stem, or a downloaded model's name.
 std::string model_id(const ModelOptions& m, const GgufFile& f) {
@@ -110,6 +136,7 @@ void serve(const ServeOptions& o) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
+  serve::RequestLog log(o.log);  // opens --log-file now: a bad path fails before the model loads
   std::string id = model_id(o.model, *plan.file);
   LoadedModel m = load_model(std::move(plan), o.model, false, o.parallel);
   std::shared_ptr<const ChatTemplate> chat;
@@ -125,9 +152,16 @@ void serve(const ServeOptions& o) {
                              .api_key = o.api_key,
                              .chat_template = chat,
                              .device = m.ctx->caps().name,
-                             .kv_type = m.engine->kv_cache().type()});
-  serve::HttpServer server(
-      api, {.host = o.host, .port = o.port, .timeout_seconds = o.timeout, .threads = o.parallel + o.max_queue + 8});
+                             .kv_type = m.engine->kv_cache().type(),
+                             .log_prompts = o.log.prompts,
+                             .facts = model_facts(m)});
+  serve::HttpServer server(api, {.host = o.host,
+                                 .port = o.port,
+                                 .timeout_seconds = o.timeout,
+                                 .threads = o.parallel + kSpareThreads,
+                                 .max_waiting = o.max_queue,
+                                 .cors_origins = o.cors_origins,
+                                 .log = &log});
   int port = server.bind();
   print_startup(m);
   std::fprintf(stderr, "vkllm serve: listening on http://%s:%d\n", o.host.c_str(), port);
@@ -169,6 +203,16 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout, "Seconds a client connection may stall a read or write")
       ->type_name("S")
       ->check(int_range(1, 86400));
+  cmd->add_option("--cors-origin", o->cors_origins,
+                  "Let pages from ORIGIN (scheme://host:port, or * for any) call the API from a browser; repeatable")
+      ->type_name("ORIGIN")
+      ->allow_extra_args(false);
+  cmd->add_option("--log-format", o->log.json, "Request log lines as text or json")
+      ->type_name("text|json")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, bool>{{"text", false}, {"json", true}}));
+  cmd->add_option("--log-file", o->log.file, "Append the request log to FILE instead of stderr")->type_name("FILE");
+  cmd->add_flag("--log-prompts", o->log.prompts,
+                "Write each prompt's text in the request log (off: prompts are private)");
   add_jinja_flag(cmd);
   cmd->callback([o] { serve(*o); });
 }

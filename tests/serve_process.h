@@ -20,6 +20,7 @@ class ServeProcess {
   ServeProcess(const ServeProcess&) = delete;
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   httplib::Client client(int timeout_seconds = 120) const;
   // Sends the signal and waits up to `timeout` seconds; the exit status (-1: still running, killed).
   int stop(int signal, double timeout, double* seconds = nullptr);

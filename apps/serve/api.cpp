@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.h"
+#include "serve/ollama.h"
 #include "serve/openai.h"
 #include "serve/reply_plan.h"
 #include "serve/web_assets.h"
@@ -49,6 +50,16 @@ bool Api::authorized(const HttpRequest& r) const {
 }
 
 HttpReply Api::handle(const HttpRequest& request, const ClientAlive& alive) const {
+  HttpReply reply = dispatch(request, alive);
+  if (request.path.starts_with("/api/") && reply.status >= 400) {  // Ollama's error shape
+    json body = json::parse(reply.body, nullptr, false);
+    std::string message = body.is_object() && body.contains("error") ? body["error"].value("message", "") : "";
+    reply.body = dump(ollama_error(message));
+  }
+  return reply;
+}
+
+HttpReply Api::dispatch(const HttpRequest& request, const ClientAlive& alive) const {
   try {
     return route(request, alive);
   } catch (const ApiError& e) {
@@ -81,14 +92,34 @@ HttpReply Api::route(const HttpRequest& r, const ClientAlive& alive) const {
       {"POST", "/detokenize", [&] { return detokenize(r); }},
       {"POST", "/v1/attention", [&] { return attention(r); }},
       {"GET", "/v1/info", [&] { return info(); }},
+      {"GET", "/slots", [&] { return slots(); }},
+      {"GET", "/api/tags", [&] { return ollama_tags(); }},
+      {"GET", "/api/version", [&] { return ollama_version(); }},
+      {"GET", "/api/ps", [&] { return ollama_ps(); }},
+      {"POST", "/api/show", [&] { return ollama_show(r); }},
+      {"POST", "/api/chat", [&] { return ollama_generate(r, true, alive); }},
+      {"POST", "/api/generate", [&] { return ollama_generate(r, false, alive); }},
+      {"POST", "/api/pull", [&] { return ollama_unsupported(r); }},
+      {"POST", "/api/push", [&] { return ollama_unsupported(r); }},
+      {"POST", "/api/create", [&] { return ollama_unsupported(r); }},
+      {"POST", "/api/copy", [&] { return ollama_unsupported(r); }},
+      {"DELETE", "/api/delete", [&] { return ollama_unsupported(r); }},
   };
+  constexpr std::string_view model_prefix = "/v1/models/";
+  if (r.path.starts_with(model_prefix) && r.path.size() > model_prefix.size()) {
+    if (r.method != "GET")
+      return error(405, "invalid_request_error", fmt::format("{} does not accept {}", r.path, r.method));
+    if (!authorized(r)) return unauthorized();
+    return model(r.path.substr(model_prefix.size()));
+  }
   bool path_known = false;
   for (const Route& route : routes) {
     if (r.path != route.path) continue;
     path_known = true;
     if (r.method != route.method) continue;
-    if (r.path != "/health" && !authorized(r))
-      return error(401, "authentication_error", "invalid or missing API key (Authorization: Bearer <key>)");
+    if (r.path != "/health" && !authorized(r)) return unauthorized();
+    // Too many connections wait for a thread: work that needs the model is refused at once.
+    if (r.overloaded && r.method == "POST") throw QueueFull();
     return route.run();
   }
   if (!path_known && (r.method == "GET" || r.method == "HEAD") && find_web_asset(r.path)) return page_file(r);
@@ -108,13 +139,40 @@ HttpReply Api::page_file(const HttpRequest& r) {
                        "default-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"}}};
 }
 
-HttpReply Api::models() const {
-  json model = {{"id", options_.model_id},
-                {"object", "model"},
-                {"created", started_},
-                {"owned_by", "vkllm"},
-                {"meta", {{"n_ctx", gen_.n_ctx()}, {"n_vocab", gen_.tokenizer().vocab_size()}}}};
-  return json_reply({{"object", "list"}, {"data", json::array({model})}});
+HttpReply Api::unauthorized() {
+  return error(401, "authentication_error", "invalid or missing API key (Authorization: Bearer <key>)");
+}
+
+json Api::model_json() const {
+  return {{"id", options_.model_id},
+          {"object", "model"},
+          {"created", started_},
+          {"owned_by", "vkllm"},
+          {"meta", {{"n_ctx", gen_.n_ctx()}, {"n_vocab", gen_.tokenizer().vocab_size()}}}};
+}
+
+HttpReply Api::models() const { return json_reply({{"object", "list"}, {"data", json::array({model_json()})}}); }
+
+// GET /v1/models/{id}: the served model by its id (an id with '/' arrives as more path segments).
+HttpReply Api::model(const std::string& id) const {
+  if (id != options_.model_id)
+    return error(404, "not_found_error",
+                 fmt::format("the model '{}' does not exist: this server runs '{}'", id, options_.model_id));
+  return json_reply(model_json());
+}
+
+// GET /slots: llama-server's field names where they mean the same.
+HttpReply Api::slots() const {
+  json out = json::array();
+  for (const SlotState& s : gen_.slot_states())
+    out.push_back({{"id", s.id},
+                   {"n_ctx", gen_.n_ctx()},
+                   {"is_processing", s.processing},
+                   {"n_tokens", s.tokens},
+                   {"n_prompt_tokens", s.prompt_tokens},
+                   {"n_prompt_tokens_cache", s.cached_tokens},
+                   {"n_decoded", s.generated_tokens}});
+  return json_reply(out);
 }
 
 // Prometheus text format 0.0.4.

@@ -6,6 +6,10 @@
 //   POST /v1/attention (one layer's attention probabilities), GET /v1/info (the model and its
 //   KV-cache cost beside the other attention kinds) for the demo page (api_attention.cpp)
 //   GET / and GET /<file>: the demo page (web_assets.h), open like /health: it holds no data
+//   GET /v1/models/{id}, GET /slots (each KV-cache slot's state, as llama-server shows them)
+//   Ollama's API (api_ollama.cpp): GET /api/tags, /api/version, /api/ps; POST /api/show,
+//   /api/chat, /api/generate; pull, push, create, copy and delete answer 501. Errors on /api/*
+//   are Ollama-shaped ({"error": message}).
 #pragma once
 #include <functional>
 #include <memory>
@@ -16,6 +20,7 @@
 
 #include "dtype.h"
 #include "engine/sequence.h"
+#include "serve/openai.h"
 #include "text/chat/chat_format.h"
 
 namespace vkllm {
@@ -30,6 +35,15 @@ class GrammarCache;
 struct HttpRequest {
   std::string method, path, body;
   std::string authorization;  // the Authorization header ("" when absent)
+  bool overloaded = false;    // too many connections wait: generation routes answer 503
+};
+
+// What the request log says about a generation request beyond HTTP: its tokens and timings, and
+// its prompt's text only with --log-prompts. Filled by the route (a stream: when it ends), read
+// by the server once the reply is sent.
+struct RequestRecord {
+  Usage usage;
+  std::string prompt;
 };
 
 // Writes part of a streamed body; false once the client is gone.
@@ -44,6 +58,17 @@ struct HttpReply {
   std::vector<std::pair<std::string, std::string>> headers;  // besides Content-Type
   // Set for streamed replies: produces the body through the writer, then returns.
   std::function<void(const BodyWriter&, const ClientAlive&)> stream;
+  std::shared_ptr<RequestRecord> record;  // generation routes only
+};
+
+// What Ollama's /api/tags, /api/show and /api/ps tell about the served model.
+struct ModelFacts {
+  std::string architecture;  // "llama"
+  std::string quantization;  // the file type, "Q8_0"
+  uint64_t parameters = 0;
+  uint64_t file_bytes = 0;    // the GGUF file(s)
+  uint64_t memory_bytes = 0;  // weights and caches on the device
+  int64_t modified = 0;       // the file's modification time, Unix seconds
 };
 
 struct ApiOptions {
@@ -52,6 +77,8 @@ struct ApiOptions {
   std::shared_ptr<const ChatTemplate> chat_template;  // null: /v1/chat/completions is unavailable
   std::string device;                                 // the GPU's name, for /v1/info
   DType kv_type = DType::F16;                         // the KV cache's storage, for /v1/info
+  bool log_prompts = false;                           // RequestRecord::prompt is filled
+  ModelFacts facts;
 };
 
 // The longest sequence POST /v1/attention takes: a map the page can draw (and a few MB of JSON).
@@ -68,13 +95,26 @@ class Api {
  private:
   HttpReply route(const HttpRequest& request, const ClientAlive& alive) const;
   HttpReply completions(const HttpRequest& request, bool chat, const ClientAlive& alive) const;
+  static HttpReply unauthorized();
+  json model_json() const;
   HttpReply models() const;
+  HttpReply model(const std::string& id) const;
+  HttpReply slots() const;
   HttpReply metrics() const;
   HttpReply tokenize(const HttpRequest& request) const;
   HttpReply detokenize(const HttpRequest& request) const;
   HttpReply attention(const HttpRequest& request) const;
   HttpReply info() const;
   static HttpReply page_file(const HttpRequest& request);
+  // Ollama's routes (api_ollama.cpp).
+  json ollama_model_json(bool running) const;
+  HttpReply ollama_tags() const;
+  HttpReply ollama_ps() const;
+  HttpReply ollama_version() const;
+  HttpReply ollama_show(const HttpRequest& request) const;
+  HttpReply ollama_unsupported(const HttpRequest& request) const;
+  HttpReply ollama_generate(const HttpRequest& request, bool chat_route, const ClientAlive& alive) const;
+  HttpReply dispatch(const HttpRequest& request, const ClientAlive& alive) const;
   std::string chat_prompt(const CompletionParams& p) const;
   std::vector<int32_t> prompt_tokens(const CompletionParams& p, const std::string& chat_text) const;
   bool authorized(const HttpRequest& request) const;

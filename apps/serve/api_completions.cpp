@@ -43,7 +43,7 @@ std::optional<ApiError> failure(const GenerationEvent& e) {
 
 // Streams the request's events as server-sent events until done or the client is gone.
 void stream_events(Subscription& sub, ReplyBuilder& reply, bool chat, bool include_usage, const ResponseHeader& h,
-                   const BodyWriter& write, const ClientAlive& alive) {
+                   RequestRecord& record, const BodyWriter& write, const ClientAlive& alive) {
   if (chat && !write(sse(reply.first_chunk()))) return;
   GenerationEvent e;
   for (;;) {
@@ -51,6 +51,7 @@ void stream_events(Subscription& sub, ReplyBuilder& reply, bool chat, bool inclu
       if (!alive()) return;
       continue;
     }
+    if (e.done) record.usage = e.usage;
     for (const json& c : reply.chunks(e))
       if (!write(sse(c))) return;
     if (e.done) break;
@@ -106,29 +107,34 @@ HttpReply Api::completions(const HttpRequest& r, bool chat, const ClientAlive& a
         fmt::format("the prompt has {} tokens, more than fit the context of {} tokens with one to "
                     "generate",
                     req.prompt.size(), gen_.n_ctx()));
+  auto record = std::make_shared<RequestRecord>(RequestRecord{.usage = {.prompt_tokens = uint32_t(req.prompt.size())}});
+  if (options_.log_prompts) record->prompt = chat ? chat_text : tok.decode(req.prompt);
   ResponseHeader h = new_response_header(chat, options_.model_id);
   auto reply = std::make_shared<ReplyBuilder>(h, plan.parse, p.tools, tok, p.logprobs);
   bool usage = p.include_usage;
   if (req.max_tokens == 0u) {  // nothing to generate: no slot needed
     GenerationEvent none{
         .done = true, .finish = RequestFinish::Length, .usage = {.prompt_tokens = uint32_t(req.prompt.size())}};
-    if (!p.stream) return {.body = dump(reply->response(none))};
+    if (!p.stream) return {.body = dump(reply->response(none)), .record = record};
     return {.content_type = "text/event-stream",
-            .stream = [reply, h, none, usage](const BodyWriter& w, const ClientAlive&) {
-              if (h.chat && !w(sse(reply->first_chunk()))) return;
-              for (const json& c : reply->chunks(none))
-                if (!w(sse(c))) return;
-              if (usage && !w(sse(usage_chunk_json(h, none.usage)))) return;
-              w("data: [DONE]\n\n");
-            }};
+            .stream =
+                [reply, h, none, usage](const BodyWriter& w, const ClientAlive&) {
+                  if (h.chat && !w(sse(reply->first_chunk()))) return;
+                  for (const json& c : reply->chunks(none))
+                    if (!w(sse(c))) return;
+                  if (usage && !w(sse(usage_chunk_json(h, none.usage)))) return;
+                  w("data: [DONE]\n\n");
+                },
+            .record = record};
   }
   auto sub = std::make_shared<Subscription>();
   sub->handle = gen_.submit(std::move(req));
   if (p.stream)
     return {.content_type = "text/event-stream",
-            .stream = [sub, reply, h, usage](const BodyWriter& w, const ClientAlive& a) {
-              stream_events(*sub, *reply, h.chat, usage, h, w, a);
-            }};
+            .stream = [sub, reply, h, usage, record](
+                          const BodyWriter& w,
+                          const ClientAlive& a) { stream_events(*sub, *reply, h.chat, usage, h, *record, w, a); },
+            .record = record};
   GenerationEvent e;
   for (;;) {
     if (!sub->handle->next(e, kPoll)) {
@@ -138,8 +144,9 @@ HttpReply Api::completions(const HttpRequest& r, bool chat, const ClientAlive& a
     reply->add(e);
     if (e.done) break;
   }
+  record->usage = e.usage;
   if (std::optional<ApiError> err = failure(e)) throw *err;
-  return {.body = dump(reply->response(e))};
+  return {.body = dump(reply->response(e)), .record = record};
 }
 
 }  // namespace vkllm::serve

@@ -1,64 +1,21 @@
 // cpp-httplib wiring: one catch-all handler, chunked streams, client-gone detection.
 #include "serve/http_server.h"
 
-#include <arpa/inet.h>
-#include <dirent.h>
 #include <fmt/format.h>
 #include <httplib.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <cstdlib>
+#include <algorithm>
+#include <chrono>
 
 #include "error.h"
+#include "serve/connection_pool.h"
 #include "serve/openai.h"
+#include "serve/request_log.h"
 
 namespace vkllm::serve {
 
 namespace {
-
-struct Endpoint {
-  std::string addr;
-  int port = -1;
-};
-
-Endpoint endpoint(const sockaddr_storage& s) {
-  char buf[INET6_ADDRSTRLEN] = {};
-  if (s.ss_family == AF_INET) {
-    auto* a = reinterpret_cast<const sockaddr_in*>(&s);
-    inet_ntop(AF_INET, &a->sin_addr, buf, sizeof buf);
-    return {buf, ntohs(a->sin_port)};
-  }
-  if (s.ss_family == AF_INET6) {
-    auto* a = reinterpret_cast<const sockaddr_in6*>(&s);
-    inet_ntop(AF_INET6, &a->sin6_addr, buf, sizeof buf);
-    return {buf, ntohs(a->sin6_port)};
-  }
-  return {};
-}
-
-// The connected socket of a request: httplib does not hand it to handlers, so it is found among
-// this process's descriptors by its two ends. -1 if not found.
-int find_socket(const httplib::Request& req) {
-  DIR* dir = opendir("/proc/self/fd");
-  if (!dir) return -1;
-  int found = -1;
-  while (dirent* e = readdir(dir)) {
-    char* end = nullptr;
-    long fd = std::strtol(e->d_name, &end, 10);
-    if (*end != '\0' || fd < 0) continue;
-    sockaddr_storage peer{}, local{};
-    socklen_t pl = sizeof peer, ll = sizeof local;
-    if (getpeername(int(fd), reinterpret_cast<sockaddr*>(&peer), &pl) != 0) continue;
-    if (getsockname(int(fd), reinterpret_cast<sockaddr*>(&local), &ll) != 0) continue;
-    Endpoint p = endpoint(peer), l = endpoint(local);
-    if (p.port == req.remote_port && p.addr == req.remote_addr && l.port == req.local_port) {
-      found = int(fd);
-      break;
-    }
-  }
-  closedir(dir);
-  return found;
-}
 
 // False once the peer has closed (or reset) the connection.
 bool peer_open(int fd) {
@@ -102,40 +59,19 @@ const char* error_type(int status) {
 HttpServer::HttpServer(const Api& api, const ServerOptions& options)
     : api_(api), options_(options), server_(std::make_unique<httplib::Server>()) {
   httplib::Server& s = *server_;
-  size_t threads = options.threads;
-  s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  s.new_task_queue = [this] { return new ConnectionPool(options_.threads, options_.max_waiting, port_); };
   s.set_payload_max_length(options.max_body_bytes);
   s.set_read_timeout(options.timeout_seconds, 0);
   s.set_write_timeout(options.timeout_seconds, 0);
   s.set_keep_alive_timeout(2);  // an idle keep-alive connection holds a thread; shutdown waits for it
-  auto handler = [this](const httplib::Request& req, httplib::Response& res) {
-    HttpRequest r{req.method, req.path, req.body, req.get_header_value("Authorization")};
-    auto fd = std::make_shared<int>(-2);  // looked up when first needed
-    ClientAlive alive = [fd, &req] {
-      if (*fd == -2) *fd = find_socket(req);
-      return *fd < 0 || peer_open(*fd);
-    };
-    HttpReply reply = api_.handle(r, alive);
-    res.status = reply.status;
-    for (const auto& [name, value] : reply.headers) res.set_header(name, value);
-    if (!reply.stream) return res.set_content(reply.body, reply.content_type.c_str());
-    res.set_header("Cache-Control", "no-cache");
-    // The fd is found now: inside the provider `req` may be gone (the provider outlives the handler).
-    int sock = find_socket(req);
-    auto stream = std::move(reply.stream);
-    res.set_chunked_content_provider(reply.content_type, [stream, sock](size_t, httplib::DataSink& sink) {
-      stream([&](std::string_view s) { return sink.write(s.data(), s.size()); },
-             [sock] { return sock < 0 || peer_open(sock); });
-      sink.done();
-      return true;
-    });
-  };
+  auto handler = [this](const httplib::Request& req, httplib::Response& res) { serve(req, res); };
   s.Get(".*", handler).Post(".*", handler).Put(".*", handler).Delete(".*", handler).Patch(".*", handler);
   s.Options(".*", handler);
   // Errors httplib answers itself (413, 400 for a malformed request line, ...).
-  s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+  s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     res.set_content(dump(error_body(res.status, error_type(res.status), status_text(res.status))), "application/json");
+    log(req, res.status, 0, nullptr);
   });
   s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr e) {
     std::string message = "internal error";
@@ -148,6 +84,82 @@ HttpServer::HttpServer(const Api& api, const ServerOptions& options)
     res.status = 500;
     res.set_content(dump(error_body(500, "server_error", message)), "application/json");
   });
+}
+
+void HttpServer::serve(const httplib::Request& req, httplib::Response& res) const {
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed_ms = [start] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::string origin = req.get_header_value("Origin");
+  if (!origin.empty() && !origin_allowed(origin, req.get_header_value("Host"))) {
+    res.status = 403;
+    res.set_content(
+        dump(error_body(403, "invalid_request_error",
+                        fmt::format("pages from {} may not call this server (vkllm serve --cors-origin)", origin))),
+        "application/json");
+    return log(req, res.status, elapsed_ms(), nullptr);
+  }
+  bool any = std::ranges::find(options_.cors_origins, "*") != options_.cors_origins.end();
+  if (!origin.empty() && (any || std::ranges::find(options_.cors_origins, origin) != options_.cors_origins.end())) {
+    res.set_header("Access-Control-Allow-Origin", any ? "*" : origin);
+    res.set_header("Vary", "Origin");
+    if (req.method == "OPTIONS" && req.has_header("Access-Control-Request-Method")) {  // a preflight
+      std::string headers = req.get_header_value("Access-Control-Request-Headers");
+      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      res.set_header("Access-Control-Allow-Headers", headers.empty() ? "Authorization, Content-Type" : headers);
+      res.set_header("Access-Control-Max-Age", "600");
+      res.status = 204;
+      return log(req, res.status, elapsed_ms(), nullptr);
+    }
+  }
+  HttpRequest r{req.method, req.path, req.body, req.get_header_value("Authorization")};
+  r.overloaded = ConnectionPool::refusing();
+  int sock = ConnectionPool::current_socket();
+  HttpReply reply = api_.handle(r, [sock] { return sock < 0 || peer_open(sock); });
+  res.status = reply.status;
+  for (const auto& [name, value] : reply.headers) res.set_header(name, value);
+  if (r.overloaded) res.set_header("Connection", "close");
+  if (!reply.stream) {
+    res.set_content(reply.body, reply.content_type.c_str());
+    return log(req, res.status, elapsed_ms(), reply.record.get());
+  }
+  res.set_header("Cache-Control", "no-cache");
+  // The provider runs after this handler returns (req is gone by then): it keeps what it needs.
+  auto stream = std::move(reply.stream);
+  auto record = reply.record;
+  LoggedRequest entry{.client = fmt::format("{}:{}", req.remote_addr, req.remote_port),
+                      .method = req.method,
+                      .path = req.path,
+                      .status = reply.status};
+  res.set_chunked_content_provider(
+      reply.content_type, [this, stream, sock, record, entry, start](size_t, httplib::DataSink& sink) mutable {
+        stream([&](std::string_view s) { return sink.write(s.data(), s.size()); },
+               [sock] { return sock < 0 || peer_open(sock); });
+        sink.done();
+        entry.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        entry.record = record.get();
+        if (options_.log) options_.log->write(entry);
+        return true;
+      });
+}
+
+// Same origin (the page the server itself serves) or one --cors-origin lets in.
+bool HttpServer::origin_allowed(const std::string& origin, const std::string& host) const {
+  for (const std::string& o : options_.cors_origins)
+    if (o == "*" || o == origin) return true;
+  size_t scheme = origin.find("://");
+  return scheme != std::string::npos && origin.substr(scheme + 3) == host;
+}
+
+void HttpServer::log(const httplib::Request& req, int status, double ms, const RequestRecord* record) const {
+  if (!options_.log) return;
+  options_.log->write({.client = fmt::format("{}:{}", req.remote_addr, req.remote_port),
+                       .method = req.method,
+                       .path = req.path,
+                       .status = status,
+                       .total_ms = ms,
+                       .record = record});
 }
 
 HttpServer::~HttpServer() = default;
@@ -169,7 +181,7 @@ int HttpServer::bind() {
   ENSURE(port > 0, fmt::format("cannot listen on {}:{} (in use, or not an address of this machine)", options_.host,
                                options_.port));
   if (listen_fd_ >= 0) listen(listen_fd_, SOMAXCONN);
-  return port;
+  return port_ = port;
 }
 
 void HttpServer::run() { server_->listen_after_bind(); }

@@ -2,26 +2,36 @@
 // replies are written as chunked server-sent events; a client that goes away is noticed (a write
 // fails, or its socket reports the peer closed while nothing is written) and its request is
 // cancelled. Errors httplib raises itself (a body over the size limit, a malformed request) are
-// OpenAI-shaped JSON too.
+// OpenAI-shaped JSON too. Connections run on a ConnectionPool (connection_pool.h); cross-origin
+// browsers are let in only from the --cors-origin origins; every request gets a log line.
 #pragma once
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "serve/api.h"
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace vkllm::serve {
+
+class RequestLog;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;                     // 0: any free port (see bind())
   int timeout_seconds = 600;           // a read or write that waits longer drops the connection
-  size_t threads = 16;                 // connections served at once; more wait to be accepted
+  size_t threads = 16;                 // connections served at once
+  size_t max_waiting = 64;             // connections that may wait for a thread; more are refused
   size_t max_body_bytes = 8ull << 20;  // larger bodies get 413
+  // Origins whose pages may call the API from a browser ("*": any). Empty: same origin only.
+  std::vector<std::string> cors_origins;
+  RequestLog* log = nullptr;  // one line per request, when set
 };
 
 class HttpServer {
@@ -35,10 +45,15 @@ class HttpServer {
   void stop();
 
  private:
+  void serve(const httplib::Request& req, httplib::Response& res) const;
+  bool origin_allowed(const std::string& origin, const std::string& host) const;
+  void log(const httplib::Request& req, int status, double ms, const RequestRecord* record) const;
+
   const Api& api_;
   ServerOptions options_;
   std::unique_ptr<httplib::Server> server_;
   int listen_fd_ = -1;  // the listening socket (httplib's), to raise its backlog
+  int port_ = -1;
 };
 
 }  // namespace vkllm::serve

@@ -84,6 +84,9 @@ struct ResponseHeader {
 ResponseHeader new_response_header(bool chat, const std::string& model);
 
 json usage_json(const Usage& u);
+// llama-server's `timings`: prompt tokens evaluated (cache_n reused) and generated, with their
+// milliseconds and rates. Sent beside usage.
+json timings_json(const Usage& u);
 // id, object, created, model, system_fingerprint: what every response object (chunk: every stream
 // chunk) starts with.
 json header_json(const ResponseHeader& h, bool chunk);

@@ -33,6 +33,18 @@ json usage_json(const Usage& u) {
           {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
 }
 
+json timings_json(const Usage& u) {
+  uint32_t evaluated = u.prompt_tokens - u.cached_tokens;
+  auto per_second = [](uint32_t n, double ms) { return ms > 0 ? n * 1000.0 / ms : 0.0; };
+  return {{"cache_n", u.cached_tokens},
+          {"prompt_n", evaluated},
+          {"prompt_ms", u.prompt_ms},
+          {"prompt_per_second", per_second(evaluated, u.prompt_ms)},
+          {"predicted_n", u.completion_tokens},
+          {"predicted_ms", u.generation_ms},
+          {"predicted_per_second", per_second(u.completion_tokens, u.generation_ms)}};
+}
+
 json header_json(const ResponseHeader& h, bool chunk) {
   const char* object = h.chat ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion";
   return {
@@ -43,6 +55,7 @@ json usage_chunk_json(const ResponseHeader& h, const Usage& u) {
   json j = header_json(h, true);
   j["choices"] = json::array();
   j["usage"] = usage_json(u);
+  j["timings"] = timings_json(u);
   return j;
 }
 

@@ -182,6 +182,7 @@ json ReplyBuilder::response(const GenerationEvent& last) const {
   }
   j["choices"] = json::array({choice});
   j["usage"] = usage_json(last.usage);
+  j["timings"] = timings_json(last.usage);
   return j;
 }
 

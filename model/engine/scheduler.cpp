@@ -25,6 +25,7 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 Scheduler::Scheduler(Engine& engine, const SchedulerOptions& options)
     : engine_(engine), options_(options), slots_(engine.slots()), batch_(engine.max_batch()) {
   stats_.slots = engine.slots();
+  publish_slots();
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -103,6 +104,25 @@ SchedulerStats Scheduler::stats() const {
   for (auto& [t, n] : recent_) recent += n;
   s.generation_tps = recent / std::chrono::duration<double>(kTpsWindow).count();
   return s;
+}
+
+std::vector<SlotState> Scheduler::slot_states() const {
+  std::lock_guard lock(mutex_);
+  return slot_states_;
+}
+
+void Scheduler::publish_slots() {
+  slot_states_.resize(slots_.size());
+  for (uint32_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    SlotState& st = slot_states_[i];
+    st = {.id = i, .processing = bool(s.seq), .tokens = uint32_t(s.cached.size())};
+    if (!s.seq) continue;
+    st.tokens = s.seq->n_cached();
+    st.prompt_tokens = s.seq->usage().prompt_tokens;
+    st.cached_tokens = s.seq->usage().cached_tokens;
+    st.generated_tokens = s.seq->generated();
+  }
 }
 
 void Scheduler::shutdown(std::chrono::milliseconds grace) {
@@ -254,6 +274,10 @@ void Scheduler::loop() {
     } catch (const std::exception& e) {
       std::fprintf(stderr, "error: forward step failed: %s\n", e.what());
       fail_running();
+    }
+    {
+      std::lock_guard lock(mutex_);
+      publish_slots();
     }
     wake_.notify_all();  // shutdown() waits for the work to drain
   }

@@ -34,6 +34,7 @@ class Scheduler : public Generator {
   const Tokenizer& tokenizer() const override { return engine_.tokenizer(); }
   uint32_t n_ctx() const override { return engine_.n_ctx(); }
   SchedulerStats stats() const override;
+  std::vector<SlotState> slot_states() const override;  // as of the last step
   const ModelConfig& config() const override { return engine_.config(); }
   // Runs on the scheduler's thread before admitting new requests, in the least recently used idle
   // slot (whose cached tokens are then forgotten); waits while every slot is running.
@@ -66,6 +67,7 @@ class Scheduler : public Generator {
   void step();
   void fail_running();
   void record_tokens(uint64_t n);
+  void publish_slots();  // slot_states_ from slots_ (mutex held)
 
   Engine& engine_;
   SchedulerOptions options_;
@@ -80,6 +82,7 @@ class Scheduler : public Generator {
   std::deque<std::shared_ptr<AttentionJob>> attention_;  // attention captures waiting for an idle slot
   bool accepting_ = true, stopping_ = false;
   SchedulerStats stats_;
+  std::vector<SlotState> slot_states_;
   std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> recent_;  // for generation_tps
   std::thread thread_;
 };

@@ -71,6 +71,8 @@ Sequence::Sequence(GenerationRequest request, std::shared_ptr<GenerationHandle> 
                      n_ctx));
   for (int32_t t : tokens_) sampler_.accept(t);
   usage_.prompt_tokens = uint32_t(tokens_.size());
+  admitted_ = std::chrono::steady_clock::now();
+  usage_.queue_ms = std::chrono::duration<double, std::milli>(admitted_ - handle_->created()).count();
 }
 
 void Sequence::reuse(uint32_t n) {
@@ -88,6 +90,7 @@ bool Sequence::sample(std::span<const float> logits) {
     finish(RequestFinish::Error, e.what());
     return false;
   }
+  if (generated_ == 0) first_token_ = std::chrono::steady_clock::now();
   if (request_.logprobs) logprobs_.push_back(token_logprob(logits, t, request_.top_logprobs));
   sampler_.accept(t);
   tokens_.push_back(t);
@@ -122,7 +125,13 @@ void Sequence::emit(std::string text, RequestFinish reason, std::string error) {
   if (text.empty() && !done) return;  // held back; the tokens are counted with the next event
   usage_.completion_tokens = generated_;
   GenerationEvent e{.text = std::move(text), .tokens = unreported_, .done = done, .finish = reason};
-  if (done) e.usage = usage_, done_ = true;
+  if (done) {
+    using ms = std::chrono::duration<double, std::milli>;
+    auto now = std::chrono::steady_clock::now();
+    usage_.prompt_ms = ms((generated_ ? first_token_ : now) - admitted_).count();
+    usage_.generation_ms = generated_ ? ms(now - first_token_).count() : 0;
+    e.usage = usage_, done_ = true;
+  }
   e.logprobs = std::move(logprobs_);
   e.error = std::move(error);
   logprobs_.clear();

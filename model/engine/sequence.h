@@ -45,6 +45,9 @@ const char* to_string(RequestFinish r);
 struct Usage {
   uint32_t prompt_tokens = 0, completion_tokens = 0;
   uint32_t cached_tokens = 0;  // prompt tokens whose keys and values were reused from a slot
+  // Milliseconds: waiting for a slot (submit to admission), evaluating the prompt (admission to the
+  // first sampled token: queue_ms + prompt_ms is the time to first token), and generating the rest.
+  double queue_ms = 0, prompt_ms = 0, generation_ms = 0;
 };
 
 // New text in order; the last event has `done` set, with the finish reason and usage. Text never
@@ -68,9 +71,11 @@ class GenerationHandle {
   bool next(GenerationEvent& out, std::chrono::milliseconds timeout);
   void cancel() { cancelled_ = true; }
   bool cancelled() const { return cancelled_; }
-  void push(GenerationEvent e);  // the scheduler's side
+  void push(GenerationEvent e);                                               // the scheduler's side
+  std::chrono::steady_clock::time_point created() const { return created_; }  // when it was submitted
 
  private:
+  std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<GenerationEvent> events_;
@@ -86,6 +91,15 @@ struct SchedulerStats {
   double busy_seconds = 0;    // time spent in forward steps
 };
 
+// A KV-cache slot as GET /slots shows it.
+struct SlotState {
+  uint32_t id = 0;
+  bool processing = false;  // running a request (else idle, keeping its tokens for prefix reuse)
+  uint32_t tokens = 0;      // tokens whose keys and values it holds
+  // The running request's prompt tokens, those reused from the slot, and tokens generated so far.
+  uint32_t prompt_tokens = 0, cached_tokens = 0, generated_tokens = 0;
+};
+
 // Something that runs generation requests: the Scheduler on the GPU, or a stand-in (fuzzing).
 class Generator {
  public:
@@ -95,6 +109,7 @@ class Generator {
   virtual const Tokenizer& tokenizer() const = 0;
   virtual uint32_t n_ctx() const = 0;  // tokens per sequence
   virtual SchedulerStats stats() const = 0;
+  virtual std::vector<SlotState> slot_states() const = 0;
   virtual const ModelConfig& config() const = 0;
   // The attention probabilities of every head of `layer` over a sequence from position 0
   // (Engine::attention_probabilities: (heads, n, n) f32), computed between forward steps in a
@@ -129,6 +144,7 @@ class Sequence {
   // Ends the sequence now (cancelled, or zero tokens asked for; Error with its message).
   void finish(RequestFinish reason, std::string error = {});
   bool done() const { return done_; }
+  uint32_t generated() const { return generated_; }
   bool cancelled() const { return handle_->cancelled(); }
   const Usage& usage() const { return usage_; }
 
@@ -147,6 +163,7 @@ class Sequence {
   OutputConstraint constraint_;
   std::vector<TokenLogprob> logprobs_;  // not yet reported
   Usage usage_;
+  std::chrono::steady_clock::time_point admitted_, first_token_;  // first_token_: set at the first sample
   bool done_ = false;
 };
 

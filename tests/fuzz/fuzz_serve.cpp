@@ -45,6 +45,7 @@ class FakeGenerator : public Generator {
   const Tokenizer& tokenizer() const override { return tok_; }
   uint32_t n_ctx() const override { return 256; }
   SchedulerStats stats() const override { return {.slots = 4}; }
+  std::vector<SlotState> slot_states() const override { return std::vector<SlotState>(4); }
   const ModelConfig& config() const override { return config_; }
   // Every query attends to its keys evenly.
   std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer) override {

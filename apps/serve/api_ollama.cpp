@@ -1,0 +1,178 @@
+// Ollama's routes (/api/*): the model list and facts from ApiOptions::facts, and /api/chat and
+// /api/generate through the OpenAI completion routes (ollama.h translates both ways): one set of
+// checks, one scheduler. Streams are NDJSON, one object per line, as Ollama sends them.
+#include <fmt/format.h>
+#include <chrono>
+#include <ctime>
+
+#include "serve/api.h"
+#include "serve/ollama.h"
+#include "serve/openai.h"
+#include "text/chat_template.h"
+
+namespace vkllm::serve {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t ns_since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
+
+std::string rfc3339(int64_t unix_seconds) {
+  std::time_t t = unix_seconds;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// "135.0M", "7.6B": Ollama's parameter_size.
+std::string parameter_size(uint64_t n) {
+  if (n >= 1000000000) return fmt::format("{:.1f}B", double(n) / 1e9);
+  if (n >= 1000000) return fmt::format("{:.1f}M", double(n) / 1e6);
+  return fmt::format("{:.1f}K", double(n) / 1e3);
+}
+
+// An identifier of the served file in the digest's form (64 hex digits, from its name, size and
+// time; not a hash of its bytes, which would mean reading gigabytes at startup).
+std::string digest(const std::string& id, const ModelFacts& f) {
+  std::string key = fmt::format("{}|{}|{}", id, f.file_bytes, f.modified);
+  std::string out;
+  for (uint64_t lane = 0; lane < 4; ++lane) {
+    uint64_t h = 1469598103934665603ull ^ lane;
+    for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
+    out += fmt::format("{:016x}", h);
+  }
+  return out;
+}
+
+// Reads "data: <payload>\n\n", one server-sent event as the OpenAI stream writes it.
+std::string_view sse_payload(std::string_view event) {
+  constexpr std::string_view prefix = "data: ";
+  if (event.starts_with(prefix)) event.remove_prefix(prefix.size());
+  while (!event.empty() && (event.back() == '\n' || event.back() == '\r')) event.remove_suffix(1);
+  return event;
+}
+
+}  // namespace
+
+json Api::ollama_model_json(bool running) const {
+  const ModelFacts& f = options_.facts;
+  std::string name = ollama_name(options_.model_id);
+  json details = {{"parent_model", ""},
+                  {"format", "gguf"},
+                  {"family", f.architecture},
+                  {"families", json::array({f.architecture})},
+                  {"parameter_size", parameter_size(f.parameters)},
+                  {"quantization_level", f.quantization}};
+  json m = {{"name", name}, {"model", name}};
+  if (running) {
+    m["size"] = f.memory_bytes;
+    m["digest"] = digest(options_.model_id, f);
+    m["details"] = details;
+    m["expires_at"] = "2318-01-01T00:00:00Z";  // loaded for as long as the server runs
+    m["size_vram"] = f.memory_bytes;
+    m["context_length"] = gen_.n_ctx();
+  } else {
+    m["modified_at"] = rfc3339(f.modified);
+    m["size"] = f.file_bytes;
+    m["digest"] = digest(options_.model_id, f);
+    m["details"] = details;
+  }
+  return m;
+}
+
+HttpReply Api::ollama_tags() const { return {.body = dump({{"models", json::array({ollama_model_json(false)})}})}; }
+
+HttpReply Api::ollama_ps() const { return {.body = dump({{"models", json::array({ollama_model_json(true)})}})}; }
+
+HttpReply Api::ollama_version() const {
+  return {.body = dump({{"version", kOllamaApiVersion}, {"vkllm_version", VKLLM_VERSION}})};
+}
+
+HttpReply Api::ollama_show(const HttpRequest& r) const {
+  json body = parse_body(r.body);
+  check_ollama_model(body, options_.model_id);
+  const ModelFacts& f = options_.facts;
+  const ModelConfig& c = gen_.config();
+  json capabilities = json::array({"completion"});
+  std::string source = options_.chat_template ? options_.chat_template->source() : "";
+  if (source.find("tools") != std::string::npos) capabilities.push_back("tools");
+  if (format_.think_tags || format_.harmony()) capabilities.push_back("thinking");
+  json info = {{"general.architecture", f.architecture},
+               {"general.parameter_count", f.parameters},
+               {f.architecture + ".context_length", c.seq_len},
+               {f.architecture + ".embedding_length", c.dim},
+               {f.architecture + ".block_count", c.n_layers}};
+  json m = ollama_model_json(false);
+  return {.body = dump(
+              {{"modelfile", fmt::format("# vkllm serves this model as it was loaded\nFROM {}\n", options_.model_id)},
+               {"parameters", ""},
+               {"template", source},
+               {"details", m["details"]},
+               {"model_info", info},
+               {"capabilities", capabilities},
+               {"modified_at", m["modified_at"]}})};
+}
+
+HttpReply Api::ollama_unsupported(const HttpRequest& r) const {
+  std::string what = r.path.substr(std::string_view("/api/").size());
+  throw ApiError(501, "not_implemented_error",
+                 fmt::format("this is vkllm, not Ollama: it serves the one model it was started with and cannot {} "
+                             "models (use `vkllm pull` and restart `vkllm serve -m`)",
+                             what));
+}
+
+// /api/chat (chat_route) and /api/generate.
+HttpReply Api::ollama_generate(const HttpRequest& r, bool chat_route, const ClientAlive& alive) const {
+  auto start = Clock::now();
+  json body = parse_body(r.body);
+  check_ollama_model(body, options_.model_id);
+  bool chat = true;
+  json openai = chat_route ? ollama_chat_to_openai(body) : ollama_generate_to_openai(body, chat);
+  std::string name = ollama_name(options_.model_id);
+  bool no_prompt = chat_route ? openai["messages"].empty() : body.value("prompt", json("")) == "";
+  if (no_prompt)  // how Ollama clients load a model: it is loaded
+    return {.body = dump({{"model", name},
+                          {"created_at", ollama_time()},
+                          {chat_route ? "message" : "response",
+                           chat_route ? json{{"role", "assistant"}, {"content", ""}} : json("")},
+                          {"done", true},
+                          {"done_reason", "load"}})};
+  HttpRequest inner = r;
+  inner.body = dump(openai);
+  HttpReply reply = completions(inner, chat, alive);
+  auto out = std::make_shared<OllamaReply>(name, chat);
+  if (!reply.stream) {
+    out->response(json::parse(reply.body));
+    reply.body = dump(out->final(reply.record->usage, ns_since(start), true));
+    return reply;
+  }
+  reply.content_type = "application/x-ndjson";
+  reply.stream = [openai_stream = std::move(reply.stream), out, record = reply.record, start](const BodyWriter& write,
+                                                                                              const ClientAlive& a) {
+    bool open = true, failed = false;
+    openai_stream(
+        [&](std::string_view event) {
+          json c = json::parse(sse_payload(event), nullptr, false);
+          if (c.is_discarded()) return true;  // [DONE]
+          if (c.contains("error")) {
+            failed = true;
+            return open = write(dump(ollama_error(c["error"].value("message", "generation failed"))) + "\n");
+          }
+          std::string line = out->chunk(c);
+          return line.empty() || (open = write(line));
+        },
+        a);
+    if (!open || failed) return;
+    std::string calls = out->pending_tool_calls();
+    if (!calls.empty() && !write(calls)) return;
+    write(dump(out->final(record->usage, ns_since(start), false)) + "\n");
+  };
+  return reply;
+}
+
+}  // namespace vkllm::serve

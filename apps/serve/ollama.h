@@ -1,0 +1,60 @@
+// Ollama's API as vkllm serve speaks it, apart from HTTP: /api/chat and /api/generate bodies
+// translated into the OpenAI bodies the completion routes take (so both doors share one set of
+// checks and one engine), OpenAI results translated back into Ollama's objects and NDJSON lines,
+// and Ollama's model names (`name:tag`) matched against the served model. No GPU here.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "engine/sequence.h"
+#include "serve/openai.h"
+
+namespace vkllm::serve {
+
+// The Ollama API level this server speaks: what clients compare against to enable features.
+inline constexpr const char* kOllamaApiVersion = "0.12.0";
+
+// The served model's Ollama name: its id, with ":latest" when the id has no tag.
+std::string ollama_name(const std::string& model_id);
+// Checks a request's `model` against the served model (404 naming what is served).
+void check_ollama_model(const json& body, const std::string& model_id);
+
+// {"error": message}: Ollama's error body.
+json ollama_error(const std::string& message);
+
+// An /api/chat body as an OpenAI chat body: messages (tool calls' arguments as JSON text, tool
+// results), tools, format (as response_format), options, think, stream (Ollama's default: true).
+json ollama_chat_to_openai(const json& body);
+// An /api/generate body: the prompt (and system) as one user turn of the chat template, or, with
+// raw, as a completion prompt (chat false).
+json ollama_generate_to_openai(const json& body, bool& chat);
+
+// RFC 3339 with nanoseconds, UTC: Ollama's created_at.
+std::string ollama_time();
+
+// Reads an OpenAI result (a response object, or a stream's chunks one by one) into Ollama's:
+// the content, thinking and tool calls so far, and how it ended.
+class OllamaReply {
+ public:
+  OllamaReply(std::string model, bool chat) : model_(std::move(model)), chat_(chat) {}
+  // A stream chunk of the OpenAI route; returns the NDJSON line to send now ("" when none).
+  std::string chunk(const json& openai_chunk);
+  // A whole OpenAI response object.
+  void response(const json& openai_response);
+  // The last object: done, done_reason, counts and durations (ns); the whole message when whole.
+  json final(const Usage& usage, int64_t total_ns, bool whole) const;
+  // Tool calls gathered from a stream, sent in one line before the last ("" when none).
+  std::string pending_tool_calls() const;
+
+ private:
+  json message(const std::string& content, const std::string& thinking, const json& calls) const;
+
+  std::string model_;
+  bool chat_;
+  std::string content_, thinking_;
+  json calls_ = json::array();  // Ollama's shape: [{function: {name, arguments: {...}}}]
+  std::string finish_;
+};
+
+}  // namespace vkllm::serve
