@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.h"
+#include "serve/anthropic.h"
 #include "serve/openai.h"
 #include "serve/reply_plan.h"
 #include "serve/web_assets.h"
@@ -43,12 +44,19 @@ HttpReply Api::error(int status, const std::string& type, const std::string& mes
 
 bool Api::authorized(const HttpRequest& r) const {
   if (options_.api_key.empty()) return true;
+  if (!r.x_api_key.empty() && same_secret(r.x_api_key, options_.api_key)) return true;
   std::string_view auth = r.authorization;
   constexpr std::string_view bearer = "Bearer ";
   return auth.substr(0, bearer.size()) == bearer && same_secret(auth.substr(bearer.size()), options_.api_key);
 }
 
 HttpReply Api::handle(const HttpRequest& request, const ClientAlive& alive) const {
+  HttpReply reply = guarded_route(request, alive);
+  // Anthropic's clients read errors in Anthropic's shape (and pick their exception by its type).
+  return is_messages_path(request.path) ? anthropic_error_reply(std::move(reply)) : reply;
+}
+
+HttpReply Api::guarded_route(const HttpRequest& request, const ClientAlive& alive) const {
   try {
     return route(request, alive);
   } catch (const ApiError& e) {
@@ -77,6 +85,8 @@ HttpReply Api::route(const HttpRequest& r, const ClientAlive& alive) const {
       {"GET", "/metrics", [&] { return metrics(); }},
       {"POST", "/v1/completions", [&] { return completions(r, false, alive); }},
       {"POST", "/v1/chat/completions", [&] { return completions(r, true, alive); }},
+      {"POST", "/v1/messages", [&] { return messages(r, alive); }},
+      {"POST", "/v1/messages/count_tokens", [&] { return count_tokens(r); }},
       {"POST", "/tokenize", [&] { return tokenize(r); }},
       {"POST", "/detokenize", [&] { return detokenize(r); }},
       {"POST", "/v1/attention", [&] { return attention(r); }},
@@ -88,7 +98,8 @@ HttpReply Api::route(const HttpRequest& r, const ClientAlive& alive) const {
     path_known = true;
     if (r.method != route.method) continue;
     if (r.path != "/health" && !authorized(r))
-      return error(401, "authentication_error", "invalid or missing API key (Authorization: Bearer <key>)");
+      return error(401, "authentication_error",
+                   "invalid or missing API key (Authorization: Bearer <key>, or x-api-key: <key>)");
     return route.run();
   }
   if (!path_known && (r.method == "GET" || r.method == "HEAD") && find_web_asset(r.path)) return page_file(r);

@@ -110,6 +110,7 @@ HttpServer::HttpServer(const Api& api, const ServerOptions& options)
   s.set_keep_alive_timeout(2);  // an idle keep-alive connection holds a thread; shutdown waits for it
   auto handler = [this](const httplib::Request& req, httplib::Response& res) {
     HttpRequest r{req.method, req.path, req.body, req.get_header_value("Authorization")};
+    r.x_api_key = req.get_header_value("x-api-key");
     auto fd = std::make_shared<int>(-2);  // looked up when first needed
     ClientAlive alive = [fd, &req] {
       if (*fd == -2) *fd = find_socket(req);

@@ -123,6 +123,7 @@ void Sequence::emit(std::string text, RequestFinish reason, std::string error) {
   usage_.completion_tokens = generated_;
   GenerationEvent e{.text = std::move(text), .tokens = unreported_, .done = done, .finish = reason};
   if (done) e.usage = usage_, done_ = true;
+  if (done && stop_.stopped()) e.stop = stop_.matched();
   e.logprobs = std::move(logprobs_);
   e.error = std::move(error);
   logprobs_.clear();
