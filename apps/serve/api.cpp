@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.h"
+#include "serve/anthropic.h"
 #include "serve/ollama.h"
 #include "serve/openai.h"
 #include "serve/reply_plan.h"
@@ -44,6 +45,7 @@ HttpReply Api::error(int status, const std::string& type, const std::string& mes
 
 bool Api::authorized(const HttpRequest& r) const {
   if (options_.api_key.empty()) return true;
+  if (!r.x_api_key.empty() && same_secret(r.x_api_key, options_.api_key)) return true;
   std::string_view auth = r.authorization;
   constexpr std::string_view bearer = "Bearer ";
   return auth.substr(0, bearer.size()) == bearer && same_secret(auth.substr(bearer.size()), options_.api_key);
@@ -51,7 +53,11 @@ bool Api::authorized(const HttpRequest& r) const {
 
 HttpReply Api::handle(const HttpRequest& request, const ClientAlive& alive) const {
   HttpReply reply = dispatch(request, alive);
-  if (request.path.starts_with("/api/") && reply.status >= 400) {  // Ollama's error shape
+  if (reply.status < 400) return reply;
+  // Anthropic's and Ollama's clients read errors in their own shapes (Anthropic's SDK picks its
+  // exception by the type).
+  if (is_messages_path(request.path)) return anthropic_error_reply(std::move(reply));
+  if (request.path.starts_with("/api/")) {
     json body = json::parse(reply.body, nullptr, false);
     std::string message = body.is_object() && body.contains("error") ? body["error"].value("message", "") : "";
     reply.body = dump(ollama_error(message));
@@ -88,6 +94,8 @@ HttpReply Api::route(const HttpRequest& r, const ClientAlive& alive) const {
       {"GET", "/metrics", [&] { return metrics(); }},
       {"POST", "/v1/completions", [&] { return completions(r, false, alive); }},
       {"POST", "/v1/chat/completions", [&] { return completions(r, true, alive); }},
+      {"POST", "/v1/messages", [&] { return messages(r, alive); }},
+      {"POST", "/v1/messages/count_tokens", [&] { return count_tokens(r); }},
       {"POST", "/tokenize", [&] { return tokenize(r); }},
       {"POST", "/detokenize", [&] { return detokenize(r); }},
       {"POST", "/v1/attention", [&] { return attention(r); }},
@@ -140,7 +148,8 @@ HttpReply Api::page_file(const HttpRequest& r) {
 }
 
 HttpReply Api::unauthorized() {
-  return error(401, "authentication_error", "invalid or missing API key (Authorization: Bearer <key>)");
+  return error(401, "authentication_error",
+               "invalid or missing API key (Authorization: Bearer <key>, or x-api-key: <key>)");
 }
 
 json Api::model_json() const {

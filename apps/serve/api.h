@@ -5,6 +5,8 @@
 //   GET /v1/models, GET /health, GET /metrics (Prometheus), POST /tokenize, POST /detokenize
 //   POST /v1/attention (one layer's attention probabilities), GET /v1/info (the model and its
 //   KV-cache cost beside the other attention kinds) for the demo page (api_attention.cpp)
+//   POST /v1/messages, POST /v1/messages/count_tokens   Anthropic's Messages API over the chat
+//   route (api_messages.cpp, anthropic.h), its errors in Anthropic's shape
 //   GET / and GET /<file>: the demo page (web_assets.h), open like /health: it holds no data
 //   GET /v1/models/{id}, GET /slots (each KV-cache slot's state, as llama-server shows them)
 //   Ollama's API (api_ollama.cpp): GET /api/tags, /api/version, /api/ps; POST /api/show,
@@ -35,6 +37,7 @@ class GrammarCache;
 struct HttpRequest {
   std::string method, path, body;
   std::string authorization;  // the Authorization header ("" when absent)
+  std::string x_api_key;      // the x-api-key header, Anthropic's clients' form of the key
   bool overloaded = false;    // too many connections wait: generation routes answer 503
 };
 
@@ -73,7 +76,7 @@ struct ModelFacts {
 
 struct ApiOptions {
   std::string model_id;  // what /v1/models lists and responses name
-  std::string api_key;   // non-empty: every route but /health needs "Authorization: Bearer <key>"
+  std::string api_key;   // non-empty: every route but /health needs "Authorization: Bearer <key>" (or x-api-key)
   std::shared_ptr<const ChatTemplate> chat_template;  // null: /v1/chat/completions is unavailable
   std::string device;                                 // the GPU's name, for /v1/info
   DType kv_type = DType::F16;                         // the KV cache's storage, for /v1/info
@@ -97,6 +100,8 @@ class Api {
   HttpReply completions(const HttpRequest& request, bool chat, const ClientAlive& alive) const;
   static HttpReply unauthorized();
   json model_json() const;
+  HttpReply messages(const HttpRequest& request, const ClientAlive& alive) const;
+  HttpReply count_tokens(const HttpRequest& request) const;
   HttpReply models() const;
   HttpReply model(const std::string& id) const;
   HttpReply slots() const;

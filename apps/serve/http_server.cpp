@@ -114,6 +114,7 @@ void HttpServer::serve(const httplib::Request& req, httplib::Response& res) cons
     }
   }
   HttpRequest r{req.method, req.path, req.body, req.get_header_value("Authorization")};
+  r.x_api_key = req.get_header_value("x-api-key");
   r.overloaded = ConnectionPool::refusing();
   int sock = ConnectionPool::current_socket();
   HttpReply reply = api_.handle(r, [sock] { return sock < 0 || peer_open(sock); });

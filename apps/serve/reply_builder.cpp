@@ -149,6 +149,7 @@ std::vector<json> ReplyBuilder::chunks(const GenerationEvent& e) {
     pending_logprobs_.clear();
   }
   out.push_back(chunk(h_.chat ? json::object() : json(""), {}, finish_reason(e, now)));
+  if (!e.stop.empty()) out.back()["choices"][0]["stop_sequence"] = e.stop;
   return out;
 }
 
@@ -162,6 +163,7 @@ json ReplyBuilder::response(const GenerationEvent& last) const {
   ChatReply reply = read(false);
   json choice = {
       {"index", 0}, {"logprobs", logprobs_json(all_logprobs_, 0)}, {"finish_reason", finish_reason(last, reply)}};
+  if (!last.stop.empty()) choice["stop_sequence"] = last.stop;
   if (h_.chat) {
     json message = {{"role", "assistant"}};
     message["content"] = reply.content.empty() && !reply.tool_calls.empty() ? json(nullptr) : json(reply.content);

@@ -3,7 +3,8 @@
 // for each event, what the reply gained (content, reasoning_content and tool-call deltas, each
 // call first with its id and name, then its arguments piece by piece, as OpenAI streams them),
 // and the log-probabilities of the event's tokens. finish_reason is "tool_calls" when the reply
-// ended in calls, "length" when max_tokens or the context cut it (even mid-call), else "stop".
+// ended in calls, "length" when max_tokens or the context cut it (even mid-call), else "stop";
+// a reply ended by a stop string names it in the choice's "stop_sequence" (the Messages API's field).
 #pragma once
 #include <optional>
 #include <string>

@@ -132,6 +132,7 @@ void Sequence::emit(std::string text, RequestFinish reason, std::string error) {
     usage_.generation_ms = generated_ ? ms(now - first_token_).count() : 0;
     e.usage = usage_, done_ = true;
   }
+  if (done && stop_.stopped()) e.stop = stop_.matched();
   e.logprobs = std::move(logprobs_);
   e.error = std::move(error);
   logprobs_.clear();

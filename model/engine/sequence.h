@@ -61,6 +61,7 @@ struct GenerationEvent {
   Usage usage;
   std::vector<TokenLogprob> logprobs;  // of those tokens, when the request asked
   std::string error;                   // finish Error: why
+  std::string stop;                    // finish Stop by a stop string: which one ("" for end-of-generation)
 };
 
 // The client's end of a request: events arrive from the scheduler's thread; cancel() asks it to

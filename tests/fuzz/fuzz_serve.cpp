@@ -1,9 +1,10 @@
 // libFuzzer target for vkllm serve's request handling: any body on any route through Api::handle,
 // the code the server runs. Input: byte 0 picks the route and method, byte 1 the Authorization
-// header and whether the server has an API key, the rest is the body. Generation goes to a
+// header, whether the server has an API key and whether it is overloaded, the rest is the body. Generation goes to a
 // stand-in Generator that runs the real Sequence (sampler, detokenizer, stop strings) on made-up
-// logits, without a GPU. Every reply must be a status with an OpenAI-shaped error for >= 400, JSON
-// bodies that parse, and streams of "data: <json>" events; a crash, sanitizer report or hang is a bug.
+// logits, without a GPU. Every reply must be a status with an OpenAI-shaped error for >= 400
+// (Ollama-shaped on /api/*), JSON bodies that parse, and streams of "data: <json>" events (NDJSON
+// ending in a done or error object on /api/*); a crash, sanitizer report or hang is a bug.
 // Usage: docs/decisions.md "Fuzzing the server's request handling".
 #include <cstdint>
 #include <cstdio>
@@ -100,6 +101,27 @@ void check_stream(const serve::HttpReply& reply) {
   }
 }
 
+// Ollama's errors: {"error": "message"}.
+void check_ollama_error(const std::string& body) {
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  require(!j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_string(),
+          "Ollama error reply is not {\"error\": \"...\"}", body);
+}
+
+// Ollama's streams: one JSON object per line, the last one done (or an error).
+void check_ndjson(const serve::HttpReply& reply) {
+  std::string out;
+  reply.stream([&](std::string_view s) { return out += s, true; }, [] { return true; });
+  std::istringstream in(out);
+  nlohmann::json last;
+  for (std::string line; std::getline(in, line);) {
+    last = nlohmann::json::parse(line, nullptr, false);
+    require(!last.is_discarded() && last.is_object(), "NDJSON line is not a JSON object", line);
+  }
+  require(last.is_object() && (last.value("done", false) || last.contains("error")), "NDJSON stream did not end",
+          out);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -115,12 +137,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       {"POST", "/nowhere"},
       {"POST", "/v1/attention"},
       {"GET", "/v1/info"},
+      {"POST", "/api/chat"},
+      {"POST", "/api/generate"},
+      {"POST", "/api/show"},
+      {"GET", "/api/tags"},
+      {"GET", "/api/ps"},
+      {"GET", "/api/version"},
+      {"GET", "/slots"},
+      {"POST", "/api/pull"},
+      {"GET", "/v1/models/fuzz"},
+      {"POST", "/v1/completions"},  // 20: with the overload flag (byte 1 & 8)
   };
   if (size < 2) return 0;
   const auto& route = routes[data[0] % (sizeof routes / sizeof routes[0])];
   bool keyed = data[1] & 1;
   serve::HttpRequest req{route[0], route[1], std::string(reinterpret_cast<const char*>(data + 2), size - 2),
                          (data[1] & 2) ? "Bearer k3y" : ((data[1] & 4) ? "Bearer nope" : "")};
+  req.overloaded = data[1] & 8;
+  bool ollama = req.path.starts_with("/api/");
   static auto chat = std::make_shared<const ChatTemplate>(ChatTemplate::from_gguf(model()));  // ChatML
   static serve::Api open_api(generator(), {.model_id = "fuzz", .chat_template = chat});
   static serve::Api keyed_api(generator(), {.model_id = "fuzz", .api_key = "k3y", .chat_template = chat});
@@ -128,9 +162,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   require(reply.status >= 200 && reply.status < 600, "status out of range", reply.body);
   if (reply.stream) {
     require(reply.status == 200, "a stream with an error status", reply.body);
-    check_stream(reply);
+    ollama ? check_ndjson(reply) : check_stream(reply);
   } else if (reply.status >= 400) {
-    check_error_body(reply.status, reply.body);
+    ollama ? check_ollama_error(reply.body) : check_error_body(reply.status, reply.body);
   } else if (reply.content_type == "application/json") {
     require(!nlohmann::json::parse(reply.body, nullptr, false).is_discarded(), "reply is not JSON", reply.body);
   }

@@ -1,5 +1,5 @@
 // Writes a seed corpus for fuzz_serve: byte 0 the route (fuzz_serve.cpp's table), byte 1 the key
-// flags, then a request body: good requests of every route and a few bad ones.
+// and overload flags, then a request body: good requests of every route and a few bad ones.
 // Usage: fuzz_serve_seeds DIR
 #include <cstdio>
 #include <fstream>
@@ -53,6 +53,24 @@ int main(int argc, char** argv) {
       {9, 0, R"({"messages": [{"role": "user", "content": "Hi"}], "layer": 0})"},
       {9, 0, R"({"tokens": [1, 2, 3], "layer": 99})"},
       {10, 0, ""},
+      {11, 0, R"({"model": "fuzz", "messages": [{"role": "user", "content": "Hi"}], "options": {"temperature": 0,
+               "num_predict": 5, "stop": ["e"], "seed": 3, "top_k": 4}, "think": false})"},
+      {11, 0, R"({"model": "fuzz:latest", "messages": [{"role": "user", "content": "w"}, {"role": "assistant",
+               "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}]}, {"role": "tool",
+               "tool_name": "f", "content": "2"}], "tools": [{"type": "function", "function": {"name": "f"}}],
+               "stream": false, "format": {"type": "object", "properties": {"n": {"type": "integer"}}}})"},
+      {11, 0, R"({"model": "fuzz", "messages": [{"role": "user", "content": "j"}], "format": "json", "think": "low"})"},
+      {12, 0, R"({"model": "fuzz", "prompt": "In the beginning", "raw": true, "options": {"num_predict": 4}})"},
+      {12, 0, R"({"model": "fuzz", "prompt": "Hi", "system": "Be brief.", "stream": false})"},
+      {12, 0, R"({"model": "fuzz"})"},
+      {13, 0, R"({"model": "fuzz"})"},
+      {14, 0, ""},
+      {15, 0, ""},
+      {16, 0, ""},
+      {17, 0, ""},
+      {18, 0, R"({"model": "llama3"})"},
+      {19, 0, ""},
+      {20, 8, R"({"prompt": "x", "max_tokens": 2})"},
   };
   int n = 0;
   for (const Seed& s : seeds) {
