@@ -1,10 +1,12 @@
 // libFuzzer target for vkllm serve's request handling: any body on any route through Api::handle,
 // the code the server runs. Input: byte 0 picks the route and method, byte 1 the Authorization
-// header, whether the server has an API key and whether it is overloaded, the rest is the body. Generation goes to a
+// and x-api-key headers, whether the server has an API key and whether it is overloaded, the rest
+// is the body. Generation goes to a
 // stand-in Generator that runs the real Sequence (sampler, detokenizer, stop strings) on made-up
 // logits, without a GPU. Every reply must be a status with an OpenAI-shaped error for >= 400
-// (Ollama-shaped on /api/*), JSON bodies that parse, and streams of "data: <json>" events (NDJSON
-// ending in a done or error object on /api/*); a crash, sanitizer report or hang is a bug.
+// (Ollama-shaped on /api/*, Anthropic-shaped on /v1/messages*), JSON bodies that parse, and streams
+// of "data: <json>" events (NDJSON ending in a done or error object on /api/*, Anthropic's named
+// events on /v1/messages); a crash, sanitizer report or hang is a bug.
 // Usage: docs/decisions.md "Fuzzing the server's request handling".
 #include <cstdint>
 #include <cstdio>
@@ -118,7 +120,38 @@ void check_ndjson(const serve::HttpReply& reply) {
     last = nlohmann::json::parse(line, nullptr, false);
     require(!last.is_discarded() && last.is_object(), "NDJSON line is not a JSON object", line);
   }
-  require(last.is_object() && (last.value("done", false) || last.contains("error")), "NDJSON stream did not end",
+  require(last.is_object() && (last.value("done", false) || last.contains("error")), "NDJSON stream did not end", out);
+}
+
+// Anthropic's errors: {"type": "error", "error": {"type", "message"}}.
+void check_anthropic_error(const std::string& body) {
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  require(!j.is_discarded() && j.is_object() && j.value("type", "") == "error" && j.contains("error") &&
+              j["error"].is_object() && j["error"]["type"].is_string() && j["error"]["message"].is_string(),
+          "Anthropic error reply is not {\"type\": \"error\", \"error\": {type, message}}", body);
+}
+
+// Anthropic's streams: "event: NAME" then "data: <json>" with that type, from message_start to
+// message_stop (or an error event).
+void check_anthropic_stream(const serve::HttpReply& reply) {
+  std::string out;
+  reply.stream([&](std::string_view s) { return out += s, true; }, [] { return true; });
+  std::istringstream in(out);
+  std::string event, first, last;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    if (line.rfind("event: ", 0) == 0) {
+      event = line.substr(7);
+      continue;
+    }
+    require(line.rfind("data: ", 0) == 0 && !event.empty(), "stream line is not an event's data", line);
+    auto j = nlohmann::json::parse(line.substr(6), nullptr, false);
+    require(!j.is_discarded() && j.value("type", "") == event, "event data is not JSON of the event's type", line);
+    if (first.empty()) first = event;
+    last = event;
+    event.clear();
+  }
+  require(first == "message_start" && (last == "message_stop" || last == "error"), "stream does not start and end",
           out);
 }
 
@@ -147,6 +180,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       {"POST", "/api/pull"},
       {"GET", "/v1/models/fuzz"},
       {"POST", "/v1/completions"},  // 20: with the overload flag (byte 1 & 8)
+      {"POST", "/v1/messages"},
+      {"POST", "/v1/messages/count_tokens"},
   };
   if (size < 2) return 0;
   const auto& route = routes[data[0] % (sizeof routes / sizeof routes[0])];
@@ -154,7 +189,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   serve::HttpRequest req{route[0], route[1], std::string(reinterpret_cast<const char*>(data + 2), size - 2),
                          (data[1] & 2) ? "Bearer k3y" : ((data[1] & 4) ? "Bearer nope" : "")};
   req.overloaded = data[1] & 8;
-  bool ollama = req.path.starts_with("/api/");
+  req.x_api_key = (data[1] & 16) ? "k3y" : "";
+  bool ollama = req.path.starts_with("/api/"), anthropic = req.path.starts_with("/v1/messages");
   static auto chat = std::make_shared<const ChatTemplate>(ChatTemplate::from_gguf(model()));  // ChatML
   static serve::Api open_api(generator(), {.model_id = "fuzz", .chat_template = chat});
   static serve::Api keyed_api(generator(), {.model_id = "fuzz", .api_key = "k3y", .chat_template = chat});
@@ -162,9 +198,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   require(reply.status >= 200 && reply.status < 600, "status out of range", reply.body);
   if (reply.stream) {
     require(reply.status == 200, "a stream with an error status", reply.body);
-    ollama ? check_ndjson(reply) : check_stream(reply);
+    ollama ? check_ndjson(reply) : anthropic ? check_anthropic_stream(reply) : check_stream(reply);
   } else if (reply.status >= 400) {
-    ollama ? check_ollama_error(reply.body) : check_error_body(reply.status, reply.body);
+    ollama      ? check_ollama_error(reply.body)
+    : anthropic ? check_anthropic_error(reply.body)
+                : check_error_body(reply.status, reply.body);
   } else if (reply.content_type == "application/json") {
     require(!nlohmann::json::parse(reply.body, nullptr, false).is_discarded(), "reply is not JSON", reply.body);
   }

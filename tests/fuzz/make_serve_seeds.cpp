@@ -71,6 +71,16 @@ int main(int argc, char** argv) {
       {18, 0, R"({"model": "llama3"})"},
       {19, 0, ""},
       {20, 8, R"({"prompt": "x", "max_tokens": 2})"},
+      {21, 0, R"({"model": "m", "max_tokens": 8, "system": "Be brief.", "messages": [{"role": "user", "content":
+               "Hi"}], "stop_sequences": ["e"], "temperature": 0.5, "top_k": 3})"},
+      {21, 17, R"({"model": "m", "max_tokens": 40, "stream": true, "messages": [{"role": "user", "content": [{"type":
+               "text", "text": "w"}]}, {"role": "assistant", "content": [{"type": "thinking", "thinking": "t"},
+               {"type": "tool_use", "id": "t1", "name": "get", "input": {"c": "a"}}]}, {"role": "user", "content":
+               [{"type": "tool_result", "tool_use_id": "t1", "content": "5"}]}], "tools": [{"name": "get",
+               "input_schema": {"type": "object", "properties": {"c": {"enum": ["a", "b"]}}, "required": ["c"]}}],
+               "tool_choice": {"type": "any"}, "thinking": {"type": "enabled", "budget_tokens": 10}})"},
+      {22, 0, R"({"model": "m", "messages": [{"role": "user", "content": "Hi"}], "tools": [{"name": "f",
+               "input_schema": {"type": "object"}}]})"},
   };
   int n = 0;
   for (const Seed& s : seeds) {
