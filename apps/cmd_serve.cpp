@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "context.h"
+#include "engine/embedding.h"
 #include "engine/scheduler.h"
 #include "error.h"
 #include "model_options.h"
@@ -41,6 +42,7 @@ struct ServeOptions {
   std::string api_key;
   uint32_t max_queue = 64;
   int timeout = 600;
+  std::string pooling;  // --pooling; "": the file's pooling_type, else last
 };
 
 // The model's id in /v1/models: "default", the file's stem, or a downloaded model's name.
@@ -101,6 +103,8 @@ void serve(const ServeOptions& o) {
   check_address(o);
   ModelPlan plan = plan_model(o.model);
   check_context_fits(plan, fmt::format("--ctx {}", plan.n_ctx));
+  Pooling pooling =
+      embedding_pooling(plan.config, o.pooling.empty() ? Pooling::Unspecified : *pooling_named(o.pooling));
   // Signals are taken by one thread with sigwait: block them before any other thread exists, so
   // that every thread inherits the mask. A write to a client that left must not kill the server.
   sigset_t stop_signals;
@@ -125,7 +129,8 @@ void serve(const ServeOptions& o) {
                              .api_key = o.api_key,
                              .chat_template = chat,
                              .device = m.ctx->caps().name,
-                             .kv_type = m.engine->kv_cache().type()});
+                             .kv_type = m.engine->kv_cache().type(),
+                             .pooling = pooling});
   serve::HttpServer server(
       api, {.host = o.host, .port = o.port, .timeout_seconds = o.timeout, .threads = o.parallel + o.max_queue + 8});
   int port = server.bind();
@@ -169,6 +174,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout, "Seconds a client connection may stall a read or write")
       ->type_name("S")
       ->check(int_range(1, 86400));
+  add_pooling_option(cmd, o->pooling);
   add_jinja_flag(cmd);
   cmd->callback([o] { serve(*o); });
 }

@@ -81,6 +81,8 @@ HttpReply Api::route(const HttpRequest& r, const ClientAlive& alive) const {
       {"POST", "/detokenize", [&] { return detokenize(r); }},
       {"POST", "/v1/attention", [&] { return attention(r); }},
       {"GET", "/v1/info", [&] { return info(); }},
+      {"POST", "/v1/embeddings", [&] { return embeddings(r); }},
+      {"POST", "/api/embed", [&] { return ollama_embed(r); }},
   };
   bool path_known = false;
   for (const Route& route : routes) {

@@ -5,6 +5,7 @@
 //   GET /v1/models, GET /health, GET /metrics (Prometheus), POST /tokenize, POST /detokenize
 //   POST /v1/attention (one layer's attention probabilities), GET /v1/info (the model and its
 //   KV-cache cost beside the other attention kinds) for the demo page (api_attention.cpp)
+//   POST /v1/embeddings (OpenAI's), POST /api/embed (Ollama's): embeddings (api_embeddings.cpp)
 //   GET / and GET /<file>: the demo page (web_assets.h), open like /health: it holds no data
 #pragma once
 #include <functional>
@@ -52,6 +53,7 @@ struct ApiOptions {
   std::shared_ptr<const ChatTemplate> chat_template;  // null: /v1/chat/completions is unavailable
   std::string device;                                 // the GPU's name, for /v1/info
   DType kv_type = DType::F16;                         // the KV cache's storage, for /v1/info
+  Pooling pooling = Pooling::Last;  // embeddings' (--pooling, else the file's pooling_type, else last)
 };
 
 // The longest sequence POST /v1/attention takes: a map the page can draw (and a few MB of JSON).
@@ -74,6 +76,8 @@ class Api {
   HttpReply detokenize(const HttpRequest& request) const;
   HttpReply attention(const HttpRequest& request) const;
   HttpReply info() const;
+  HttpReply embeddings(const HttpRequest& request) const;
+  HttpReply ollama_embed(const HttpRequest& request) const;
   static HttpReply page_file(const HttpRequest& request);
   std::string chat_prompt(const CompletionParams& p) const;
   std::vector<int32_t> prompt_tokens(const CompletionParams& p, const std::string& chat_text) const;
