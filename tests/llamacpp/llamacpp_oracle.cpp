@@ -271,6 +271,9 @@ int embed(int argc, char** argv) {
   cp.n_ctx = uint32_t((total + 255) / 256 * 256);
   cp.n_batch = cp.n_ubatch = uint32_t(total);
   cp.n_seq_max = uint32_t(seqs.size());
+  // One KV stream, as llama.cpp's embedding example sets it: with a stream per sequence, the
+  // batch is split into ubatches of equal tokens per sequence and mean/cls pool a part of one.
+  cp.kv_unified = true;
   cp.embeddings = true;
   cp.pooling_type = pooling;
   cp.type_k = cp.type_v = GGML_TYPE_F32;
