@@ -24,6 +24,7 @@
 #include "arch/file_type.h"
 #include "commands.h"
 #include "context.h"
+#include "engine/embedding.h"
 #include "engine/scheduler.h"
 #include "error.h"
 #include "model_options.h"
@@ -51,6 +52,7 @@ struct ServeOptions {
   int timeout = 600;
   std::vector<std::string> cors_origins;
   serve::RequestLogOptions log;
+  std::string pooling;  // --pooling; "": the file's pooling_type, else last
 };
 
 // What Ollama clients are told about the model (/api/tags, /api/show, /api/ps).
@@ -127,6 +129,8 @@ void serve(const ServeOptions& o) {
   check_address(o);
   ModelPlan plan = plan_model(o.model);
   check_context_fits(plan, fmt::format("--ctx {}", plan.n_ctx));
+  Pooling pooling =
+      embedding_pooling(plan.config, o.pooling.empty() ? Pooling::Unspecified : *pooling_named(o.pooling));
   // Signals are taken by one thread with sigwait: block them before any other thread exists, so
   // that every thread inherits the mask. A write to a client that left must not kill the server.
   sigset_t stop_signals;
@@ -154,7 +158,8 @@ void serve(const ServeOptions& o) {
                              .device = m.ctx->caps().name,
                              .kv_type = m.engine->kv_cache().type(),
                              .log_prompts = o.log.prompts,
-                             .facts = model_facts(m)});
+                             .facts = model_facts(m),
+                             .pooling = pooling});
   serve::HttpServer server(api, {.host = o.host,
                                  .port = o.port,
                                  .timeout_seconds = o.timeout,
@@ -213,6 +218,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--log-file", o->log.file, "Append the request log to FILE instead of stderr")->type_name("FILE");
   cmd->add_flag("--log-prompts", o->log.prompts,
                 "Write each prompt's text in the request log (off: prompts are private)");
+  add_pooling_option(cmd, o->pooling);
   add_jinja_flag(cmd);
   cmd->callback([o] { serve(*o); });
 }

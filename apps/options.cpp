@@ -14,6 +14,7 @@
 #include <random>
 #include <regex>
 
+#include "engine/embedding.h"
 #include "error.h"
 
 namespace vkllm::cli {
@@ -78,6 +79,20 @@ CLI::Validator one_of(std::vector<std::string> words) {
         return fmt::format("'{}' is not one of {}", s, list);
       },
       "one of " + list);
+}
+
+void add_pooling_option(CLI::App* cmd, std::string& pooling) {
+  CLI::Validator embeddings(
+      [](std::string& s) -> std::string {
+        std::optional<Pooling> p = pooling_named(s);
+        return p ? pooling_refusal(*p) : std::string();
+      },
+      "");
+  cmd->add_option("--pooling", pooling,
+                  "How token states become one embedding: mean, cls (the first token) or last; default: the file's "
+                  "pooling_type, else last")
+      ->type_name("TYPE")
+      ->check(one_of({"none", "mean", "cls", "last", "rank"}) & embeddings);
 }
 
 const CLI::Validator non_empty(

@@ -98,6 +98,10 @@ std::string read_prompt(const PromptOptions& o);
 // A whole file, or stdin for "-"; throws Error naming the file and why ("adir: is a directory").
 std::string read_text_file(const std::string& path);
 
+// --pooling mean|cls|last for embeddings (llama.cpp's spelling; its none and rank are refused,
+// saying why); "" when not given.
+void add_pooling_option(CLI::App* cmd, std::string& pooling);
+
 // --jinja, accepted for llama.cpp habits where chat templates are rendered: they always are Jinja.
 void add_jinja_flag(CLI::App* cmd);
 

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   vkllm::cli::add_attention_command(app);
   vkllm::cli::add_bench_command(app);
   vkllm::cli::add_perplexity_command(app);
+  vkllm::cli::add_embed_command(app);
   vkllm::cli::add_chat_command(app);
   vkllm::cli::add_template_command(app);
   vkllm::cli::add_serve_command(app);

@@ -79,6 +79,12 @@ std::vector<EngineFixture> family_fixtures(DType type) {
   qwen2.arch = "qwen2", qwen2.rope_theta = 1e6f, qwen2.tied_embeddings = true, qwen2.norm_eps = 1e-6f;
   FixtureSpec qwen3 = base;
   qwen3.arch = "qwen3", qwen3.head_dim = 64, qwen3.rope_theta = 1e6f, qwen3.tied_embeddings = true;
+  // Qwen3-Embedding: qwen3 weights used for embeddings, last-token pooling as its GGUF's
+  // pooling_type says, and a tokenizer that appends <|endoftext|> (llama.cpp's converter sets
+  // add_eos_token from the model's tokenizer.json post-processor, which appends it).
+  FixtureSpec qwen3_embedding = qwen3;
+  qwen3_embedding.pooling = Pooling::Last, qwen3_embedding.tokenizer = "gpt2", qwen3_embedding.add_eos = true;
+  qwen3_embedding.tokenizer_pre = "qwen2";
   FixtureSpec qwen3moe = qwen3;
   qwen3moe.arch = "qwen3moe", qwen3moe.tied_embeddings = false;
   qwen3moe.n_experts = 8, qwen3moe.n_experts_used = 2, qwen3moe.expert_hidden_dim = 64;
@@ -145,15 +151,25 @@ std::vector<EngineFixture> family_fixtures(DType type) {
   mistral3.attn_temperature_beta = 0.1f;
   FixtureSpec smollm3 = base;  // layer 3 has no rope
   smollm3.arch = "smollm3", smollm3.n_layers = 4, smollm3.rope_theta = 5e6f, smollm3.tied_embeddings = true;
-  return {{"llama " + t, llama},          {"mistral " + t, mistral, "llama"},
-          {"qwen2 " + t, qwen2},          {"qwen3 " + t, qwen3},
-          {"qwen3moe " + t, qwen3moe},    {"qwen2moe " + t, qwen2moe},
-          {"deepseek2-mla " + t, mla},    {"deepseek2-v2 " + t, v2},
-          {"deepseek2-v3 " + t, v3},      {"gemma2 " + t, gemma2},
-          {"gemma3 " + t, gemma3},        {"phi3 " + t, phi3},
-          {"qwen35 " + t, qwen35},        {"qwen35moe " + t, qwen35moe},
-          {"gpt-oss " + t, gpt_oss},      {"gemma4 " + t, gemma4},
-          {"gemma4-moe " + t, gemma4moe}, {"mistral3 " + t, mistral3},
+  return {{"llama " + t, llama},
+          {"mistral " + t, mistral, "llama"},
+          {"qwen2 " + t, qwen2},
+          {"qwen3 " + t, qwen3},
+          {"qwen3-embedding " + t, qwen3_embedding},
+          {"qwen3moe " + t, qwen3moe},
+          {"qwen2moe " + t, qwen2moe},
+          {"deepseek2-mla " + t, mla},
+          {"deepseek2-v2 " + t, v2},
+          {"deepseek2-v3 " + t, v3},
+          {"gemma2 " + t, gemma2},
+          {"gemma3 " + t, gemma3},
+          {"phi3 " + t, phi3},
+          {"qwen35 " + t, qwen35},
+          {"qwen35moe " + t, qwen35moe},
+          {"gpt-oss " + t, gpt_oss},
+          {"gemma4 " + t, gemma4},
+          {"gemma4-moe " + t, gemma4moe},
+          {"mistral3 " + t, mistral3},
           {"smollm3 " + t, smollm3}};
 }
 

@@ -47,11 +47,12 @@ std::vector<EngineFixture> engine_fixtures(DType type);
 // The fixture registry: at least one fixture of every registered architecture, the one list the
 // family tests, the batch tests and the llama.cpp agreement test iterate (a test fails when an
 // architecture has none). llama (3.1 rope factors), mistral, qwen2 (biases), qwen3 (head dim !=
-// dim / heads), qwen3moe, qwen2moe (biases, gated shared expert), deepseek2 three times (MLA with
-// every block dense; V2 routing: softmax, groups, shared experts, no q_lora; V3 routing: sigmoid
-// scores, selection bias, groups, normalised weights), gemma2 and gemma3 (sliding windows small
-// enough to matter, soft-caps), phi3 (fused projections), qwen35 and qwen35moe (Gated DeltaNet
-// beside gated attention, a multi-token-prediction block). Names are "<family> <type>".
+// dim / heads), qwen3-embedding (qwen3 with pooling_type last and EOS appended), qwen3moe,
+// qwen2moe (biases, gated shared expert), deepseek2 three times (MLA with every block dense; V2
+// routing: softmax, groups, shared experts, no q_lora; V3 routing: sigmoid scores, selection
+// bias, groups, normalised weights), gemma2 and gemma3 (sliding windows small enough to matter,
+// soft-caps), phi3 (fused projections), qwen35 and qwen35moe (Gated DeltaNet beside gated
+// attention, a multi-token-prediction block). Names are "<family> <type>".
 std::vector<EngineFixture> family_fixtures(DType type);
 // The registry's fixture named "<name> <type>" (e.g. "qwen3moe"); throws if there is none.
 EngineFixture family_fixture(const std::string& name, DType type);

@@ -1,5 +1,5 @@
 // A stand-in Generator for driving serve::Api without a GPU: it records each generation request
-// (its tokens, constraint, logprobs) and attention request, and answers at once: "ok", or the
+// (its tokens, constraint, logprobs), attention and embedding request, and answers at once: "ok", or the
 // events of `script` when the test set one; every query attends to its first key.
 #pragma once
 #include <memory>
@@ -43,10 +43,23 @@ class RecordingGenerator : public Generator {
     for (size_t row = 0; row < config_.n_heads * n; ++row) p[row * n] = 1;
     return p;
   }
+  // Records the inputs; each vector holds the input's length then its last token id.
+  std::vector<std::vector<float>> embed(std::vector<std::vector<int32_t>> inputs, Pooling pooling) override {
+    embed_inputs = inputs, embed_pooling = pooling;
+    std::vector<std::vector<float>> out;
+    for (const auto& t : inputs) {
+      std::vector<float> v(config_.dim);
+      v[0] = float(t.size()), v[1] = float(t.back());
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
   std::vector<int32_t> prompt;  // of the last request
   GenerationRequest request;    // the last one
   std::vector<GenerationEvent> script;
   uint32_t attention_layer = 0;
+  std::vector<std::vector<int32_t>> embed_inputs;  // of the last embedding request
+  Pooling embed_pooling = Pooling::Unspecified;
 
  private:
   Tokenizer tok_;

@@ -15,7 +15,7 @@ using namespace vkllm;
 namespace {
 
 // Replays one graph: returns the first clobbered read, or "" when every read is intact.
-std::string first_clobber(Transformer& t, uint32_t n, LogitsMode mode) {
+std::string first_clobber(Transformer& t, uint32_t n, OutputMode mode) {
   Transformer::Trace unshared = t.trace(n, mode, true), planned = t.trace(n, mode, false);
   const ArenaPlanner& plan = t.arena_plan();
   REQUIRE(unshared.commands.size() == planned.commands.size());
@@ -65,8 +65,8 @@ TEST_CASE("no live activation is overwritten, for every architecture and batch s
       }
     CHECK(plan.total_bytes() < plan.unshared_bytes());  // something is shared
     for (uint32_t n : {1u, 5u, 16u})
-      for (LogitsMode mode : {LogitsMode::Last, LogitsMode::All}) {
-        INFO(f.name << ", " << n << " tokens, " << (mode == LogitsMode::All ? "all logits" : "last logits"));
+      for (OutputMode mode : {OutputMode::Last, OutputMode::All}) {
+        INFO(f.name << ", " << n << " tokens, " << (mode == OutputMode::All ? "all logits" : "last logits"));
         CHECK(first_clobber(t, n, mode) == "");
       }
   }

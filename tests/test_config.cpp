@@ -303,6 +303,7 @@ TEST_CASE("config of every family in the fixture registry survives a file round 
     CHECK(c.swa_layers == want.swa_layers);
     CHECK((c.attn_softcap == want.attn_softcap && c.final_softcap == want.final_softcap));
     CHECK(c.query_scale == want.query_scale);
+    CHECK(c.pooling == s.pooling);
     CHECK(parameter_count(c) == [&] {
       uint64_t n = 0;
       for (const GgufTensor& t : f.tensors()) n += t.n_elements();

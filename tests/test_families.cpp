@@ -98,7 +98,7 @@ TEST_CASE("the check names the first activation that diverges", "[families][chec
   ref::Model reference(l.file, l.engine->config());
   std::vector<Tap> taps;
   Loaded plain = load(f.spec, {.kv_type = DType::F32});
-  std::span<const float> logits = plain.engine->transformer().forward_tapped(tokens, 0, LogitsMode::Last, taps);
+  std::span<const float> logits = plain.engine->transformer().forward_tapped(tokens, 0, OutputMode::Last, taps);
   for (Tap& t : taps)
     if (t.layer == 1 && t.name == "ffn_inp") t.values[3] += 1.0f;
   CheckReport r = compare_with_reference(reference, tokens, 0, taps, logits, 2);

@@ -155,7 +155,7 @@ Ours open(const fs::path& path, uint32_t batch) {
 Run ours(Engine& e, const std::vector<int32_t>& tokens) {
   std::vector<Tap> taps;
   Run r;
-  std::span<const float> logits = e.transformer().forward_tapped(tokens, 0, LogitsMode::All, taps);
+  std::span<const float> logits = e.transformer().forward_tapped(tokens, 0, OutputMode::All, taps);
   r.logits.assign(logits.begin(), logits.end());
   for (const Tap& t : taps) {
     if (t.name != "ffn_moe_topk") continue;

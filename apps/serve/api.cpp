@@ -112,6 +112,8 @@ HttpReply Api::route(const HttpRequest& r, const ClientAlive& alive) const {
       {"POST", "/api/create", [&] { return ollama_unsupported(r); }},
       {"POST", "/api/copy", [&] { return ollama_unsupported(r); }},
       {"DELETE", "/api/delete", [&] { return ollama_unsupported(r); }},
+      {"POST", "/v1/embeddings", [&] { return embeddings(r); }},
+      {"POST", "/api/embed", [&] { return ollama_embed(r); }},
   };
   constexpr std::string_view model_prefix = "/v1/models/";
   if (r.path.starts_with(model_prefix) && r.path.size() > model_prefix.size()) {

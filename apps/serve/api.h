@@ -7,6 +7,7 @@
 //   KV-cache cost beside the other attention kinds) for the demo page (api_attention.cpp)
 //   POST /v1/messages, POST /v1/messages/count_tokens   Anthropic's Messages API over the chat
 //   route (api_messages.cpp, anthropic.h), its errors in Anthropic's shape
+//   POST /v1/embeddings (OpenAI's), POST /api/embed (Ollama's): embeddings (api_embeddings.cpp)
 //   GET / and GET /<file>: the demo page (web_assets.h), open like /health: it holds no data
 //   GET /v1/models/{id}, GET /slots (each KV-cache slot's state, as llama-server shows them)
 //   Ollama's API (api_ollama.cpp): GET /api/tags, /api/version, /api/ps; POST /api/show,
@@ -82,6 +83,7 @@ struct ApiOptions {
   DType kv_type = DType::F16;                         // the KV cache's storage, for /v1/info
   bool log_prompts = false;                           // RequestRecord::prompt is filled
   ModelFacts facts;
+  Pooling pooling = Pooling::Last;  // embeddings' (--pooling, else the file's pooling_type, else last)
 };
 
 // The longest sequence POST /v1/attention takes: a map the page can draw (and a few MB of JSON).
@@ -110,6 +112,8 @@ class Api {
   HttpReply detokenize(const HttpRequest& request) const;
   HttpReply attention(const HttpRequest& request) const;
   HttpReply info() const;
+  HttpReply embeddings(const HttpRequest& request) const;
+  HttpReply ollama_embed(const HttpRequest& request) const;
   static HttpReply page_file(const HttpRequest& request);
   // Ollama's routes (api_ollama.cpp).
   json ollama_model_json(bool running) const;

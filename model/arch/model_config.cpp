@@ -343,6 +343,11 @@ void read_metadata(const GgufFile& f, ModelConfig& c) {
   if (const GgufValue* t = f.find(kTokenCount); t && t->type() == GgufType::Array)
     n_tokens = uint32_t(std::min<uint64_t>(t->size(), UINT32_MAX));
   c.vocab_size = read_u32(f, k("vocab_size"), n_tokens);
+  if (f.find(k("pooling_type"))) {
+    uint32_t p = read_u32(f, k("pooling_type"));
+    if (p > uint32_t(Pooling::Rank)) f.fail(fmt::format("pooling_type {} is not one of llama.cpp's (0 to 4)", p));
+    c.pooling = Pooling(p);
+  }
 }
 
 }  // namespace
@@ -380,6 +385,7 @@ void write_config(GgufWriter& w, const ModelConfig& c) {
   w.add(k("rope.dimension_count"), c.rope.dim);
   w.add(k("rope.freq_base"), c.rope.theta);
   w.add(k("vocab_size"), c.vocab_size);
+  if (c.pooling != Pooling::Unspecified) w.add(k("pooling_type"), uint32_t(c.pooling));
   c.architecture().write_hparams(w, k, c);
   if (c.rope.scaling != RopeScaling::None) {
     w.add(k("rope.scaling.type"), to_string(c.rope.scaling));

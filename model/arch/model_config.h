@@ -21,6 +21,9 @@ enum class AttentionKind { MHA, GQA, MQA, MLA, Hybrid };
 enum class RopeMode { Norm, Neox };  // pairs (2i, 2i+1) or (i, i + n_rot/2); docs/formats.md §3.2
 enum class RopeScaling { None, Linear, Yarn };
 enum class MlaLayout { None, Split, Fused };  // attn_k_b + attn_v_b (new files) or attn_kv_b (old)
+// How an embedding model pools its tokens' hidden states into one vector (<arch>.pooling_type,
+// the values of llama.cpp's llama_pooling_type); Unspecified: the file has no such key.
+enum class Pooling : int32_t { Unspecified = -1, None = 0, Mean = 1, Cls = 2, Last = 3, Rank = 4 };
 
 std::string_view to_string(AttentionKind k);
 std::string_view to_string(RopeMode m);
@@ -164,6 +167,7 @@ struct ModelConfig {
   // Multi-token-prediction blocks after the n_layers of the trunk (nextn_predict_layers; block_count
   // counts them): their tensors are checked and loaded from the file but not run.
   uint32_t n_nextn_layers = 0;
+  Pooling pooling = Pooling::Unspecified;  // pooling_type: what the file says embeddings are
 
   const Architecture& architecture() const;
   AttentionKind attention_kind() const;

@@ -29,7 +29,8 @@ Engine::Engine(const Context& ctx, const GgufFile& file, const EngineOptions& op
   weights_ = std::make_unique<Weights>(ctx, file, config_, progress, options.max_weight_buffer);
   cache_ = std::make_unique<KvCache>(ctx, config_, n_ctx, options.kv_type, options.slots);
   if (config_.hybrid()) recurrent_ = std::make_unique<RecurrentCache>(ctx, config_, options.slots);
-  uint32_t batch = std::clamp(options.batch, 1u, n_ctx);
+  // A step holds at most one slot's context per sequence.
+  uint32_t batch = uint32_t(std::clamp<uint64_t>(options.batch, 1, uint64_t(n_ctx) * std::max(1u, options.slots)));
   transformer_ =
       std::make_unique<Transformer>(ctx, config_, *weights_, *cache_, batch, options.profiling, recurrent_.get());
   ctx_ = &ctx;
@@ -41,7 +42,7 @@ Engine::Engine(const Context& ctx, const GgufFile& file, const EngineOptions& op
 Engine::~Engine() = default;
 
 // One chunk at n_past; with the check on, tapped and compared with the reference.
-std::span<const float> Engine::forward(std::span<const int32_t> chunk, LogitsMode mode) {
+std::span<const float> Engine::forward(std::span<const int32_t> chunk, OutputMode mode) {
   history_.resize(n_past_);
   history_.insert(history_.end(), chunk.begin(), chunk.end());
   if (!reference_) return transformer_->forward(chunk, n_past_, mode);
@@ -74,7 +75,7 @@ std::span<const float> Engine::eval(std::span<const int32_t> tokens) {
   std::span<const float> logits;
   for (size_t i = 0; i < tokens.size(); i += transformer_->max_batch()) {
     auto chunk = tokens.subspan(i, std::min<size_t>(transformer_->max_batch(), tokens.size() - i));
-    logits = forward(chunk, LogitsMode::Last);
+    logits = forward(chunk, OutputMode::Last);
     n_past_ += uint32_t(chunk.size());
   }
   return logits;
@@ -88,7 +89,7 @@ std::vector<float> Engine::eval_all(std::span<const int32_t> tokens) {
   out.reserve(tokens.size() * config_.vocab_size);
   for (size_t i = 0; i < tokens.size(); i += transformer_->max_batch()) {
     auto chunk = tokens.subspan(i, std::min<size_t>(transformer_->max_batch(), tokens.size() - i));
-    auto logits = forward(chunk, LogitsMode::All);
+    auto logits = forward(chunk, OutputMode::All);
     out.insert(out.end(), logits.begin(), logits.end());
     n_past_ += uint32_t(chunk.size());
   }

@@ -71,7 +71,7 @@ class Engine {
   // the logits of each chunk's last token, (chunks, vocab), valid until the next call. The
   // single-sequence state (n_past) is not touched; slot 0 is shared with it.
   std::span<const float> step(std::span<const SeqChunk> batch) {
-    return transformer_->forward(batch, LogitsMode::Last);
+    return transformer_->forward(batch, OutputMode::Last);
   }
 
   // Appends tokens to the sequence (in chunks of the batch size) and returns the logits of the
@@ -107,7 +107,7 @@ class Engine {
 
  private:
   void check_fits(size_t n) const;
-  std::span<const float> forward(std::span<const int32_t> chunk, LogitsMode mode);
+  std::span<const float> forward(std::span<const int32_t> chunk, OutputMode mode);
 
   ModelConfig config_;
   std::unique_ptr<Tokenizer> tokenizer_;

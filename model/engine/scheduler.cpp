@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "engine/embedding.h"
 #include "error.h"
 
 namespace vkllm {
@@ -90,6 +91,47 @@ void Scheduler::run_attention() {
     slots_[slot].last_used = ++clock_;
     try {
       job->result.set_value(engine_.attention_probabilities(job->tokens, job->layer, slot));
+    } catch (...) {
+      job->result.set_exception(std::current_exception());
+    }
+  }
+}
+
+std::vector<std::vector<float>> Scheduler::embed(std::vector<std::vector<int32_t>> inputs, Pooling pooling) {
+  for (size_t i = 0; i < inputs.size(); ++i) {  // the checks embed() makes, before waiting for a slot
+    ENSURE(!inputs[i].empty(), fmt::format("input {} has no tokens", i));
+    ENSURE(inputs[i].size() <= engine_.n_ctx(),
+           fmt::format("input {} is {} tokens; a slot's context holds {}", i, inputs[i].size(), engine_.n_ctx()));
+    check_token_ids(inputs[i], engine_.config().vocab_size);
+  }
+  if (inputs.empty()) return {};
+  auto job = std::make_shared<EmbedJob>(EmbedJob{.inputs = std::move(inputs), .pooling = pooling});
+  auto result = job->result.get_future();
+  {
+    std::lock_guard lock(mutex_);
+    if (!accepting_) throw QueueFull("the server is stopping");
+    embed_.push_back(job);
+  }
+  wake_.notify_all();
+  return result.get();
+}
+
+// One job at a time takes every idle slot (their cached prefixes are forgotten).
+void Scheduler::run_embed() {
+  for (;;) {
+    std::vector<uint32_t> idle;
+    for (uint32_t i = 0; i < slots_.size(); ++i)
+      if (!slots_[i].seq) idle.push_back(i);
+    std::shared_ptr<EmbedJob> job;
+    {
+      std::lock_guard lock(mutex_);
+      if (embed_.empty() || idle.empty()) return;
+      job = std::move(embed_.front());
+      embed_.pop_front();
+    }
+    for (uint32_t i : idle) slots_[i].cached.clear(), slots_[i].last_used = ++clock_;
+    try {
+      job->result.set_value(vkllm::embed(engine_, job->inputs, job->pooling, idle));
     } catch (...) {
       job->result.set_exception(std::current_exception());
     }
@@ -253,17 +295,23 @@ void Scheduler::loop() {
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !order_.empty() || !attention_.empty(); });
+      wake_.wait(lock, [&] {
+        return stopping_ || !queue_.empty() || !order_.empty() || !attention_.empty() || !embed_.empty();
+      });
       if (stopping_) {
         for (Waiting& w : queue_) w.handle->push({.done = true, .finish = RequestFinish::Cancelled});
         queue_.clear();
         for (auto& job : attention_)
           job->result.set_exception(std::make_exception_ptr(QueueFull("the server is stopping")));
         attention_.clear();
+        for (auto& job : embed_)
+          job->result.set_exception(std::make_exception_ptr(QueueFull("the server is stopping")));
+        embed_.clear();
         break;
       }
     }
     run_attention();  // before admitting, so that a steady queue of requests cannot starve it
+    run_embed();
     {
       std::lock_guard lock(mutex_);
       admit();

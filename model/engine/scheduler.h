@@ -39,6 +39,9 @@ class Scheduler : public Generator {
   // Runs on the scheduler's thread before admitting new requests, in the least recently used idle
   // slot (whose cached tokens are then forgotten); waits while every slot is running.
   std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer) override;
+  // Likewise before admitting new requests, in every idle slot at once; running sequences wait
+  // while a job's inputs run.
+  std::vector<std::vector<float>> embed(std::vector<std::vector<int32_t>> inputs, Pooling pooling) override;
   // Refuses new requests (QueueFull), lets the running and queued ones go on for up to `grace`,
   // then cancels the rest and stops the thread.
   void shutdown(std::chrono::milliseconds grace);
@@ -58,9 +61,15 @@ class Scheduler : public Generator {
     uint32_t layer = 0;
     std::promise<std::vector<float>> result;
   };
+  struct EmbedJob {
+    std::vector<std::vector<int32_t>> inputs;
+    Pooling pooling = Pooling::Last;
+    std::promise<std::vector<std::vector<float>>> result;
+  };
   void loop();
   void admit();          // queued requests into idle slots (mutex held)
   void run_attention();  // queued attention captures, each in an idle slot
+  void run_embed();      // queued embedding jobs, each over every idle slot
   uint32_t pick_slot(const std::vector<int32_t>& prompt, uint32_t& reuse) const;
   void release(uint32_t slot);
   void drop_cancelled();
@@ -76,10 +85,11 @@ class Scheduler : public Generator {
   Batch batch_;
   uint64_t clock_ = 0;
 
-  mutable std::mutex mutex_;  // guards queue_, attention_, accepting_, stopping_ and stats_
+  mutable std::mutex mutex_;  // guards queue_, attention_, embed_, accepting_, stopping_ and stats_
   std::condition_variable wake_;
   std::deque<Waiting> queue_;
   std::deque<std::shared_ptr<AttentionJob>> attention_;  // attention captures waiting for an idle slot
+  std::deque<std::shared_ptr<EmbedJob>> embed_;          // embedding jobs waiting for idle slots
   bool accepting_ = true, stopping_ = false;
   SchedulerStats stats_;
   std::vector<SlotState> slot_states_;

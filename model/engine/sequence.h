@@ -117,6 +117,11 @@ class Generator {
   // KV-cache slot no request is using (it waits for one). Throws Error for a bad layer, sequence
   // or token id, QueueFull when the generator is stopping.
   virtual std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer) = 0;
+  // The pooled embeddings of several inputs (engine/embedding.h embed(): dim floats each, not
+  // normalised), computed between forward steps in the KV-cache slots no request is using, all
+  // of them at once (it waits for one). Throws Error for an empty or too long input or a bad
+  // token id, QueueFull when the generator is stopping.
+  virtual std::vector<std::vector<float>> embed(std::vector<std::vector<int32_t>> inputs, Pooling pooling) = 0;
 };
 
 // submit() refuses: too many requests wait for a slot, or the generator is stopping.

@@ -17,7 +17,7 @@ namespace vkllm::blocks {
 void embeddings(const RecordContext& r);
 // Layer l's attention, then (with `ffn`; the attention capture stops before it) its FFN or MoE.
 void layer(const RecordContext& r, uint32_t l, bool ffn = true);
-void logits(const RecordContext& r, LogitsMode mode);
+void output(const RecordContext& r, OutputMode mode);
 
 // The blocks.
 void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l);

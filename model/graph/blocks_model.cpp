@@ -79,15 +79,21 @@ void layer(const RecordContext& r, uint32_t l, bool with_ffn) {
 }
 
 // Final norm and the output projection: of each sequence's last token (gathered by the indices
-// in last_rows), or of all n in chunks of rows small enough for one binding of the logits.
-void logits(const RecordContext& r, LogitsMode mode) {
+// in last_rows), or of all n in chunks of rows small enough for one binding of the logits. Hidden
+// stops after the norm, written straight to the host-visible output: pooling is a few additions
+// per value on the host, and the projection, the largest matmul, is not needed.
+void output(const RecordContext& r, OutputMode mode) {
   const ModelConfig& c = r.c;
   const Acts& a = r.acts;
   Stream& s = r.s;
   uint32_t n = r.n, dim = c.dim, vocab = c.vocab_size, m = r.seqs;
   BufferView x = r.act_rows(a.x, dim), h = r.act_rows(a.h, dim);
   const Tensor& out = r.w.output();
-  if (mode == LogitsMode::Last) {
+  if (mode == OutputMode::Hidden) {
+    ops::rmsnorm(s, x, r.w.output_norm().view, r.logits.view(0, 4ull * n * dim), n, dim, c.norm_eps);
+    return;
+  }
+  if (mode == OutputMode::Last) {
     BufferView hm = r.act(a.h, 4ull * m * dim);
     ops::get_rows(s, DType::F32, x, r.in.last_rows.view(0, 4ull * m), hm, m, dim);
     ops::rmsnorm(s, hm, r.w.output_norm().view, hm, m, dim, c.norm_eps);

@@ -22,8 +22,10 @@ namespace vkllm {
 
 class Context;
 
-// Last: the logits of each sequence's last token of the step; All: of every token.
-enum class LogitsMode { Last, All };
+// What a step gives back. Last: the logits of each sequence's last token of the step; All: of
+// every token; Hidden: every token's final-normed hidden state, the output projection skipped
+// (embeddings: the caller pools them per sequence).
+enum class OutputMode { Last, All, Hidden };
 
 // An activation of a forward pass copied to the host for checking against the reference model
 // (VKLLM_CHECK, `vkllm logits --check`): (rows, width) floats, token-major. layer -1: before the
@@ -96,7 +98,7 @@ struct RecordContext {
   const StepBuffers& in;
   const Buffer* scratch;         // attention's split-K partials; null when no step needs them
   const Buffer* linear_scratch;  // the chunked delta rule's per-chunk matrices (hybrid models)
-  const Buffer& logits;          // (rows, vocab) f32, host-visible
+  const Buffer& logits;          // (rows, vocab) f32, host-visible; Hidden: (n, dim)
   // What this recording is for.
   uint32_t n = 0;                        // tokens of the step
   uint32_t seqs = 1;                     // sequences of the step (one per KV-cache slot)

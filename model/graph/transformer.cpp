@@ -163,10 +163,10 @@ void Transformer::plan_arena() {
                                                     .chunked = true});
     linear_scratch_ = std::make_unique<Buffer>(ctx_, bytes, Memory::Device, "delta rule scratch");
   }
-  fit_logits(cache_.slots());
+  fit_output(uint64_t(cache_.slots()) * c_.vocab_size);
 
   declare_activations();
-  Trace t = trace(max_batch_, LogitsMode::Last, true);
+  Trace t = trace(max_batch_, OutputMode::Last, true);
   for (size_t op = 0; op < t.commands.size(); ++op)
     for (bool write : {false, true})
       for (const BufferView& v : write ? t.commands[op].writes : t.commands[op].reads)
@@ -190,11 +190,11 @@ uint64_t Transformer::attention_scratch_need() const {
   return scratch;
 }
 
-Transformer::Trace Transformer::trace(uint32_t n, LogitsMode mode, bool unshared, uint32_t seqs) {
+Transformer::Trace Transformer::trace(uint32_t n, OutputMode mode, bool unshared, uint32_t seqs) {
   ENSURE(n >= 1 && n <= max_batch_, fmt::format("a forward takes 1 to {} tokens, not {}", max_batch_, n));
   ENSURE(seqs >= 1 && seqs <= std::min(n, cache_.slots()), "a step has 1 to min(tokens, slots) sequences");
   ENSURE(unshared || arena_, "the arena is not planned yet");
-  fit_logits(mode == LogitsMode::All ? n : seqs);
+  fit_output(output_floats(n, seqs, mode));
   Stream s(ctx_, Stream::Tracing{});
   // Nothing reads or writes the placeholder: a tracing stream only logs the views.
   std::optional<Buffer> placeholder;
@@ -230,22 +230,34 @@ uint64_t Transformer::activation_bytes() const {
 
 // --- recording
 
-void Transformer::record(const RecordContext& r, LogitsMode mode) {
+void Transformer::record(const RecordContext& r, OutputMode mode) {
   blocks::embeddings(r);
   for (uint32_t l = 0; l < c_.n_layers; ++l) blocks::layer(r, l);
-  blocks::logits(r, mode);
+  blocks::output(r, mode);
 }
 
-void Transformer::fit_logits(uint32_t rows) {
-  if (!logits_ || logits_->size() < uint64_t(rows) * 4 * c_.vocab_size) {
-    graphs_.clear();  // recorded graphs write into the old logits buffer
+uint64_t Transformer::output_floats(uint32_t n, uint32_t seqs, OutputMode mode) const {
+  switch (mode) {
+    case OutputMode::Last:
+      return uint64_t(seqs) * c_.vocab_size;
+    case OutputMode::All:
+      return uint64_t(n) * c_.vocab_size;
+    case OutputMode::Hidden:
+      return uint64_t(n) * c_.dim;
+  }
+  return 0;
+}
+
+void Transformer::fit_output(uint64_t floats) {
+  if (!logits_ || logits_->size() < floats * 4) {
+    graphs_.clear();  // recorded graphs write into the old output buffer
     last_ = nullptr;
-    logits_ = std::make_unique<Buffer>(ctx_, uint64_t(rows) * 4 * c_.vocab_size, Memory::Host, "logits");
+    logits_ = std::make_unique<Buffer>(ctx_, floats * 4, Memory::Host, "logits");
   }
 }
 
-Stream& Transformer::graph(uint32_t n, uint32_t seqs, LogitsMode mode) {
-  fit_logits(mode == LogitsMode::All ? n : seqs);
+Stream& Transformer::graph(uint32_t n, uint32_t seqs, OutputMode mode) {
+  fit_output(output_floats(n, seqs, mode));
   auto key = std::make_tuple(n, seqs, int(mode));
   auto it = graphs_.find(key);
   if (it == graphs_.end()) {
@@ -295,7 +307,7 @@ void Transformer::write_step(std::span<const SeqChunk> batch) {
   std::memcpy(step_.mapped(), step.data(), step.size() * sizeof(push::StepParams));
 }
 
-std::span<const float> Transformer::forward(std::span<const SeqChunk> batch, LogitsMode mode) {
+std::span<const float> Transformer::forward(std::span<const SeqChunk> batch, OutputMode mode) {
   size_t n = 0;
   for (const SeqChunk& c : batch) n += c.tokens.size();
   ENSURE(n >= 1 && n <= max_batch_, fmt::format("a forward takes 1 to {} tokens, not {}", max_batch_, n));
@@ -306,18 +318,17 @@ std::span<const float> Transformer::forward(std::span<const SeqChunk> batch, Log
   Stream& s = graph(uint32_t(n), seqs, mode);
   s.submit_wait();
   last_ = &s;
-  uint64_t rows = mode == LogitsMode::All ? n : seqs;
-  return {reinterpret_cast<const float*>(logits_->mapped()), rows * c_.vocab_size};
+  return {reinterpret_cast<const float*>(logits_->mapped()), output_floats(uint32_t(n), seqs, mode)};
 }
 
 // Recorded for this call only, with the taps; the cached graphs stay as they are.
-std::span<const float> Transformer::forward_tapped(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode,
+std::span<const float> Transformer::forward_tapped(std::span<const int32_t> tokens, uint32_t pos0, OutputMode mode,
                                                    std::vector<Tap>& taps) {
   uint32_t n = uint32_t(tokens.size());
   ENSURE(n >= 1 && n <= max_batch_, fmt::format("a forward takes 1 to {} tokens, not {}", max_batch_, n));
   SeqChunk one{.slot = 0, .pos0 = pos0, .tokens = tokens};
   write_step(std::span<const SeqChunk>(&one, 1));
-  fit_logits(mode == LogitsMode::All ? n : 1);
+  fit_output(output_floats(n, 1, mode));
   std::vector<TapCopy> tapped;
   Stream s(ctx_);
   RecordContext r = context(s, n, 1);
@@ -329,11 +340,10 @@ std::span<const float> Transformer::forward_tapped(std::span<const int32_t> toke
     t.tap.values = t.host->download<float>(size_t(t.tap.rows) * t.tap.width);
     taps.push_back(std::move(t.tap));
   }
-  uint64_t rows = mode == LogitsMode::All ? n : 1;
-  return {reinterpret_cast<const float*>(logits_->mapped()), rows * c_.vocab_size};
+  return {reinterpret_cast<const float*>(logits_->mapped()), output_floats(n, 1, mode)};
 }
 
-std::span<const float> Transformer::forward(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode) {
+std::span<const float> Transformer::forward(std::span<const int32_t> tokens, uint32_t pos0, OutputMode mode) {
   SeqChunk one{.slot = 0, .pos0 = pos0, .tokens = tokens};
   return forward(std::span<const SeqChunk>(&one, 1), mode);
 }

@@ -44,14 +44,15 @@ class Transformer {
               bool profiling = false, RecurrentCache* recurrent = nullptr);
   ~Transformer();
 
-  // Stores the K/V of every chunk's tokens in its slot and returns logits, valid until the next
-  // call: Last: (chunks, vocab), each chunk's last token in batch order; All: (tokens, vocab).
-  std::span<const float> forward(std::span<const SeqChunk> batch, LogitsMode mode);
+  // Stores the K/V of every chunk's tokens in its slot and returns its output, valid until the
+  // next call: Last: (chunks, vocab) logits, each chunk's last token in batch order; All: (tokens,
+  // vocab) logits; Hidden: (tokens, dim), the final-normed hidden states.
+  std::span<const float> forward(std::span<const SeqChunk> batch, OutputMode mode);
   // One sequence in slot 0: Last gives the last token's logits (vocab).
-  std::span<const float> forward(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode);
+  std::span<const float> forward(std::span<const int32_t> tokens, uint32_t pos0, OutputMode mode);
   // The same forward, recorded for this call only, that also copies the activations the blocks
   // tap (attention and FFN inputs and outputs, routing) into `taps`, in graph order.
-  std::span<const float> forward_tapped(std::span<const int32_t> tokens, uint32_t pos0, LogitsMode mode,
+  std::span<const float> forward_tapped(std::span<const int32_t> tokens, uint32_t pos0, OutputMode mode,
                                         std::vector<Tap>& taps);
 
   // The softmax probabilities of every head of `layer` over a sequence that starts at position 0
@@ -82,18 +83,19 @@ class Transformer {
     std::vector<TracedCommand> commands;
     VkBuffer arena;  // the buffer the activation views name
   };
-  Trace trace(uint32_t n, LogitsMode mode, bool unshared = false, uint32_t seqs = 1);
+  Trace trace(uint32_t n, OutputMode mode, bool unshared = false, uint32_t seqs = 1);
 
  private:
   void declare_activations();
   void plan_arena();
-  uint64_t attention_scratch_need() const;           // for any step shape
-  void fit_logits(uint32_t rows);                    // grows the logits buffer to `rows` rows
-  void write_step(std::span<const SeqChunk> batch);  // the step's host-visible inputs
+  uint64_t attention_scratch_need() const;                                   // for any step shape
+  uint64_t output_floats(uint32_t n, uint32_t seqs, OutputMode mode) const;  // what a step gives back
+  void fit_output(uint64_t floats);                                          // grows the output buffer to hold `floats`
+  void write_step(std::span<const SeqChunk> batch);                          // the step's host-visible inputs
   // The blocks' view of a recording of n tokens of seqs sequences into s (no taps, no capture).
   RecordContext context(Stream& s, uint32_t n, uint32_t seqs, VkBuffer unshared = VK_NULL_HANDLE) const;
-  Stream& graph(uint32_t n, uint32_t seqs, LogitsMode mode);
-  void record(const RecordContext& r, LogitsMode mode);
+  Stream& graph(uint32_t n, uint32_t seqs, OutputMode mode);
+  void record(const RecordContext& r, OutputMode mode);
 
   const Context& ctx_;
   const ModelConfig& c_;
@@ -107,7 +109,7 @@ class Transformer {
   std::unique_ptr<Buffer> arena_, scratch_, linear_scratch_;
   Buffer tokens_, positions_, kv_rows_, step_, last_rows_;  // graph/record.h StepBuffers
   StepBuffers inputs_;
-  std::unique_ptr<Buffer> logits_;  // (rows, vocab) f32, host-visible; grown for LogitsMode::All
+  std::unique_ptr<Buffer> logits_;  // the output (output_floats) f32, host-visible; grown as needed
   struct Graph {
     std::unique_ptr<Stream> stream;
     uint64_t used;  // for least-recently-used eviction

@@ -280,6 +280,13 @@ std::vector<float> Model::attention_probabilities(std::span<const int32_t> token
   return probs;
 }
 
+std::vector<float> Model::hidden_states(std::span<const int32_t> tokens) const {
+  KvState fresh;
+  Chunk one{&fresh, tokens};
+  Step step{.hidden = true};
+  return run(std::span<const Chunk>(&one, 1), step, {});
+}
+
 std::vector<float> Model::run(std::span<const Chunk> batch, Step& step, const TapFn& tap) const {
   step.chunks = batch;
   std::vector<int32_t> tokens;
@@ -324,6 +331,7 @@ std::vector<float> Model::run(std::span<const Chunk> batch, Step& step, const Ta
   tap_ = nullptr;
   for (const Chunk& c : batch) c.state->n_ += c.tokens.size();
   rmsnorm(x.data(), x.data(), weight(TensorRole::OutputNorm).data(), n, dim, c_.norm_eps);
+  if (step.hidden) return x;
   auto logits = project(weight(c_.tied_embeddings ? TensorRole::TokenEmbd : TensorRole::Output), x.data(), n, dim);
   if (c_.final_softcap > 0) softcap(logits.data(), logits.data(), logits.size(), c_.final_softcap);
   return logits;

@@ -66,6 +66,9 @@ class Model {
   // attention weighs the keys (MLA: over the decompressed per-head keys, the naive form):
   // (heads, n, n) f32, [head][query][key], 0 for keys after the query. Runs layers 0 .. layer.
   std::vector<float> attention_probabilities(std::span<const int32_t> tokens, uint32_t layer) const;
+  // The final-normed hidden states (n_tokens, dim) of a sequence from position 0: what the
+  // output projection would read (embeddings pool them).
+  std::vector<float> hidden_states(std::span<const int32_t> tokens) const;
 
  private:
   // The batch being run: chunks in order, each token's absolute position, the chunks' offsets.
@@ -76,6 +79,7 @@ class Model {
     size_t n = 0;
     int capture_layer = -1;               // the layer whose probabilities go to `probs` (one chunk)
     std::vector<float>* probs = nullptr;  // (heads, n, n)
+    bool hidden = false;                  // stop after the final norm (hidden_states)
   };
   // forward(batch), or with step.capture_layer set only up to that layer's attention.
   std::vector<float> run(std::span<const Chunk> batch, Step& step, const TapFn& tap) const;

@@ -60,6 +60,18 @@ class FakeGenerator : public Generator {
         for (size_t k = 0; k <= q; ++k) p[(h * n + q) * n + k] = 1.0f / float(q + 1);
     return p;
   }
+  // A vector from the tokens' ids: equal inputs give equal vectors.
+  std::vector<std::vector<float>> embed(std::vector<std::vector<int32_t>> inputs, Pooling) override {
+    std::vector<std::vector<float>> out;
+    for (const auto& t : inputs) {
+      ENSURE(!t.empty() && t.size() <= n_ctx(), "bad embedding input");
+      std::vector<float> v(config_.dim);
+      for (size_t i = 0; i < v.size(); ++i)
+        v[i] = float((i * 2654435761u + uint32_t(t.back()) * 40503u) % 1000) / 500 - 1;
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
 
  private:
   Tokenizer tok_;
@@ -182,6 +194,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       {"POST", "/v1/completions"},  // 20: with the overload flag (byte 1 & 8)
       {"POST", "/v1/messages"},
       {"POST", "/v1/messages/count_tokens"},
+      {"POST", "/v1/embeddings"},
+      {"POST", "/api/embed"},
   };
   if (size < 2) return 0;
   const auto& route = routes[data[0] % (sizeof routes / sizeof routes[0])];

@@ -81,6 +81,9 @@ int main(int argc, char** argv) {
                "tool_choice": {"type": "any"}, "thinking": {"type": "enabled", "budget_tokens": 10}})"},
       {22, 0, R"({"model": "m", "messages": [{"role": "user", "content": "Hi"}], "tools": [{"name": "f",
                "input_schema": {"type": "object"}}]})"},
+      {23, 0, R"({"input": ["In the beginning", "And God said"], "encoding_format": "base64", "dimensions": 8})"},
+      {23, 0, R"({"input": [[1, 2, 3], [4]], "model": "fuzz"})"},
+      {24, 0, R"({"model": "fuzz", "input": ["a", "b"], "truncate": false})"},
   };
   int n = 0;
   for (const Seed& s : seeds) {

@@ -9,6 +9,10 @@
 //       line "greedy t1 ... tN": N argmax tokens decoded one at a time after the prompt;
 //       --experts adds "experts LAYER POS e1 ... ek" for every prompt token of every
 //       mixture-of-experts layer: the experts llama.cpp's router chose (its ffn_moe_topk)
+//   llamacpp_oracle embed -m FILE [--pooling mean|cls|last] --tokens 1,2,3 [--tokens 4,5 ...]
+//       one line per sequence: "embedding SEQ v0 v1 ..." (n_embd values, %.9g), llama.cpp's pooled
+//       embedding (llama_get_embeddings_seq, not normalised) with every sequence in one batch
+//       under its own sequence id; the pooling is the file's unless --pooling is given
 //   llamacpp_oracle quantize IN OUT TYPE
 //       llama_model_quantize (llama.cpp's quantizer) to TYPE: Q8_0, Q4_0, Q4_K_M, MXFP4_MOE, ...
 //   llamacpp_oracle dequantize TYPE IN OUT
@@ -225,6 +229,72 @@ int logits(int argc, char** argv) {
   return 0;
 }
 
+// One batch of several sequences, each with its own id and every token an output (as
+// llama.cpp's embedding example adds them).
+llama_batch sequences_batch(const std::vector<std::vector<llama_token>>& seqs, size_t total) {
+  llama_batch b = llama_batch_init(int32_t(total), 0, 1);
+  for (size_t s = 0; s < seqs.size(); ++s)
+    for (size_t i = 0; i < seqs[s].size(); ++i) {
+      int32_t k = b.n_tokens++;
+      b.token[k] = seqs[s][i], b.pos[k] = llama_pos(i), b.n_seq_id[k] = 1, b.seq_id[k][0] = llama_seq_id(s);
+      b.logits[k] = 1;
+    }
+  return b;
+}
+
+int embed(int argc, char** argv) {
+  std::string model;
+  std::vector<std::vector<llama_token>> seqs;
+  enum llama_pooling_type pooling = LLAMA_POOLING_TYPE_UNSPECIFIED;
+  static const std::map<std::string, enum llama_pooling_type> poolings = {
+      {"mean", LLAMA_POOLING_TYPE_MEAN}, {"cls", LLAMA_POOLING_TYPE_CLS}, {"last", LLAMA_POOLING_TYPE_LAST}};
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "-m")
+      model = value;
+    else if (flag == "--tokens")
+      seqs.push_back(parse_tokens(value));
+    else if (flag == "--pooling" && poolings.count(value))
+      pooling = poolings.at(value);
+    else
+      throw std::runtime_error("embed: unknown option or value: " + flag + " " + value);
+  }
+  if (model.empty() || seqs.empty() || argc % 2) throw std::runtime_error("embed needs -m FILE and --tokens LIST");
+  size_t total = 0;
+  for (const auto& s : seqs) total += s.size();
+  Owned o;
+  llama_model_params mp = llama_model_default_params();
+  mp.n_gpu_layers = 0;
+  o.model = llama_model_load_from_file(model.c_str(), mp);
+  if (!o.model) fail(model + ": llama.cpp cannot load this file");
+  llama_context_params cp = llama_context_default_params();
+  cp.n_ctx = uint32_t((total + 255) / 256 * 256);
+  cp.n_batch = cp.n_ubatch = uint32_t(total);
+  cp.n_seq_max = uint32_t(seqs.size());
+  // One KV stream, as llama.cpp's embedding example sets it: with a stream per sequence, the
+  // batch is split into ubatches of equal tokens per sequence and mean/cls pool a part of one.
+  cp.kv_unified = true;
+  cp.embeddings = true;
+  cp.pooling_type = pooling;
+  cp.type_k = cp.type_v = GGML_TYPE_F32;
+  cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+  cp.no_perf = true;
+  o.ctx = llama_init_from_model(o.model, cp);
+  if (!o.ctx) fail(model + ": llama.cpp cannot create a context");
+  llama_batch b = sequences_batch(seqs, total);
+  int32_t rc = llama_decode(o.ctx, b);
+  llama_batch_free(b);
+  if (rc != 0) fail("llama_decode returned " + std::to_string(rc));
+  int n_embd = llama_model_n_embd(o.model);
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    const float* e = llama_get_embeddings_seq(o.ctx, llama_seq_id(s));
+    if (!e) fail("llama_get_embeddings_seq gave nothing (pooling none?)");
+    print_row("embedding", s, e, n_embd);
+  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw std::runtime_error("cannot write to stdout");
+  return 0;
+}
+
 llama_ftype ftype(const std::string& name) {
   static const std::map<std::string, llama_ftype> types = {
       {"F16", LLAMA_FTYPE_MOSTLY_F16},       {"Q8_0", LLAMA_FTYPE_MOSTLY_Q8_0},
@@ -369,15 +439,13 @@ int main(int argc, char** argv) {
     llama_log_set(quiet_log, nullptr);
     ggml_backend_load_all();  // ggml's CPU backends live beside this executable
     llama_backend_init();
-    static const std::map<std::string, int (*)(int, char**)> commands = {{"logits", logits},
-                                                                         {"quantize", quantize},
-                                                                         {"dequantize", dequantize},
-                                                                         {"quantize-ref", quantize_ref},
-                                                                         {"tokenize", tokenize}};
+    static const std::map<std::string, int (*)(int, char**)> commands = {
+        {"logits", logits},     {"quantize", quantize}, {"dequantize", dequantize}, {"quantize-ref", quantize_ref},
+        {"tokenize", tokenize}, {"embed", embed}};
     auto command = commands.find(argc > 1 ? argv[1] : "");
     if (command == commands.end())
       throw std::runtime_error(
-          "usage: llamacpp_oracle logits|quantize|dequantize|quantize-ref|tokenize ... (see tests/llamacpp/)");
+          "usage: llamacpp_oracle logits|embed|quantize|dequantize|quantize-ref|tokenize ... (see tests/llamacpp/)");
     int rc = command->second(argc, argv);
     llama_backend_free();
     return rc;
