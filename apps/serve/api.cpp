@@ -59,8 +59,9 @@ HttpReply Api::handle(const HttpRequest& request, const ClientAlive& alive) cons
   if (is_messages_path(request.path)) return anthropic_error_reply(std::move(reply));
   if (request.path.starts_with("/api/")) {
     json body = json::parse(reply.body, nullptr, false);
-    std::string message = body.is_object() && body.contains("error") ? body["error"].value("message", "") : "";
-    reply.body = dump(ollama_error(message));
+    const json* e = body.is_object() && body.contains("error") ? &body["error"] : nullptr;
+    if (e && e->is_string()) return reply;  // already Ollama's shape
+    reply.body = dump(ollama_error(e && e->is_object() ? e->value("message", "") : ""));
   }
   return reply;
 }
