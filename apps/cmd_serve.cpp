@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -38,6 +39,7 @@ namespace vkllm::cli {
 namespace {
 
 constexpr auto kShutdownGrace = std::chrono::milliseconds(2000);
+constexpr auto kDeviceLostGrace = std::chrono::milliseconds(2000);
 // Connection threads beyond --parallel: quick routes (health, models, metrics) and requests
 // waiting for a slot. More connections wait in the pool's queue without a thread.
 constexpr size_t kSpareThreads = 8;
@@ -151,7 +153,14 @@ void serve(const ServeOptions& o) {
   } catch (const Error& e) {  // completions still work
     std::fprintf(stderr, "vkllm serve: warning: %s; /v1/chat/completions is unavailable\n", e.what());
   }
-  Scheduler scheduler(*m.engine, {.max_queue = o.max_queue});
+  // A lost device fails every request (the scheduler does that); the server answers /health with
+  // 503 for a moment, so that a load balancer sees it, then stops and exits non-zero.
+  std::atomic<bool> lost{false};
+  Scheduler scheduler(*m.engine, {.max_queue = o.max_queue, .on_device_lost = [&lost](const std::string&) {
+                                    lost = true;
+                                    std::this_thread::sleep_for(kDeviceLostGrace);
+                                    kill(getpid(), SIGTERM);
+                                  }});
   serve::Api api(scheduler, {.model_id = id,
                              .api_key = o.api_key,
                              .chat_template = chat,
@@ -181,6 +190,7 @@ void serve(const ServeOptions& o) {
   server.run();
   kill(getpid(), SIGTERM);  // if run() ended on its own, the stopper is still waiting
   stopper.join();
+  ENSURE(!lost, "vkllm serve: stopped because the GPU was lost: " + scheduler.fault());
   std::fprintf(stderr, "vkllm serve: stopped\n");
 }
 

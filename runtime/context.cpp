@@ -327,7 +327,21 @@ void Context::run_now(const std::function<void(VkCommandBuffer)>& record) const 
   VkFence fence = one_off_fence_.get();
   VK_CHECK(vkResetFences(device(), 1, &fence));
   VK_CHECK(vkQueueSubmit(queue_, 1, &submit, fence));
-  VK_CHECK(vkWaitForFences(device(), 1, &fence, VK_TRUE, UINT64_MAX));
+  wait(fence);
+}
+
+void Context::wait(VkFence fence) const {
+  static const double seconds = [] {
+    const char* env = std::getenv("VKLLM_GPU_TIMEOUT");
+    return env && std::atof(env) > 0 ? std::atof(env) : 0.0;
+  }();
+  double limit = seconds > 0 ? seconds : (caps().type == "cpu" ? 600 : 60);
+  VkResult r = vkWaitForFences(device(), 1, &fence, VK_TRUE, uint64_t(limit * 1e9));
+  if (r == VK_TIMEOUT)
+    throw DeviceLost(VK_ERROR_DEVICE_LOST,
+                     fmt::format("waiting for the GPU ({} s without an answer, VKLLM_GPU_TIMEOUT)", limit).c_str(),
+                     __FILE__, __LINE__);
+  VK_CHECK(r);
 }
 
 std::optional<uint32_t> Context::memory_type(uint32_t type_bits, VkMemoryPropertyFlags need,

@@ -82,6 +82,10 @@ class Context {
 
   // Records with `record` into a one-off command buffer, submits it and waits.
   void run_now(const std::function<void(VkCommandBuffer)>& record) const;
+  // Waits for a fence, at most VKLLM_GPU_TIMEOUT seconds (default 60 on a GPU, 600 on a CPU
+  // device: lavapipe is that much slower); past it the device counts as lost (DeviceLost), so
+  // that a hung driver cannot hang a server.
+  void wait(VkFence fence) const;
   // Index of a memory type allowed by `type_bits` with all of `need`, preferring all of `want`.
   std::optional<uint32_t> memory_type(uint32_t type_bits, VkMemoryPropertyFlags need, VkMemoryPropertyFlags want) const;
   // Labels a handle for validation messages and GPU debuggers (no-op without debug utils).

@@ -217,7 +217,7 @@ void Stream::submit_wait() {
   VK_CHECK(vkResetFences(ctx_.device(), 1, &fence));
   VK_CHECK(vkQueueSubmit(ctx_.queue(), 1, &submit, fence));
   auto t0 = std::chrono::steady_clock::now();
-  VK_CHECK(vkWaitForFences(ctx_.device(), 1, &fence, VK_TRUE, UINT64_MAX));
+  ctx_.wait(fence);
   last_wait_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

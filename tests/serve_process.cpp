@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <regex>
 #include <sstream>
 
@@ -28,7 +30,7 @@ std::vector<std::string> split_args(const std::string& args) {
 
 }  // namespace
 
-ServeProcess::ServeProcess(const std::string& args) {
+ServeProcess::ServeProcess(const std::string& args, const std::string& env) {
   int fds[2];
   REQUIRE(pipe(fds) == 0);
   std::vector<std::string> argv_s = {VKLLM_BIN, "serve", "--port", "0"};
@@ -40,6 +42,7 @@ ServeProcess::ServeProcess(const std::string& args) {
     int null = open("/dev/null", O_RDWR);
     dup2(null, STDIN_FILENO), dup2(null, STDOUT_FILENO);
     close(fds[0]), close(fds[1]);
+    for (const std::string& kv : split_args(env)) putenv(strdup(kv.c_str()));
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -14,15 +14,17 @@ namespace vkllm::test {
 
 class ServeProcess {
  public:
-  // Starts `vkllm serve --port 0 <args>` and waits until it listens (fails the test otherwise).
-  explicit ServeProcess(const std::string& args);
+  // Starts `vkllm serve --port 0 <args>` (with `env`'s NAME=VALUE words set) and waits until it
+  // listens (fails the test otherwise).
+  explicit ServeProcess(const std::string& args, const std::string& env = "");
   ~ServeProcess();  // SIGKILL if still running
   ServeProcess(const ServeProcess&) = delete;
 
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
   httplib::Client client(int timeout_seconds = 120) const;
-  // Sends the signal and waits up to `timeout` seconds; the exit status (-1: still running, killed).
+  // Sends the signal (0: none, only waits) and waits up to `timeout` seconds; the exit status
+  // (-1: still running, killed).
   int stop(int signal, double timeout, double* seconds = nullptr);
   std::string log() const;  // what it printed on stderr so far
 

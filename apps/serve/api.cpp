@@ -6,6 +6,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "check.h"
 #include "error.h"
 #include "serve/anthropic.h"
 #include "serve/ollama.h"
@@ -73,6 +74,8 @@ HttpReply Api::dispatch(const HttpRequest& request, const ClientAlive& alive) co
     return error(e.status, e.type, e.what());
   } catch (const QueueFull& e) {
     return error(503, "unavailable_error", e.what());
+  } catch (const VulkanError& e) {  // the engine's fault, not the request's (e.g. /v1/attention)
+    return error(500, "server_error", e.what());
   } catch (const Error& e) {  // a template or tokenizer refused the request's content
     return error(400, "invalid_request_error", e.what());
   } catch (const std::exception& e) {
@@ -87,10 +90,7 @@ HttpReply Api::route(const HttpRequest& r, const ClientAlive& alive) const {
     std::function<HttpReply()> run;
   };
   const Route routes[] = {
-      {"GET", "/health",
-       [] {
-         return json_reply({{"status", "ok"}});
-       }},
+      {"GET", "/health", [&] { return health(); }},
       {"GET", "/v1/models", [&] { return models(); }},
       {"GET", "/metrics", [&] { return metrics(); }},
       {"POST", "/v1/completions", [&] { return completions(r, false, alive); }},
@@ -148,6 +148,14 @@ HttpReply Api::page_file(const HttpRequest& r) {
                       {"X-Content-Type-Options", "nosniff"},
                       {"Content-Security-Policy",
                        "default-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"}}};
+}
+
+// 503 once the generator cannot run anything (a lost device): load balancers take it out.
+HttpReply Api::health() const {
+  std::string fault = gen_.fault();
+  if (fault.empty()) return json_reply({{"status", "ok"}});
+  return json_reply({{"status", "error"}, {"error", {{"message", fault}, {"type", "server_error"}, {"code", 503}}}},
+                    503);
 }
 
 HttpReply Api::unauthorized() {

@@ -101,6 +101,7 @@ class Api {
   HttpReply route(const HttpRequest& request, const ClientAlive& alive) const;
   HttpReply completions(const HttpRequest& request, bool chat, const ClientAlive& alive) const;
   static HttpReply unauthorized();
+  HttpReply health() const;
   json model_json() const;
   HttpReply messages(const HttpRequest& request, const ClientAlive& alive) const;
   HttpReply count_tokens(const HttpRequest& request) const;

@@ -33,11 +33,12 @@ ApiError cancelled_error() {
   return ApiError(503, "unavailable_error", "the request was cancelled: the server is stopping");
 }
 
-// A request that ended without its reply: cancelled, or generation could not go on (a grammar no
-// token of the vocabulary continues: the request's fault, so a 400).
+// A request that ended without its reply: cancelled, generation could not go on (a grammar no
+// token of the vocabulary continues: the request's fault, so a 400), or the engine failed (500).
 std::optional<ApiError> failure(const GenerationEvent& e) {
   if (e.finish == RequestFinish::Cancelled) return cancelled_error();
   if (e.finish == RequestFinish::Error) return bad_request(e.error);
+  if (e.finish == RequestFinish::Fault) return ApiError(500, "server_error", e.error);
   return std::nullopt;
 }
 

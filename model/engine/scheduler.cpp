@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 
+#include "check.h"
 #include "engine/embedding.h"
 #include "error.h"
 
@@ -43,6 +46,7 @@ std::shared_ptr<GenerationHandle> Scheduler::submit(GenerationRequest request) {
   auto handle = std::make_shared<GenerationHandle>();
   {
     std::lock_guard lock(mutex_);
+    if (!fault_.empty()) throw QueueFull(fault_.c_str());
     if (!accepting_) throw QueueFull("the server is stopping");
     if (queue_.size() >= options_.max_queue) {
       ++stats_.rejected;
@@ -208,17 +212,31 @@ void Scheduler::admit() {
     Waiting& w = queue_.front();
     uint32_t reuse = 0, slot = pick_slot(w.request.prompt, reuse);
     if (slot == UINT32_MAX) return;
-    auto seq = std::make_unique<Sequence>(std::move(w.request), w.handle, engine_.tokenizer(), engine_.n_ctx());
+    Waiting taken = std::move(w);
     queue_.pop_front();
-    seq->reuse(reuse);
-    engine_.resume(slot, reuse, uint32_t(slots_[slot].cached.size()));  // hybrids: maybe from the checkpoint
-    stats_.prompt_tokens += seq->usage().prompt_tokens;
-    stats_.cached_tokens += reuse;
-    ++stats_.running;
-    slots_[slot].seq = std::move(seq);
-    slots_[slot].cached.clear();
-    order_.push_back(slot);
+    try {  // a failure here ends this request with it (a 500), not the ones behind it
+      start(slot, reuse, std::move(taken.request), taken.handle);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: the engine failed: %s\n", e.what());
+      taken.handle->push(
+          {.done = true, .finish = RequestFinish::Fault, .error = std::string("the engine failed: ") + e.what()});
+      if (dynamic_cast<const DeviceLost*>(&e)) throw;
+    }
   }
+}
+
+void Scheduler::start(uint32_t slot, uint32_t reuse, GenerationRequest request,
+                      std::shared_ptr<GenerationHandle> handle) {
+  inject_.hit(InjectedFault::Admit);
+  auto seq = std::make_unique<Sequence>(std::move(request), std::move(handle), engine_.tokenizer(), engine_.n_ctx());
+  seq->reuse(reuse);
+  engine_.resume(slot, reuse, uint32_t(slots_[slot].cached.size()));  // hybrids: maybe from the checkpoint
+  stats_.prompt_tokens += seq->usage().prompt_tokens;
+  stats_.cached_tokens += reuse;
+  ++stats_.running;
+  slots_[slot].seq = std::move(seq);
+  slots_[slot].cached.clear();
+  order_.push_back(slot);
 }
 
 // Frees a finished or cancelled sequence's slot; its tokens stay cached for prefix reuse.
@@ -262,6 +280,8 @@ void Scheduler::step() {
     if (slots_[slot].seq->pending().size() > 1) batch_.add(slot, *slots_[slot].seq);
   if (batch_.empty()) return;
   auto t0 = Clock::now();
+  inject_.hit(InjectedFault::Step);
+  inject_.hit(InjectedFault::DeviceLost);
   std::span<const float> logits = engine_.step(batch_.chunks());
   uint32_t vocab = engine_.config().vocab_size;
   uint64_t sampled = 0;
@@ -282,15 +302,51 @@ void Scheduler::step() {
   stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// A step threw (a device error): the running requests end as cancelled rather than hang.
-void Scheduler::fail_running() {
+// The engine failed under the running requests: they end with the fault (a 500) rather than hang.
+void Scheduler::fail_running(const std::string& why) {
   for (uint32_t slot : std::vector<uint32_t>(order_)) {
-    slots_[slot].seq->finish(RequestFinish::Cancelled);
+    slots_[slot].seq->finish(RequestFinish::Fault, why);
     slots_[slot].cached.clear();
     release(slot);
   }
 }
 
+void Scheduler::lose_device(const std::string& why) {
+  std::fprintf(stderr, "error: device lost: %s\n", why.c_str());
+  std::string fault = "the GPU was lost (" + why + "); the server is stopping";
+  fail_running(fault);
+  {
+    std::lock_guard lock(mutex_);
+    fault_ = fault;
+    accepting_ = false;
+    for (Waiting& w : queue_) w.handle->push({.done = true, .finish = RequestFinish::Fault, .error = fault});
+    queue_.clear();
+    for (auto& job : attention_) job->result.set_exception(std::make_exception_ptr(std::runtime_error(fault)));
+    attention_.clear();
+    for (auto& job : embed_) job->result.set_exception(std::make_exception_ptr(std::runtime_error(fault)));
+    embed_.clear();
+  }
+  if (options_.on_device_lost) options_.on_device_lost(fault);
+}
+
+std::string Scheduler::fault() const {
+  std::lock_guard lock(mutex_);
+  return fault_;
+}
+
+void Scheduler::round() {
+  run_attention();  // before admitting, so that a steady queue of requests cannot starve it
+  run_embed();
+  {
+    std::lock_guard lock(mutex_);
+    admit();
+  }
+  drop_cancelled();
+  step();
+}
+
+// Every exception of a round is caught here: a lost device ends the loop (nothing can run on it
+// again), anything else fails the running requests and the loop goes on.
 void Scheduler::loop() {
   for (;;) {
     {
@@ -310,29 +366,46 @@ void Scheduler::loop() {
         break;
       }
     }
-    run_attention();  // before admitting, so that a steady queue of requests cannot starve it
-    run_embed();
-    {
-      std::lock_guard lock(mutex_);
-      admit();
-    }
-    drop_cancelled();
+    bool lost = false;
     try {
-      step();
+      round();
+    } catch (const DeviceLost& e) {
+      lose_device(e.what());
+      lost = true;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: forward step failed: %s\n", e.what());
-      fail_running();
+      std::fprintf(stderr, "error: the engine failed: %s\n", e.what());
+      fail_running(std::string("the engine failed: ") + e.what());
     }
     {
       std::lock_guard lock(mutex_);
       publish_slots();
     }
     wake_.notify_all();  // shutdown() waits for the work to drain
+    if (lost) return;
   }
   for (uint32_t slot : std::vector<uint32_t>(order_)) {
     slots_[slot].seq->finish(RequestFinish::Cancelled);
     release(slot);
   }
+}
+
+InjectedFault InjectedFault::from_env() {
+  const char* env = std::getenv("VKLLM_INJECT_FAULT");
+  if (!env) return {};
+  std::string spec = env;
+  size_t colon = spec.find(':');
+  std::string where = spec.substr(0, colon);
+  uint64_t at = colon == std::string::npos ? 1 : std::strtoull(spec.c_str() + colon + 1, nullptr, 10);
+  Where w = where == "admit" ? Admit : where == "step" ? Step : where == "device_lost" ? DeviceLost : None;
+  ENSURE(w != None && at > 0, fmt::format("VKLLM_INJECT_FAULT={}: expected admit:N, step:N or device_lost:N", spec));
+  return {.where = w, .at = at};
+}
+
+void InjectedFault::hit(Where w) {
+  if (w != where || ++count != at) return;
+  if (w == DeviceLost)
+    throw vkllm::DeviceLost(VK_ERROR_DEVICE_LOST, "an injected fault (VKLLM_INJECT_FAULT)", __FILE__, __LINE__);
+  throw std::runtime_error("an injected fault (VKLLM_INJECT_FAULT)");
 }
 
 }  // namespace vkllm

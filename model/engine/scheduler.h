@@ -9,9 +9,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -23,6 +25,19 @@ namespace vkllm {
 
 struct SchedulerOptions {
   uint32_t max_queue = 64;  // requests waiting for a slot; beyond it submit() throws QueueFull
+  // Called once, on the scheduler's thread, when the device is lost (after every request it
+  // held has been failed): the server stops and exits non-zero.
+  std::function<void(const std::string&)> on_device_lost;
+};
+
+// A test-only hook: VKLLM_INJECT_FAULT=admit:N | step:N | device_lost:N makes the scheduler throw
+// at its Nth admission or forward step (device_lost: as a lost GPU would), so the tests can hold
+// what the server does with engine faults.
+struct InjectedFault {
+  enum Where { None, Admit, Step, DeviceLost } where = None;
+  uint64_t at = 0, count = 0;
+  static InjectedFault from_env();
+  void hit(Where w);  // throws at the chosen call
 };
 
 class Scheduler : public Generator {
@@ -34,6 +49,7 @@ class Scheduler : public Generator {
   const Tokenizer& tokenizer() const override { return engine_.tokenizer(); }
   uint32_t n_ctx() const override { return engine_.n_ctx(); }
   SchedulerStats stats() const override;
+  std::string fault() const override;
   std::vector<SlotState> slot_states() const override;  // as of the last step
   const ModelConfig& config() const override { return engine_.config(); }
   // Runs on the scheduler's thread before admitting new requests, in the least recently used idle
@@ -67,14 +83,17 @@ class Scheduler : public Generator {
     std::promise<std::vector<std::vector<float>>> result;
   };
   void loop();
-  void admit();          // queued requests into idle slots (mutex held)
+  void admit();  // queued requests into idle slots (mutex held)
+  void start(uint32_t slot, uint32_t reuse, GenerationRequest request, std::shared_ptr<GenerationHandle> handle);
   void run_attention();  // queued attention captures, each in an idle slot
   void run_embed();      // queued embedding jobs, each over every idle slot
   uint32_t pick_slot(const std::vector<int32_t>& prompt, uint32_t& reuse) const;
   void release(uint32_t slot);
   void drop_cancelled();
   void step();
-  void fail_running();
+  void round();  // one pass of the loop: captures, embeddings, admissions and a forward step
+  void fail_running(const std::string& why);
+  void lose_device(const std::string& why);  // fails everything and stops for good
   void record_tokens(uint64_t n);
   void publish_slots();  // slot_states_ from slots_ (mutex held)
 
@@ -92,6 +111,8 @@ class Scheduler : public Generator {
   std::deque<std::shared_ptr<EmbedJob>> embed_;          // embedding jobs waiting for idle slots
   bool accepting_ = true, stopping_ = false;
   SchedulerStats stats_;
+  std::string fault_;  // why the device was lost; "" while it is not
+  InjectedFault inject_ = InjectedFault::from_env();
   std::vector<SlotState> slot_states_;
   std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> recent_;  // for generation_tps
   std::thread thread_;

@@ -18,6 +18,8 @@ const char* to_string(RequestFinish r) {
       return "cancelled";
     case RequestFinish::Error:
       return "error";
+    case RequestFinish::Fault:
+      return "fault";
     default:
       return "none";
   }

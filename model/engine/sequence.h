@@ -38,8 +38,9 @@ struct GenerationRequest {
 
 // stop: an end-of-generation token or a stop string; length: max_tokens or the context;
 // cancelled: the client went away or the server is shutting down; error: generation could not go
-// on (a grammar that no token of the vocabulary can continue), said in the event's `error`.
-enum class RequestFinish { None, Stop, Length, Cancelled, Error };
+// on because of the request (a grammar that no token of the vocabulary can continue); fault: the
+// engine failed (a GPU error, a lost device). Error and Fault say why in the event's `error`.
+enum class RequestFinish { None, Stop, Length, Cancelled, Error, Fault };
 const char* to_string(RequestFinish r);
 
 struct Usage {
@@ -111,6 +112,8 @@ class Generator {
   virtual uint32_t n_ctx() const = 0;  // tokens per sequence
   virtual SchedulerStats stats() const = 0;
   virtual std::vector<SlotState> slot_states() const = 0;
+  // Why the generator can no longer run anything (a lost device), or "" while it can.
+  virtual std::string fault() const { return ""; }
   virtual const ModelConfig& config() const = 0;
   // The attention probabilities of every head of `layer` over a sequence from position 0
   // (Engine::attention_probabilities: (heads, n, n) f32), computed between forward steps in a
