@@ -38,7 +38,8 @@ Choice choose(std::vector<DeviceReport>& reports) {
     }
   }
   if (c.profile)
-    for (DeviceReport& r : reports) r.profile = fit_profile(*c.profile, r.caps);
+    for (DeviceReport& r : reports)
+      r.profile = fit_profile(*c.profile, r.caps), r.problems = problems(r.caps, r.profile);
   return c;
 }
 
@@ -60,6 +61,8 @@ nlohmann::json to_json(const DeviceReport& r, bool chosen) {
       {"chosen", chosen},
       {"profile", r.profile.name},
       {"profile_tuned", r.profile.tuned},
+      // Kernels that cannot take their intended path here (empty: all run as planned).
+      {"path_notes", path_notes(c, r.profile)},
       {"features",
        {{"fp16", c.fp16},
         {"int8", c.int8},
@@ -73,6 +76,8 @@ nlohmann::json to_json(const DeviceReport& r, bool chosen) {
        {{"size", c.subgroup_size},
         {"min_size", c.min_subgroup_size},
         {"max_size", c.max_subgroup_size},
+        {"planned_size", r.profile.subgroup_size},  // 0: the profile takes the device's
+        {"run_size", r.profile.run_subgroup_size},
         {"operations", c.subgroup_op_names()}}},
       {"limits",
        {{"shared_memory_bytes", c.max_shared_memory},
@@ -107,8 +112,9 @@ void print_text(const DeviceReport& r, bool chosen, bool forced) {
   if (!r.problems.empty()) fmt::print("    cannot run vkllm: {}\n", fmt::join(r.problems, "; "));
   fmt::print("    fp16 {}, int8 {}, 16-bit storage {}, 8-bit storage {}, integer dot {}\n", yes_no(c.fp16),
              yes_no(c.int8), yes_no(c.storage16), yes_no(c.storage8), yes_no(c.integer_dot_product));
-  fmt::print("    subgroup size {} ({}..{}), operations: {}\n", c.subgroup_size, c.min_subgroup_size,
-             c.max_subgroup_size, fmt::join(c.subgroup_op_names(), " "));
+  fmt::print("    subgroup size {} ({}..{}), kernels run {}, operations: {}\n", c.subgroup_size, c.min_subgroup_size,
+             c.max_subgroup_size, r.profile.run_subgroup_size, fmt::join(c.subgroup_op_names(), " "));
+  for (const std::string& note : path_notes(c, r.profile)) fmt::print("    not as planned: {}\n", note);
   fmt::print("    shared memory {}, workgroup up to {} invocations, push constants {} B\n", bytes(c.max_shared_memory),
              c.max_workgroup_invocations, c.max_push_constants);
   fmt::print("    maxStorageBufferRange {}, maxMemoryAllocationSize {}, maxBufferSize {}\n",

@@ -51,7 +51,8 @@ struct InfoOptions {
 };
 
 // The memory vkllm may use on the device `run` would choose (its largest device-local heap, or
-// VKLLM_MEMORY_LIMIT when smaller); `problem` says why there is no answer.
+// that heap's budget where the device reports one, or VKLLM_MEMORY_LIMIT when smaller); `problem` says why there is no
+// answer.
 struct DeviceMemory {
   std::string name, problem;
   uint64_t bytes = 0;
@@ -67,8 +68,8 @@ DeviceMemory device_memory(const ModelOptions& o) {
     if (!index) index = preferred_device(reports);
     if (!index || *index >= reports.size()) return {.problem = "no Vulkan device that can run vkllm"};
     DeviceMemory d{.name = reports[*index].caps.name};
-    for (const MemoryHeap& h : reports[*index].caps.heaps)
-      if (h.device_local) d.bytes = std::max(d.bytes, h.size);
+    // The heap's budget where the driver reports one (VK_EXT_memory_budget), else its size.
+    d.bytes = reports[*index].caps.usable_device_bytes();
     uint64_t limit = requested_memory_limit(co);
     if (limit && limit < d.bytes) d.bytes = limit, d.limited = true;
     return d;

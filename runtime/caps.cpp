@@ -70,6 +70,19 @@ void read_memory(VkPhysicalDevice pd, DeviceCaps& c) {
   c.uma = all_mappable && c.type != "discrete";
 }
 
+// Heap budgets (VK_EXT_memory_budget): what the driver says this process may still allocate.
+void read_budget(VkPhysicalDevice pd, DeviceCaps& c) {
+  VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{.sType =
+                                                       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+  VkPhysicalDeviceMemoryProperties2 mp{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
+                                       .pNext = &budget};
+  vkGetPhysicalDeviceMemoryProperties2(pd, &mp);
+  for (size_t i = 0; i < c.heaps.size(); ++i) {
+    uint64_t b = budget.heapBudget[i], used = budget.heapUsage[i];
+    c.heaps[i].budget = b > used ? b - used : 0;
+  }
+}
+
 }  // namespace
 
 DeviceCaps read_caps(VkPhysicalDevice pd) {
@@ -105,6 +118,7 @@ DeviceCaps read_caps(VkPhysicalDevice pd) {
   c.integer_dot_product = v13 || has_extension(exts, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
   c.cooperative_matrix = has_extension(exts, "VK_KHR_cooperative_matrix");
   c.memory_budget = has_extension(exts, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  if (c.memory_budget) read_budget(pd, c);
 
   // Each struct is pushed to the front of a pNext chain, only where the device has it.
   void* chain = nullptr;
@@ -126,6 +140,8 @@ DeviceCaps read_caps(VkPhysicalDevice pd) {
   if (size_control) {
     c.min_subgroup_size = ssc.minSubgroupSize;
     c.max_subgroup_size = ssc.maxSubgroupSize;
+    c.required_subgroup_size_stages = ssc.requiredSubgroupSizeStages;
+    c.max_workgroup_subgroups = ssc.maxComputeWorkgroupSubgroups;
   }
   if (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) c.subgroup_ops = p11.subgroupSupportedOperations;
   c.max_memory_allocation = p11.maxMemoryAllocationSize;
@@ -157,6 +173,13 @@ uint64_t DeviceCaps::device_local_bytes() const {
   return total;
 }
 
+uint64_t DeviceCaps::usable_device_bytes() const {
+  uint64_t best = 0, usable = 0;
+  for (const MemoryHeap& h : heaps)
+    if (h.device_local && h.size > best) best = h.size, usable = h.budget ? std::min(h.budget, h.size) : h.size;
+  return usable;
+}
+
 std::vector<std::string> DeviceCaps::subgroup_op_names() const {
   static const std::pair<VkSubgroupFeatureFlagBits, const char*> names[] = {
       {VK_SUBGROUP_FEATURE_BASIC_BIT, "basic"},
@@ -182,11 +205,49 @@ std::vector<std::string> DeviceCaps::problems() const {
   if (!why.empty()) return why;  // the feature bits below were not read
   if (!storage16) why.push_back("no storageBuffer16BitAccess (f16 weights and KV cache)");
   if (!storage8) why.push_back("no storageBuffer8BitAccess (quantised weights)");
-  if (max_shared_memory < 16384)
-    why.push_back(fmt::format("only {} B of shared memory (needs 16 KiB)", max_shared_memory));
   // Kernels contain subgroup reductions; a module declaring them must not reach a device without.
   if (!subgroup_arithmetic()) why.push_back("no subgroup arithmetic in compute shaders");
-  if (max_workgroup_invocations < 256) why.push_back("workgroups of fewer than 256 invocations");
+  return why;
+}
+
+KernelNeeds kernel_needs(const Profile& p) {
+  constexpr uint32_t kIq3sGrid = 512 * 4;  // quant.glsl's table, in every kernel reading IQ3_S
+  constexpr uint32_t kMoePlanWg = 256;     // ops_moe.cpp's moe_plan workgroup
+  KernelNeeds n;
+  auto need_shared = [&](uint64_t bytes, std::string by) {
+    if (bytes > n.shared_bytes) n.shared_bytes = uint32_t(bytes), n.shared_by = std::move(by);
+  };
+  uint64_t tile = 4ull * p.matmul_bk * (p.matmul_bm + p.matmul_bn + 1);
+  need_shared(tile + kIq3sGrid, fmt::format("matmul {}x{}x{} tile with IQ3_S", p.matmul_bm, p.matmul_bn, p.matmul_bk));
+  need_shared(tile + 4ull * p.matmul_bn + kIq3sGrid,
+              fmt::format("matmul_id {}x{}x{} tile with IQ3_S", p.matmul_bm, p.matmul_bn, p.matmul_bk));
+  // matvec with a gate/up pair keeps at least 2 rows per thread (ops_matmul.cpp).
+  uint64_t rt = std::max(2u, p.matvec_rows_per_thread);
+  need_shared(4 * rt * p.matvec_tokens * p.matvec_wg + kIq3sGrid, "matvec reduction with IQ3_S");
+  auto need_wg = [&](uint32_t wg, std::string by) {
+    if (wg > n.workgroup) n.workgroup = wg, n.workgroup_by = std::move(by);
+  };
+  // matmul's threads are fixed by its tile, whatever matmul_wg was clamped to.
+  uint32_t matmul_threads = (p.matmul_bm / std::max(1u, p.matmul_tm)) * (p.matmul_bn / std::max(1u, p.matmul_tn));
+  need_wg(p.wg_size, "row kernels"), need_wg(p.matvec_wg, "matvec"), need_wg(p.attn_wg, "attention");
+  need_wg(matmul_threads, fmt::format("matmul {}x{} tile", p.matmul_bm, p.matmul_bn));
+  need_wg(kMoePlanWg, "moe_plan");
+  return n;
+}
+
+std::vector<std::string> problems(const DeviceCaps& caps, const Profile& p) {
+  std::vector<std::string> why = caps.problems();
+  if (!why.empty()) return why;
+  KernelNeeds n = kernel_needs(p);
+  if (caps.max_shared_memory < n.shared_bytes)
+    why.push_back(fmt::format("{} B of shared memory; profile {}'s {} needs {} B", caps.max_shared_memory, p.name,
+                              n.shared_by, n.shared_bytes));
+  uint32_t widest = std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]);
+  if (widest < n.workgroup)
+    why.push_back(fmt::format(
+        "workgroups of at most {} invocations (maxComputeWorkGroupInvocations {}, "
+        "maxComputeWorkGroupSize[0] {}); profile {}'s {} uses {}",
+        widest, caps.max_workgroup_invocations, caps.max_workgroup_size[0], p.name, n.workgroup_by, n.workgroup));
   return why;
 }
 
@@ -206,12 +267,15 @@ std::vector<Profile> make_profiles() {
   nvidia.matmul_bm = 64, nvidia.matmul_bn = 64, nvidia.matmul_bk = 32, nvidia.matmul_wg = 256;
   nvidia.attn_br = 32, nvidia.attn_bc = 32, nvidia.attn_wg = 128, nvidia.attn_split_min = 256;
   nvidia.attn_target_wgs = 256;
+  nvidia.subgroup_size = 32;
   rdna.name = "amd_rdna";
   rdna.matvec_wg = 64, rdna.matvec_rows = 4, rdna.matvec_rows_per_thread = 2, rdna.fp16_math = true;
   rdna.attn_br = 16, rdna.attn_bc = 64, rdna.attn_wg = 128, rdna.attn_target_wgs = 128;
+  rdna.subgroup_size = 32;  // wave32: matvec's 32 threads per row group are one subgroup
   gcn.name = "amd_gcn";
   gcn.matvec_wg = 64, gcn.matvec_rows = 1, gcn.wg_size = 256;
   gcn.attn_br = 16, gcn.attn_bc = 32, gcn.attn_wg = 64, gcn.attn_target_wgs = 128;
+  gcn.subgroup_size = 64;
   intel.name = "intel";
   intel.matvec_wg = 64, intel.matvec_rows = 4, intel.wg_size = 128, intel.subgroup_ops = false;
   intel.matmul_bm = 32, intel.matmul_bn = 32, intel.matmul_bk = 32, intel.matmul_wg = 128;
@@ -252,9 +316,47 @@ Profile profile_named(const std::string& name) {
 Profile fit_profile(Profile p, const DeviceCaps& caps) {
   p.fp16_math = p.fp16_math && caps.fp16;
   p.subgroup_ops = p.subgroup_ops && caps.subgroup_arithmetic();
-  auto clamp_wg = [&](uint32_t& wg) { wg = std::min(wg, caps.max_workgroup_invocations); };
+  // Narrower workgroups where the device allows fewer threads; a matmul tile that then no
+  // longer splits over its threads is reported by problems(), never run.
+  auto clamp_wg = [&](uint32_t& wg) {
+    wg = std::min({wg, caps.max_workgroup_invocations, caps.max_workgroup_size[0]});
+  };
   clamp_wg(p.wg_size), clamp_wg(p.matvec_wg), clamp_wg(p.matmul_wg), clamp_wg(p.attn_wg);
+  // Pipelines get the planned size where the device lets them require it, else its default
+  // (modules are SPIR-V 1.5, so without a requirement gl_SubgroupSize is subgroupSize).
+  bool planned = p.subgroup_size != 0 && caps.can_require_subgroup_size(p.subgroup_size);
+  p.run_subgroup_size = planned ? p.subgroup_size : caps.subgroup_size;
   return p;
+}
+
+namespace {
+
+// matvec's threads per row group (matvec.glsl's TK) for plain and gate/up-fused products.
+uint32_t matvec_tk(const Profile& p, bool glu) {
+  uint32_t rows = glu ? std::max(2u, p.matvec_rows) : p.matvec_rows;
+  uint32_t rt = glu ? std::max(2u, p.matvec_rows_per_thread) : p.matvec_rows_per_thread;
+  return p.matvec_wg * rt / std::max(1u, rows);
+}
+
+}  // namespace
+
+std::vector<std::string> path_notes(const DeviceCaps& caps, const Profile& p) {
+  std::vector<std::string> notes;
+  uint32_t sg = p.run_subgroup_size;
+  if (p.subgroup_size && sg != p.subgroup_size)
+    notes.push_back(fmt::format("profile {} is planned for subgroup size {}; this device runs {} (sizes {}..{}{})",
+                                p.name, p.subgroup_size, sg, caps.min_subgroup_size, caps.max_subgroup_size,
+                                caps.subgroup_size_control ? "" : ", no size control"));
+  if (!p.subgroup_ops || sg == 0) return notes;
+  for (bool glu : {false, true}) {
+    uint32_t tk = matvec_tk(p, glu);
+    if (tk > 1 && tk % sg != 0)
+      notes.push_back(
+          fmt::format("matvec{}: {} threads per row group is not a multiple of subgroup size {}: "
+                      "shared-memory tree instead of the subgroup reduction",
+                      glu ? " (gate/up fused)" : "", tk, sg));
+  }
+  return notes;
 }
 
 Profile choose_profile(const DeviceCaps& caps) {

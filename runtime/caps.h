@@ -13,6 +13,9 @@ struct MemoryHeap {
   uint64_t size = 0;
   bool device_local = false;
   bool host_visible = false;  // some memory type of this heap can be mapped
+  // VK_EXT_memory_budget, where the device has it (0: unknown): what this process may still
+  // allocate from the heap (heapBudget - heapUsage when read, before vkllm allocated anything).
+  uint64_t budget = 0;
 };
 
 struct DeviceCaps {
@@ -39,6 +42,15 @@ struct DeviceCaps {
 
   // Subgroups.
   uint32_t subgroup_size = 0, min_subgroup_size = 0, max_subgroup_size = 0;
+  // Size control: the stages a pipeline may require a size for (requiredSubgroupSizeStages) and
+  // the most subgroups one workgroup may then hold (maxComputeWorkgroupSubgroups).
+  VkShaderStageFlags required_subgroup_size_stages = 0;
+  uint32_t max_workgroup_subgroups = 0;
+  // Whether a compute pipeline may be created with this required subgroup size.
+  bool can_require_subgroup_size(uint32_t size) const {
+    return subgroup_size_control && (required_subgroup_size_stages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+           size >= min_subgroup_size && size <= max_subgroup_size && (size & (size - 1)) == 0;
+  }
   VkSubgroupFeatureFlags subgroup_ops = 0;  // in compute shaders
   bool subgroup_arithmetic() const { return subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT; }
 
@@ -60,12 +72,16 @@ struct DeviceCaps {
   uint32_t loop_iteration_limit = 0;
 
   uint64_t device_local_bytes() const;
+  // The largest device-local heap's memory this process may use: its budget where the device
+  // reports one (other processes' use taken off), else its size. What "fits" is judged against.
+  uint64_t usable_device_bytes() const;
   // Where vkllm starts a tensor that may be bound on its own (weights, KV halves, activations):
   // at least 256 bytes, the largest minStorageBufferOffsetAlignment Vulkan allows, so a layout
   // computed once is valid whatever the device asks.
   uint64_t binding_alignment() const { return std::max<uint64_t>(storage_offset_alignment, 256); }
   std::vector<std::string> subgroup_op_names() const;
-  // Why this device cannot run vkllm; empty when it can.
+  // Why this device cannot run vkllm, whatever the profile (version, queue, features); empty when
+  // it can. problems(caps, profile) adds what the profile's kernels need.
   std::vector<std::string> problems() const;
 };
 
@@ -98,8 +114,33 @@ struct Profile {
   uint32_t attn_target_wgs = 64;        // decode: workgroups that fill the device (split-K aims here;
                                         // Vulkan does not report compute units, so it is per family)
   bool subgroup_ops = true;             // use subgroup reductions where the device has them
-  bool fp16_math = false;               // f16 arithmetic in inner loops (results still checked vs f32 ref)
+  // The subgroup size the kernels were planned for (matvec's TK threads per row group must be a
+  // multiple of it for the subgroup reduction; 0: whatever the device uses). Pipelines require it
+  // where the device allows (subgroup size control); fit_profile sets run_subgroup_size to the
+  // size they will run with, and path_notes() says when that changes a kernel's path.
+  uint32_t subgroup_size = 0;
+  uint32_t run_subgroup_size = 0;
+  bool fp16_math = false;  // f16 arithmetic in inner loops (results still checked vs f32 ref)
 };
+
+// What the kernels need of a device under a profile, whatever the model: the most shared memory
+// a fixed tile takes (matmul_id's weight and x tiles and pair list, 4·bk·(bm+bn+1) + 4·bn,
+// IQ3_S's 2 KiB grid table on top; matvec's reduction) and the widest workgroup any pipeline is
+// created with. Attention tiles shrink to fit and are checked per model when planned.
+struct KernelNeeds {
+  uint32_t shared_bytes = 0;
+  std::string shared_by;  // the kernel that needs shared_bytes
+  uint32_t workgroup = 0;
+  std::string workgroup_by;
+};
+KernelNeeds kernel_needs(const Profile& p);
+// caps.problems() and what the profile's kernels need that the device lacks; empty when it can run.
+std::vector<std::string> problems(const DeviceCaps& caps, const Profile& p);
+
+// Where a fitted profile's kernels cannot take their intended path on this device (a subgroup size
+// other than planned, matvec's shared-memory tree instead of its subgroup reduction), one line
+// each; `vkllm devices` prints them. Empty: every kernel runs as planned.
+std::vector<std::string> path_notes(const DeviceCaps& caps, const Profile& p);
 
 // All built-in profiles, in a fixed order (tests iterate over them).
 const std::vector<Profile>& all_profiles();

@@ -178,8 +178,8 @@ std::vector<DeviceReport> survey_devices(const Instance& instance) {
   auto devices = instance.physical_devices();
   for (uint32_t i = 0; i < devices.size(); ++i) {
     DeviceReport r{.index = i, .caps = read_caps(devices[i])};
-    r.problems = r.caps.problems();
     r.profile = choose_profile(r.caps);
+    r.problems = problems(r.caps, r.profile);
     out.push_back(std::move(r));
   }
   return out;
@@ -239,6 +239,9 @@ Context::Context(const ContextOptions& options) : instance_(validation_requested
   caps_ = reports[index_].caps;
   std::string profile = requested_profile(options);
   profile_ = profile.empty() ? reports[index_].profile : fit_profile(profile_named(profile), caps_);
+  std::vector<std::string> why = problems(caps_, profile_);
+  ENSURE(why.empty(), fmt::format("device {} ({}) cannot run profile {}: {}", index_, caps_.name, profile_.name,
+                                  fmt::join(why, "; ")));
   memory_limit_ = requested_memory_limit(options);
 
   // Turn on every optional feature the device has; kernels pick paths from caps_.

@@ -1,6 +1,8 @@
 // Instance (loader, validation layer, debug messenger), device survey and choice, and Context:
 // the logical device, its compute queue and the kernel cache. The only place that reads the
 // environment (VKLLM_VALIDATE, VKLLM_DEVICE, VKLLM_PROFILE). Created first, outlives everything.
+// One thread drives a Context: KernelCache (built lazily on first use), run_now's one command pool
+// and fence, and set_profile share state without locks. Only the allocation counters are atomic.
 #pragma once
 #include <atomic>
 #include <functional>

@@ -6,6 +6,21 @@
 
 namespace vkllm {
 
+namespace {
+
+// The subgroup size a pipeline requires: the one its profile was planned for, where the device
+// allows requiring it for a workgroup of `wg` threads (constant_id 0 is every kernel's
+// local_size_x); else none, and the driver's default applies (path_notes() reports the change).
+uint32_t required_subgroup_size(const Context& ctx, uint32_t wg) {
+  const DeviceCaps& caps = ctx.caps();
+  uint32_t size = ctx.profile().run_subgroup_size;
+  if (ctx.profile().subgroup_size == 0 || size != ctx.profile().subgroup_size) return 0;
+  if (!caps.can_require_subgroup_size(size) || uint64_t(caps.max_workgroup_subgroups) * size < wg) return 0;
+  return size;
+}
+
+}  // namespace
+
 Kernel::Kernel(const Context& ctx, const spirv::Shader& shader, const KernelKey& key)
     : name_(shader.name), n_buffers_(key.n_buffers), push_size_(key.push_size) {
   VkDevice dev = ctx.device();
@@ -45,8 +60,12 @@ Kernel::Kernel(const Context& ctx, const spirv::Shader& shader, const KernelKey&
                             .pMapEntries = entries.data(),
                             .dataSize = key.spec.size() * 4,
                             .pData = key.spec.data()};
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo required{
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
+      .requiredSubgroupSize = key.subgroup_size};
   VkComputePipelineCreateInfo info{.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
                                    .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                                             .pNext = key.subgroup_size ? &required : nullptr,
                                              .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                                              .module = module,
                                              .pName = "main",
@@ -62,6 +81,7 @@ const Kernel& KernelCache::get(const spirv::Shader& shader, std::span<const Spec
                                uint32_t push_size) {
   KernelKey key{.code = shader.code.data(), .n_buffers = n_buffers, .push_size = push_size};
   for (const SpecConst& s : spec) key.spec.push_back(s.bits);
+  key.subgroup_size = required_subgroup_size(ctx_, key.spec.empty() ? 1 : key.spec[0]);
   auto it = kernels_.find(key);
   if (it == kernels_.end()) it = kernels_.emplace(key, std::make_unique<Kernel>(ctx_, shader, key)).first;
   return *it->second;

@@ -29,6 +29,7 @@ struct KernelKey {
   std::vector<uint32_t> spec;
   uint32_t n_buffers;
   uint32_t push_size;
+  uint32_t subgroup_size = 0;  // required of the pipeline (VK_EXT_subgroup_size_control); 0: the driver's
   auto operator<=>(const KernelKey&) const = default;
 };
 

@@ -173,31 +173,49 @@ BufferView sinks_binding(const AttentionShape& sh, BufferView sinks, BufferView 
 
 // --- flash attention
 
-AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
-  AttentionShape sh = resolved(shape);
-  check_shape(sh);
-  const Profile& prof = ctx.profile();
+namespace {
+
+// The profile's tile, lowered to the rows one sequence has in a KV group and to at most
+// kMaxAccumulators output floats per thread, then halved (the larger side first) until it fits
+// the device's shared memory. A forced tile (tests) is taken as it is, and must fit.
+AttentionPlan plan_tile(const DeviceCaps& caps, const Profile& prof, const AttentionShape& sh) {
   AttentionPlan plan{.br = prof.attn_br, .bc = prof.attn_bc, .wg = prof.attn_wg, .subgroup = prof.subgroup_ops};
-  plan.br = std::min(plan.br, std::bit_ceil(sh.seq_q * (sh.n_heads / sh.n_kv_heads)));
   auto layout = [&] { return flash_layout(plan.br, plan.bc, plan.wg, sh.dk, sh.dv); };
-  while (plan.br > 1 && layout().accumulators > kMaxAccumulators) plan.br /= 2;
-  uint32_t limit = ctx.caps().max_shared_memory;
-  while (layout().shared_bytes > limit && (plan.br > 1 || plan.bc > 1)) {
-    if (plan.bc >= plan.br)
-      plan.bc /= 2;
-    else
-      plan.br /= 2;
+  uint32_t limit = caps.max_shared_memory;
+  if (sh.force_br > 0) {
+    plan.br = sh.force_br, plan.bc = sh.force_bc, plan.wg = sh.force_wg;
+  } else {
+    plan.br = std::min(plan.br, std::bit_ceil(sh.seq_q * (sh.n_heads / sh.n_kv_heads)));
+    while (plan.br > 1 && layout().accumulators > kMaxAccumulators) plan.br /= 2;
+    while (layout().shared_bytes > limit && (plan.br > 1 || plan.bc > 1)) {
+      if (plan.bc >= plan.br)
+        plan.bc /= 2;
+      else
+        plan.br /= 2;
+    }
   }
   plan.shared_bytes = layout().shared_bytes;
-  ENSURE(plan.shared_bytes <= limit, fmt::format("attention: head dims {}/{} need {} bytes of shared memory even "
-                                                 "with one-row tiles; the device has {}",
-                                                 sh.dk, sh.dv, plan.shared_bytes, limit));
+  ENSURE(plan.shared_bytes <= limit, fmt::format("attention: head dims {}/{} need {} bytes of shared memory with "
+                                                 "{}x{} tiles; the device has {}",
+                                                 sh.dk, sh.dv, plan.shared_bytes, plan.br, plan.bc, limit));
+  ENSURE(layout().accumulators <= kMaxAccumulators && plan.wg <= caps.max_workgroup_invocations &&
+             plan.wg <= caps.max_workgroup_size[0],
+         fmt::format("attention: a {}x{} tile on {} threads does not fit the device", plan.br, plan.bc, plan.wg));
+  if (sh.force_br > 0) return plan;
   // Small tiles (decode: one row per KV head) get a smaller workgroup, down to one subgroup of
   // the widest size, rather than idle threads at every barrier.
-  uint32_t narrow = std::max({std::bit_ceil(plan.br * plan.bc), ctx.caps().max_subgroup_size, 1u});
+  uint32_t narrow = std::max({std::bit_ceil(plan.br * plan.bc), caps.max_subgroup_size, 1u});
   if (narrow < plan.wg && flash_layout(plan.br, plan.bc, narrow, sh.dk, sh.dv).accumulators <= kMaxAccumulators)
     plan.wg = narrow;
+  return plan;
+}
 
+}  // namespace
+
+AttentionPlan attention_plan(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape) {
+  AttentionShape sh = resolved(shape);
+  check_shape(sh);
+  AttentionPlan plan = plan_tile(caps, prof, sh);
   uint32_t base = row_blocks(sh, plan.br) * sh.n_kv_heads;
   if (sh.force_splits > 0) {
     plan.splits = sh.force_splits;
@@ -206,11 +224,15 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   }
   // A device that cuts long loops short (lavapipe) gets enough splits that no workgroup walks
   // more tiles than its loops may iterate, with a factor 2 of margin.
-  if (uint32_t loop_limit = ctx.caps().loop_iteration_limit) {
-    uint32_t max_tiles = loop_limit / 2 / flash_loop_iterations_per_tile(plan, sh.dk, sh.dv, ctx.caps());
+  if (uint32_t loop_limit = caps.loop_iteration_limit) {
+    uint32_t max_tiles = loop_limit / 2 / flash_loop_iterations_per_tile(plan, sh.dk, sh.dv, caps);
     plan.splits = std::max(plan.splits, ceil_div(sh.max_kv, uint64_t(max_tiles) * plan.bc));
   }
   return plan;
+}
+
+AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
+  return attention_plan(ctx.caps(), ctx.profile(), shape);
 }
 
 uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape) {

@@ -4,6 +4,7 @@
 // See ops.h for the conventions; the math and the recurrence are in shaders/flash_attn.glsl.
 #pragma once
 #include "buffer.h"
+#include "caps.h"
 #include "dtype.h"
 #include "stream.h"
 
@@ -42,6 +43,9 @@ struct AttentionShape {
   float softcap = 0;          // > 0: a score s = q.k * scale becomes softcap * tanh(s / softcap) (flash, probs)
   uint32_t max_kv = 0;        // upper bound on n_kv (a slot's capacity): sizes K/V, plans splits
   uint32_t force_splits = 0;  // tests and benchmarks: this split count instead of the planned one
+  // Tests: this tile (query rows, keys, threads) instead of the planned one, so a shape planned
+  // for another device runs here; it must fit this device (else attention_plan throws).
+  uint32_t force_br = 0, force_bc = 0, force_wg = 0;
 };
 
 // Tile sizes and split count one call runs with (specialization constants and grid).
@@ -64,6 +68,9 @@ struct AttentionPlan {
 // (record time), never on step.n_kv, so the graph can be replayed; each split takes its share of
 // the runtime key range. On a device with a loop iteration limit (lavapipe, DeviceCaps) the
 // split count is raised, forced or not, until each workgroup's loops stay well under it.
+// The plan depends only on the device description and the profile, so tests can plan for a
+// device that is not here (tests/device_descriptions.h); the Context overload plans for its own.
+AttentionPlan attention_plan(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape);
 AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape);
 
 // Bytes of the scratch buffer attention() needs for split-K partials (0: none).

@@ -19,14 +19,15 @@ struct AttentionCase {
   uint32_t n_q = 1, n_kv = 1, heads = 1, kv_heads = 1, dk = 64, dv = 64;
   bool f16 = true, causal = true;
   uint32_t window = 0;
-  float softcap = 0;         // > 0: scores soft-capped (gemma2)
-  uint32_t splits = 0;       // force this split count (0: planned)
-  uint32_t max_kv = 0;       // cache capacity (0: n_kv)
-  int pos0 = -1;             // position of the first query (-1: n_kv - n_q, or 0 when negative)
-  bool mla_view = false;     // V is the first dv elements of each K row: one buffer, row stride dk
-  bool naive = false;        // run the naive baseline instead
-  DType quant = DType::F32;  // Q8_0 / Q4_0: K/V stored quantised (then f16 is ignored)
-  bool sinks = false;        // one attention-sink logit per head (gpt-oss)
+  float softcap = 0;                // > 0: scores soft-capped (gemma2)
+  uint32_t splits = 0;              // force this split count (0: planned)
+  uint32_t br = 0, bc = 0, wg = 0;  // force this tile (0: planned); a plan made for another device
+  uint32_t max_kv = 0;              // cache capacity (0: n_kv)
+  int pos0 = -1;                    // position of the first query (-1: n_kv - n_q, or 0 when negative)
+  bool mla_view = false;            // V is the first dv elements of each K row: one buffer, row stride dk
+  bool naive = false;               // run the naive baseline instead
+  DType quant = DType::F32;         // Q8_0 / Q4_0: K/V stored quantised (then f16 is ignored)
+  bool sinks = false;               // one attention-sink logit per head (gpt-oss)
 
   DType kv_type() const { return quant != DType::F32 ? quant : f16 ? DType::F16 : DType::F32; }
 
@@ -43,15 +44,19 @@ struct AttentionCase {
                            .window = window,
                            .softcap = softcap,
                            .max_kv = capacity(),
-                           .force_splits = splits};
+                           .force_splits = splits,
+                           .force_br = br,
+                           .force_bc = bc,
+                           .force_wg = wg};
     if (mla_view) sh.v_head_stride = capacity() * dk, sh.v_row_stride = dk;
     return sh;
   }
   std::string describe() const {
-    return fmt::format("q={} kv={} heads={}/{} d={}/{} {}{}{}{}{}{}{}{}", n_q, n_kv, heads, kv_heads, dk, dv,
+    return fmt::format("q={} kv={} heads={}/{} d={}/{} {}{}{}{}{}{}{}{}{}", n_q, n_kv, heads, kv_heads, dk, dv,
                        info(kv_type()).name, causal ? " causal" : "", window ? fmt::format(" window={}", window) : "",
                        softcap ? fmt::format(" softcap={}", softcap) : "",
-                       splits ? fmt::format(" splits={}", splits) : "", mla_view ? " mla-view" : "",
+                       splits ? fmt::format(" splits={}", splits) : "",
+                       br ? fmt::format(" tile={}x{}/{}", br, bc, wg) : "", mla_view ? " mla-view" : "",
                        naive ? " naive" : "", sinks ? " sinks" : "");
   }
 };

@@ -25,13 +25,53 @@ int32_t best(std::span<const float> logits) {
   return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
 }
 
+namespace {
+
+// The gap between the largest and second largest logit.
+double top2_margin(std::span<const float> logits) {
+  std::vector<float> v(logits.begin(), logits.end());
+  std::partial_sort(v.begin(), v.begin() + 2, v.end(), std::greater<float>());
+  return double(v[0]) - double(v[1]);
+}
+
+double max_abs_diff(std::span<const float> a, std::span<const float> b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(double(a[i]) - double(b[i])));
+  return m;
+}
+
+}  // namespace
+
+// The first step whose tokens differ (steps: the tokens after the prompt); margin.size() if none.
+size_t Greedy::parting() const {
+  size_t prompt = gpu.size() - std::min(gpu.size(), size_t(steps));
+  for (size_t i = prompt; i < gpu.size(); ++i)
+    if (gpu[i] != reference[i]) return i - prompt;
+  return margin.size();
+}
+
+bool Greedy::agree() const {
+  size_t step = parting();
+  return step == margin.size() || (step < margin.size() && margin[step] <= 2 * error[step]);
+}
+
+std::string Greedy::describe() const {
+  size_t step = parting();
+  if (step == margin.size()) return "tokens equal";
+  return fmt::format("tokens part at step {}: top-2 margin {:.3e}, max |logit diff| {:.3e}", step, margin[step],
+                     error[step]);
+}
+
 Greedy greedy_both(Loaded& l, const ref::Model& reference, uint32_t vocab, int steps) {
   l.engine->reset();
   Greedy g{some_tokens(5, vocab, 2), some_tokens(5, vocab, 2)};
+  g.steps = steps;
   std::span<const float> logits = l.engine->eval(g.gpu);
   for (int step = 0; step < steps; ++step) {
     std::vector<float> all = reference.forward(g.reference);
-    g.reference.push_back(best(std::span(all).last(vocab)));
+    std::span<const float> want = std::span(all).last(vocab);
+    if (g.gpu == g.reference) g.margin.push_back(top2_margin(want)), g.error.push_back(max_abs_diff(logits, want));
+    g.reference.push_back(best(want));
     g.gpu.push_back(best(logits));
     logits = l.engine->eval(std::span<const int32_t>(&g.gpu.back(), 1));
   }

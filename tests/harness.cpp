@@ -7,6 +7,7 @@
 #include <random>
 
 #include "catch.h"
+#include "context.h"
 
 namespace vkllm::test {
 
@@ -89,5 +90,13 @@ void skip(const std::string& reason) {
 }
 
 const std::vector<std::string>& skipped() { return g_skipped; }
+
+double batching_bound(std::initializer_list<uint32_t> batch_sizes, double exact) {
+  constexpr double kF32Bound = 1e-7;
+  uint32_t min_n = gpu().profile().matmul_tiled_min_n;
+  bool tiled = false, matvec = false;
+  for (uint32_t n : batch_sizes) (n >= min_n ? tiled : matvec) = true;
+  return tiled && matvec ? std::max(exact, kF32Bound) : exact;
+}
 
 }  // namespace vkllm::test

@@ -6,6 +6,7 @@
 
 #include "catch.h"
 #include "cli.h"
+#include "harness.h"
 
 using vkllm::test::run_vkllm;
 
@@ -27,7 +28,10 @@ TEST_CASE("vkllm devices --json lists devices with their limits", "[cli]") {
     CHECK(d["limits"]["max_storage_buffer_range"].get<uint64_t>() > 0);
     if (d["name"].get<std::string>().starts_with("llvmpipe")) {  // lavapipe's real limits
       CHECK(d["limits"]["shared_memory_bytes"] == 32768);
-      CHECK(d["subgroup"]["size"] == 8);
+      // The size LP_NATIVE_VECTOR_WIDTH gives (8 by default), read from the device.
+      CHECK(d["subgroup"]["size"] == vkllm::test::gpu().caps().subgroup_size);
+      CHECK(d["subgroup"]["run_size"] == vkllm::test::gpu().caps().subgroup_size);
+      CHECK(d["path_notes"].empty());
       CHECK(d["limits"]["max_storage_buffer_range"] == 134217728);
       CHECK(d["profile"] == "llvmpipe");
       CHECK(d["uma"] == true);

@@ -32,7 +32,8 @@ void check_family(const test::EngineFixture& f) {
 
   test::Greedy g = test::greedy_both(l, reference, f.spec.vocab_size, 32);
   INFO(f.name);
-  CHECK(g.gpu == g.reference);
+  INFO(g.describe());
+  CHECK(g.agree());
 }
 
 // The registry's fixtures with experts (moe) or without.
@@ -72,7 +73,8 @@ TEST_CASE("MoE prefill in chunks and experts over many weight buffers change not
     // that weigh experts by a softmax over wide logits carry it on (gemma4-moe: 4.8e-10).
     ModelConfig c = fixture_config(f.spec);
     double bound = c.sliding_window ? 1e-9 : c.hybrid() ? 1e-10 : 1e-12;
-    test::check_nmse(chunked.engine->eval_all(tokens), want, bound, "chunks of 6 vs one batch, " + f.name);
+    test::check_nmse(chunked.engine->eval_all(tokens), want, test::batching_bound({6, 5, 23}, bound),
+                     "chunks of 6 vs one batch, " + f.name);
     CHECK(spread.engine->memory().weight_buffers > 8);
     test::check_nmse(spread.engine->eval_all(tokens), want, 0.0, "16 KiB weight buffers, " + f.name);
   }

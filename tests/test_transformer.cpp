@@ -109,7 +109,8 @@ TEST_CASE("32 greedy tokens are the same on the GPU and the reference", "[transf
     ref::Model reference(l.file, l.engine->config());
     test::Greedy g = test::greedy_both(l, reference, f.spec.vocab_size, 32);
     INFO(f.name);
-    CHECK(g.gpu == g.reference);
+    INFO(g.describe());
+    CHECK(g.agree());
   }
 }
 
@@ -119,7 +120,7 @@ TEST_CASE("prefill then decode equals one prefill and chunking changes nothing",
     Loaded whole = load(f.spec), chunked = load(f.spec, {.batch = 7});
     std::vector<float> want = whole.engine->eval_all(tokens);
     std::vector<float> got = chunked.engine->eval_all(tokens);
-    test::check_nmse(got, want, 1e-12, "chunks of 7 vs one batch, " + f.name);
+    test::check_nmse(got, want, test::batching_bound({7, 5, 40}, 1e-12), "chunks of 7 vs one batch, " + f.name);
 
     whole.engine->reset();
     whole.engine->eval(std::span(tokens).first(33));
@@ -129,7 +130,8 @@ TEST_CASE("prefill then decode equals one prefill and chunking changes nothing",
       stepwise.insert(stepwise.end(), l.begin(), l.end());
     }
     std::vector<float> tail(want.end() - 7 * f.spec.vocab_size, want.end());
-    test::check_nmse(stepwise, tail, 1e-10, "prefill 33 + decode 7 vs prefill 40, " + f.name);
+    test::check_nmse(stepwise, tail, test::batching_bound({33, 1, 40}, 1e-10),
+                     "prefill 33 + decode 7 vs prefill 40, " + f.name);
   }
 }
 
@@ -145,7 +147,7 @@ TEST_CASE("truncating the sequence lets a chat rewrite its tail", "[transformer]
   l.engine->reset();
   std::vector<float> all = l.engine->eval_all(seq);
   std::vector<float> want(all.end() - got.size(), all.end());
-  test::check_nmse(got, want, 1e-10, "truncate to 12 then 6 more");
+  test::check_nmse(got, want, test::batching_bound({20, 6, 18}, 1e-10), "truncate to 12 then 6 more");
 }
 
 TEST_CASE("the same seed samples the same tokens", "[transformer]") {
