@@ -289,6 +289,8 @@ std::vector<Profile> make_profiles() {
   // longer to compile; 1 row per thread is 3x slower). The same kernel over token blocks runs
   // prefill 3-4x faster than the tiled one, whose shared-memory loads are gathers too.
   llvmpipe.matvec_wg = 8, llvmpipe.matvec_rows = 64, llvmpipe.matvec_rows_per_thread = 8, llvmpipe.matvec_tokens = 4;
+  // Each of its lane-by-lane gathers costs about the same whatever its width: 16-byte loads.
+  llvmpipe.matvec_wide_loads = true;
   llvmpipe.wg_size = 128;
   llvmpipe.matmul_tiled_min_n = UINT32_MAX;
   llvmpipe.matmul_bm = 32, llvmpipe.matmul_bn = 32, llvmpipe.matmul_bk = 32, llvmpipe.matmul_wg = 64;

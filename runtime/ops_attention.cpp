@@ -217,16 +217,17 @@ AttentionPlan attention_plan(const DeviceCaps& caps, const Profile& prof, const 
   check_shape(sh);
   AttentionPlan plan = plan_tile(caps, prof, sh);
   uint32_t base = row_blocks(sh, plan.br) * sh.n_kv_heads;
+  uint32_t kv = sh.plan_kv ? std::min(sh.plan_kv, sh.max_kv) : sh.max_kv;
   if (sh.force_splits > 0) {
     plan.splits = sh.force_splits;
-  } else if (base < prof.attn_target_wgs && sh.max_kv >= 2 * prof.attn_split_min) {
-    plan.splits = std::min({ceil_div(prof.attn_target_wgs, base), sh.max_kv / prof.attn_split_min, kMaxSplits});
+  } else if (base < prof.attn_target_wgs && kv > plan.bc && kv >= 2 * prof.attn_split_min) {
+    plan.splits = std::min({ceil_div(prof.attn_target_wgs, base), kv / prof.attn_split_min, kMaxSplits});
   }
   // A device that cuts long loops short (lavapipe) gets enough splits that no workgroup walks
   // more tiles than its loops may iterate, with a factor 2 of margin.
   if (uint32_t loop_limit = caps.loop_iteration_limit) {
     uint32_t max_tiles = loop_limit / 2 / flash_loop_iterations_per_tile(plan, sh.dk, sh.dv, caps);
-    plan.splits = std::max(plan.splits, ceil_div(sh.max_kv, uint64_t(max_tiles) * plan.bc));
+    plan.splits = std::max(plan.splits, ceil_div(kv, uint64_t(max_tiles) * plan.bc));
   }
   return plan;
 }

@@ -42,6 +42,7 @@ struct AttentionShape {
   uint32_t window = 0;                           // > 0: also only if q - t < window; 0: no sliding window
   float softcap = 0;          // > 0: a score s = q.k * scale becomes softcap * tanh(s / softcap) (flash, probs)
   uint32_t max_kv = 0;        // upper bound on n_kv (a slot's capacity): sizes K/V, plans splits
+  uint32_t plan_kv = 0;       // > 0: no step run with this plan has n_kv above it (plans splits; 0: max_kv)
   uint32_t force_splits = 0;  // tests and benchmarks: this split count instead of the planned one
   // Tests: this tile (query rows, keys, threads) instead of the planned one, so a shape planned
   // for another device runs here; it must fit this device (else attention_plan throws).
@@ -64,8 +65,9 @@ struct AttentionPlan {
 // br * bc threads when that is fewer (not below the widest subgroup). Split-K (decode)
 // is used when the query blocks (of seq_q-token sequences) give fewer workgroups than the profile's attn_target_wgs
 // and max_kv holds at least two splits of attn_split_min keys: splits = enough workgroups to
-// reach the target, at most max_kv / attn_split_min and 64. The split count depends on max_kv
-// (record time), never on step.n_kv, so the graph can be replayed; each split takes its share of
+// reach the target, at most max_kv / attn_split_min and 64; no split at all when plan_kv keys fit
+// one tile. The split count depends on max_kv or plan_kv (record time), never on step.n_kv, so the
+// graph can be replayed for every step within plan_kv; each split takes its share of
 // the runtime key range. On a device with a loop iteration limit (lavapipe, DeviceCaps) the
 // split count is raised, forced or not, until each workgroup's loops stay well under it.
 // The plan depends only on the device description and the profile, so tests can plan for a

@@ -7,6 +7,7 @@
 #include <bit>
 #include <numeric>
 
+#include "align.h"
 #include "check.h"
 #include "context.h"
 #include "push.h"
@@ -152,20 +153,29 @@ BufferView sub(BufferView v, uint64_t offset, uint64_t size) { return {v.buffer,
 
 void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferView x, BufferView y, BufferView bias,
               const push::MatmulPush& pc, uint32_t B, const MatmulFusion& f) {
+  // w: from the first row on; its size may run past the rows.
   const Profile& p = s.context().profile();
   bool has_bias = bias.size > 0;
   BufferView b = has_bias ? bias : x;  // the bias binding exists either way; x stands in
+  uint64_t rows_bytes = uint64_t(B) * pc.M * row_bytes(k.type, pc.K);
   if (kind == Kind::Matvec) {
     // Float rows start 16-byte aligned and x loads as vec4 (else a scalar path is compiled).
     bool aligned = pc.K % 8 == 0 && pc.x_row_stride % 4 == 0 && (B == 1 || pc.x_batch_stride % 4 == 0);
     uint32_t nt = std::min(pc.N, p.matvec_tokens), rows = matvec_rows(p, f);
+    // Wide loads read whole 16-byte words, so the binding must end on one; the caller's view
+    // (Weights pads each tensor's) may hold the few bytes past the rows.
+    uint64_t wide_bytes = align_up(rows_bytes, 16);
+    bool wide = p.matvec_wide_loads && k.type == DType::Q8_0 && w.size >= wide_bytes &&
+                wide_bytes <= s.context().caps().max_storage_buffer_range;
+    w.size = wide ? wide_bytes : rows_bytes;
     Groups g = grid(ceil_div(pc.M, rows));
     g.z = B * ceil_div(pc.N, nt);  // batch-major token blocks; check_profile bounds it
     s.dispatch(*k.matvec,
                {p.matvec_wg, p.subgroup_ops, rows, nt, aligned, has_bias, matvec_rows_per_thread(p, f), f.accumulate,
-                uint32_t(f.glu)},
+                uint32_t(f.glu), wide},
                {.reads = {w, x, b}, .writes = {y}, .writes_read = {f.accumulate ? y : BufferView{}}}, pc, g);
   } else {
+    w.size = rows_bytes;
     Groups g{ceil_div(pc.M, p.matmul_bm), ceil_div(pc.N, p.matmul_bn), B};
     s.dispatch(*k.matmul,
                {p.matmul_wg, p.matmul_bm, p.matmul_bn, p.matmul_bk, p.matmul_tm, p.matmul_tn, has_bias, f.accumulate},
@@ -196,7 +206,7 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
   const DeviceCaps& caps = s.context().caps();
   uint64_t rb = row_bytes(t, K);
   if (uint64_t(B) * M * rb <= caps.max_storage_buffer_range) {
-    dispatch(s, kind, k, sub(w, 0, uint64_t(B) * M * rb), x, y, bias, pc, B, f);
+    dispatch(s, kind, k, w, x, y, bias, pc, B, f);
     return;
   }
   // One binding cannot hold the weights: ranges of rows, each writing its columns of y.
@@ -209,7 +219,8 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
     push::MatmulPush part = pc;
     part.M = rows;
     BufferView part_bias = bias.size ? sub(bias, 4ull * m0, 4ull * rows) : BufferView{};
-    dispatch(s, kind, k, sub(w, m0 * rb, rows * rb), x, sub(y, 4ull * m0, y.size - 4ull * m0), part_bias, part, 1, f);
+    dispatch(s, kind, k, sub(w, m0 * rb, w.size - m0 * rb), x, sub(y, 4ull * m0, y.size - 4ull * m0), part_bias, part,
+             1, f);
   }
 }
 

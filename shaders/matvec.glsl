@@ -37,6 +37,7 @@ layout(constant_id = 5) const bool HAS_BIAS = false;
 layout(constant_id = 6) const uint RT = 1;                // rows per thread, divides ROWS
 layout(constant_id = 7) const bool ACCUMULATE = false;    // y += product (a residual add)
 layout(constant_id = 8) const uint GLU = 0;               // 0: none; 1: SiLU-gated, 2: GELU-gated
+layout(constant_id = 9) const bool WIDE_LOADS = false;    // 16-byte weight loads (quant_unit.glsl)
 layout(local_size_x_id = 0) in;
 #include "quant_unit.glsl"
 

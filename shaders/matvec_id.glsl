@@ -22,6 +22,7 @@ layout(constant_id = 2) const uint ROWS = 2;              // rows per workgroup,
 layout(constant_id = 3) const uint NT = 1;                // pairs per tile
 layout(constant_id = 4) const bool ALIGNED = false;       // K % 8 == 0 and x_row_stride % 4 == 0
 layout(constant_id = 5) const uint RT = 1;                // rows per thread, divides ROWS
+const bool WIDE_LOADS = false;                            // (quant_unit.glsl)
 layout(local_size_x_id = 0) in;
 #include "quant_unit.glsl"
 

@@ -1,6 +1,7 @@
 // Matvec units: per weight type, the natural chunk of a row whose values share their loads (both
 // nibbles of each byte, one decode of the scales), so a unit costs few memory accesses per value.
-// Needs quant.glsl and a bool constant ALIGNED (K % 8 == 0: float rows start 16-byte aligned) first.
+// Needs quant.glsl and bool constants ALIGNED (K % 8 == 0: float rows start 16-byte aligned) and
+// WIDE_LOADS (16-byte weight loads; the binding's size a multiple of 16) first.
 // For the type selected by WTYPE_<T>:
 //   UNIT                    values per unit; a row has K / UNIT whole units (plain floats: a
 //                           ragged tail of K % UNIT values is left to dequant1)
@@ -81,10 +82,29 @@ void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
 }
 
 #elif defined(WTYPE_Q8_0)
+// WIDE_LOADS (llvmpipe): the 34-byte block from three aligned 16-byte loads instead of ten 2- and
+// 4-byte ones. llvmpipe gathers every load lane by lane in a loop whose cost barely depends on the
+// load's width, so this is ~3x fewer gathers. The host enables it only where the binding's size is
+// a multiple of 16, so the window's words past the binding lie wholly past it (clamped, unused).
+void block34_wide(uint b, out float d, out uint qs[8]) {
+  uint c = b >> 3, last = w128.length() - 1;
+  uvec4 a0 = w128[c], a1 = w128[min(c + 1, last)], a2 = w128[min(c + 2, last)];
+  uint w[12] = uint[12](a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w, a2.x, a2.y, a2.z, a2.w);
+  uint ws = (b >> 1) & 3, s[9];  // the block starts in word ws of the window, at bit 16·(b & 1)
+  for (uint k = 0; k < 9; ++k) s[k] = ws < 2 ? (ws == 0 ? w[k] : w[k + 1]) : (ws == 2 ? w[k + 2] : w[k + 3]);
+  bool odd = (b & 1) != 0;
+  d = unpackHalf2x16(odd ? s[0] >> 16 : s[0]).x;
+  for (uint i = 0; i < 8; ++i) qs[i] = odd ? s[i + 1] : (s[i] >> 16) | (s[i + 1] << 16);
+}
 void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
   uint b = row16 + u * 17, qs[8];
-  float d = f16_at(b);
-  span(b + 1, 8, qs);
+  float d;
+  if (WIDE_LOADS) {
+    block34_wide(b, d, qs);
+  } else {
+    d = f16_at(b);
+    span(b + 1, 8, qs);
+  }
   for (uint i = 0; i < 8; ++i) v[i] = sbytes4(qs[i]) * d;
 }
 

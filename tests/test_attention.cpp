@@ -173,6 +173,19 @@ TEST_CASE("flash attention over a cache longer than lavapipe lets one workgroup 
   test::check_attention(c, bound(c), fmt::format(" (planned splits {})", plan.splits));
 }
 
+TEST_CASE("flash attention plans no split-K when one tile holds every key a replay sees", "[attention]") {
+  test::for_each_profile([&](const Profile& profile) {
+    ops::AttentionShape sh{.n_q = 1, .n_heads = 9, .n_kv_heads = 3, .dk = 64, .dv = 64, .max_kv = 8192};
+    ops::AttentionPlan wide = ops::attention_plan(test::gpu(), sh);
+    CHECK(wide.splits > 1);  // decode over a long cache: split-K on every profile
+    sh.plan_kv = wide.bc;
+    ops::AttentionPlan one_tile = ops::attention_plan(test::gpu(), sh);
+    INFO("profile " << profile.name << " bc " << one_tile.bc);
+    CHECK(one_tile.splits == 1);
+    CHECK(one_tile.bc == wide.bc);
+  });
+}
+
 TEST_CASE("flash attention under every profile", "[attention]") {
   const AttentionCase cases[] = {
       {.n_q = 33, .n_kv = 70, .heads = 6, .kv_heads = 3, .dk = 80, .dv = 80},

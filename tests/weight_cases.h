@@ -39,8 +39,9 @@ inline Weights random_weights(DType t, size_t rows, size_t K, uint32_t seed) {
   return w;
 }
 
-inline Buffer bytes_to_gpu(std::span<const uint8_t> data, const std::string& name = "test weights") {
-  Buffer b(gpu(), std::max<size_t>(data.size(), 4), Memory::Device, name);
+// slack: bytes past the data that the buffer (and so its whole view) also holds.
+inline Buffer bytes_to_gpu(std::span<const uint8_t> data, const std::string& name = "test weights", size_t slack = 0) {
+  Buffer b(gpu(), std::max<size_t>(data.size() + slack, 4), Memory::Device, name);
   b.upload(data.data(), data.size());
   return b;
 }
@@ -74,14 +75,15 @@ using MatmulFn = void (*)(Stream&, DType, BufferView, BufferView, BufferView, ui
                           const ops::MatmulBatch&, BufferView);
 
 // Runs fn (ops::matvec, ops::matmul_tiled or ops::matmul) on random weights of type t and compares
-// with the reference, optionally with a bias.
+// with the reference, optionally with a bias. slack: weight bytes past the rows (Weights pads each
+// tensor's view to 16 bytes; matvec then may read whole 16-byte words).
 inline void check_matmul_case(MatmulFn fn, const char* name, DType t, MatmulCase c, uint32_t seed,
-                              bool with_bias = false, const std::string& note = "") {
+                              bool with_bias = false, const std::string& note = "", size_t slack = 0) {
   Weights w = random_weights(t, c.M, c.K, seed);
   std::vector<float> x = random_floats(size_t(c.N) * c.K, seed + 1);
   std::vector<float> bias = random_floats(with_bias ? c.M : 1, seed + 2);
   std::vector<float> want = ref_matmul(w, x, c.M, c.N, c.K, with_bias ? bias.data() : nullptr);
-  Buffer gw = bytes_to_gpu(w.stored), gx = to_gpu(x), gb = to_gpu(bias);
+  Buffer gw = bytes_to_gpu(w.stored, "test weights", slack), gx = to_gpu(x), gb = to_gpu(bias);
   Buffer gy(gpu(), want.size() * 4, Memory::Device, "y");
   Stream s(gpu());
   fn(s, t, gw, gx, gy, c.M, c.N, c.K, {}, with_bias ? gb.view() : BufferView{});

@@ -170,7 +170,8 @@ ops::AttentionShape attention_shape(const RecordContext& r, uint32_t l, uint32_t
           .causal = true,
           .window = r.c.window(l),
           .softcap = r.c.attn_softcap,
-          .max_kv = r.cache.n_ctx()};
+          .max_kv = r.cache.n_ctx(),
+          .plan_kv = r.plan_kv};
 }
 
 // Standard attention: q/k/v projections (+ biases), head norms, rope, the K/V store, flash

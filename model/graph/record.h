@@ -102,6 +102,7 @@ struct RecordContext {
   // What this recording is for.
   uint32_t n = 0;                        // tokens of the step
   uint32_t seqs = 1;                     // sequences of the step (one per KV-cache slot)
+  uint32_t plan_kv = 0;                  // > 0: no replay has a sequence with more keys (plans split-K)
   VkBuffer unshared = VK_NULL_HANDLE;    // tracing: act() gives views into this placeholder
   std::vector<TapCopy>* taps = nullptr;  // a tapped forward: the activations to copy out
   const Capture* capture = nullptr;      // an attention capture

@@ -151,6 +151,7 @@ void Transformer::declare_activations() {
 // range of its own, and each command's reads and writes of those ranges are the accesses the
 // planner orders. Smaller batches use a prefix of each range in the same command order.
 void Transformer::plan_arena() {
+  short_kv_ = one_tile_kv();
   if (uint64_t scratch = attention_scratch_need())
     scratch_ = std::make_unique<Buffer>(ctx_, scratch, Memory::Device, "attention scratch");
   if (c_.hybrid()) {  // the chunked delta rule's, for the most tokens and sequences a step has
@@ -173,6 +174,18 @@ void Transformer::plan_arena() {
         if (v.buffer == t.arena) planner_.access(planner_.at_unshared(v.offset), int(op), write);
   planner_.plan();
   arena_ = std::make_unique<Buffer>(ctx_, planner_.total_bytes(), Memory::Device, "activations");
+}
+
+// The keys one attention tile holds at decode (the fewest over the layers' head dims): a step
+// whose sequences have no more needs no split-K.
+uint32_t Transformer::one_tile_kv() const {
+  uint32_t keys = cache_.n_ctx();
+  for (const KvCache::Geometry& g : cache_.geometries()) {
+    ops::AttentionShape shape{.n_q = 1, .kv_slots = cache_.slots(), .n_heads = c_.n_heads, .n_kv_heads = g.heads};
+    shape.dk = g.k_width, shape.dv = g.v_width, shape.max_kv = cache_.n_ctx();
+    keys = std::min(keys, ops::attention_plan(ctx_, shape).bc);
+  }
+  return keys;
 }
 
 // Attention's split-K partials: the most any step needs (n tokens of m sequences).
@@ -256,9 +269,9 @@ void Transformer::fit_output(uint64_t floats) {
   }
 }
 
-Stream& Transformer::graph(uint32_t n, uint32_t seqs, OutputMode mode) {
+Stream& Transformer::graph(uint32_t n, uint32_t seqs, OutputMode mode, uint32_t plan_kv) {
   fit_output(output_floats(n, seqs, mode));
-  auto key = std::make_tuple(n, seqs, int(mode));
+  auto key = std::make_tuple(n, seqs, int(mode), plan_kv);
   auto it = graphs_.find(key);
   if (it == graphs_.end()) {
     if (graphs_.size() >= max_graphs(cache_.slots())) {  // forget the least recently used shape
@@ -268,7 +281,9 @@ Stream& Transformer::graph(uint32_t n, uint32_t seqs, OutputMode mode) {
       graphs_.erase(lru);
     }
     auto s = std::make_unique<Stream>(ctx_, profiling_);
-    record(context(*s, n, seqs), mode);
+    RecordContext r = context(*s, n, seqs);
+    r.plan_kv = plan_kv;
+    record(r, mode);
     ++recorded_;
     it = graphs_.emplace(key, Graph{std::move(s), 0}).first;
   }
@@ -314,8 +329,9 @@ std::span<const float> Transformer::forward(std::span<const SeqChunk> batch, Out
   ENSURE(batch.size() <= cache_.slots(),
          fmt::format("a step has at most {} sequences (one per KV-cache slot), not {}", cache_.slots(), batch.size()));
   write_step(batch);
-  uint32_t seqs = uint32_t(batch.size());
-  Stream& s = graph(uint32_t(n), seqs, mode);
+  uint32_t seqs = uint32_t(batch.size()), most_kv = 0;
+  for (const SeqChunk& c : batch) most_kv = std::max(most_kv, uint32_t(c.pos0 + c.tokens.size()));
+  Stream& s = graph(uint32_t(n), seqs, mode, most_kv <= short_kv_ ? short_kv_ : 0);
   s.submit_wait();
   last_ = &s;
   return {reinterpret_cast<const float*>(logits_->mapped()), output_floats(uint32_t(n), seqs, mode)};

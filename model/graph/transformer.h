@@ -94,7 +94,8 @@ class Transformer {
   void write_step(std::span<const SeqChunk> batch);                          // the step's host-visible inputs
   // The blocks' view of a recording of n tokens of seqs sequences into s (no taps, no capture).
   RecordContext context(Stream& s, uint32_t n, uint32_t seqs, VkBuffer unshared = VK_NULL_HANDLE) const;
-  Stream& graph(uint32_t n, uint32_t seqs, OutputMode mode);
+  Stream& graph(uint32_t n, uint32_t seqs, OutputMode mode, uint32_t plan_kv);
+  uint32_t one_tile_kv() const;
   void record(const RecordContext& r, OutputMode mode);
 
   const Context& ctx_;
@@ -114,7 +115,10 @@ class Transformer {
     std::unique_ptr<Stream> stream;
     uint64_t used;  // for least-recently-used eviction
   };
-  std::map<std::tuple<uint32_t, uint32_t, int>, Graph> graphs_;  // by (tokens, sequences, logits mode)
+  // By (tokens, sequences, logits mode, plan_kv): steps whose sequences all hold at most short_kv_
+  // keys (one attention tile) replay a graph recorded with plan_kv = short_kv_, without split-K.
+  std::map<std::tuple<uint32_t, uint32_t, int, uint32_t>, Graph> graphs_;
+  uint32_t short_kv_ = 0;
   uint64_t uses_ = 0;
   Stream* last_ = nullptr;
   size_t recorded_ = 0;

@@ -19,6 +19,10 @@ namespace vkllm {
 
 namespace {
 
+// Each tensor's view runs to the next multiple of 16 bytes (its buffer holds them), so kernels may
+// read a matrix's last rows in 16-byte words (ops::matvec's wide loads on llvmpipe).
+constexpr uint64_t kViewPad = 16;
+
 std::vector<std::byte> as_bytes(const std::vector<float>& v) {
   std::vector<std::byte> out(v.size() * sizeof(float));
   std::memcpy(out.data(), v.data(), out.size());
@@ -196,7 +200,7 @@ void Weights::upload(const Context& ctx, std::vector<Source>& sources,
     uint64_t at = align_up(sizes.back(), align);
     if (sizes.back() > 0 && at + bytes > limit) sizes.push_back(0), at = 0;
     place.emplace_back(sizes.size() - 1, at);
-    sizes.back() = at + bytes;
+    sizes.back() = at + align_up(bytes, kViewPad);
     p.bytes_total += bytes;
   }
   for (size_t i = 0; i < sizes.size(); ++i)
@@ -208,7 +212,7 @@ void Weights::upload(const Context& ctx, std::vector<Source>& sources,
     auto [b, offset] = place[i];
     uint64_t bytes = source_bytes(t, src.slice_experts);
     up.write(buffers_[b], offset, src.data, bytes);
-    t.view = buffers_[b].view(offset, bytes);
+    t.view = buffers_[b].view(offset, align_up(bytes, kViewPad));
     auto it = tensors_.emplace(std::make_pair(src.layer, src.role), t).first;
     if (src.slice_experts) it->second.experts.push_back({src.expert0, src.slice_experts, t.view});
     p.bytes_done += bytes;
