@@ -21,12 +21,7 @@ int64_t ns_since(Clock::time_point start) {
 }
 
 std::string rfc3339(int64_t unix_seconds) {
-  std::time_t t = unix_seconds;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return utc_time(std::chrono::system_clock::time_point(std::chrono::seconds(unix_seconds)), 0);
 }
 
 // "135.0M", "7.6B": Ollama's parameter_size.

@@ -162,16 +162,7 @@ json ollama_generate_to_openai(const json& body, bool& chat) {
   return out;
 }
 
-std::string ollama_time() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t t = std::chrono::system_clock::to_time_t(now);
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count() % 1000000000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:09}Z", buf, ns);
-}
+std::string ollama_time() { return utc_time(std::chrono::system_clock::now(), 9); }
 
 json OllamaReply::message(const std::string& content, const std::string& thinking, const json& calls) const {
   json m = {{"role", "assistant"}, {"content", content}};

@@ -2,6 +2,7 @@
 // /v1/chat/completions checked field by field into CompletionParams, and the response objects,
 // stream chunks and errors built from generation results. No HTTP and no GPU here.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -92,6 +93,10 @@ json timings_json(const Usage& u);
 json header_json(const ResponseHeader& h, bool chunk);
 // The usage chunk sent last when stream_options.include_usage is set (choices is empty).
 json usage_chunk_json(const ResponseHeader& h, const Usage& u);
+
+// RFC 3339 / ISO 8601 in UTC with `fraction_digits` (0, 3 or 9) digits of the second:
+// "2026-11-26T05:30:01.123Z". Ollama's created_at takes 9, the request log 3.
+std::string utc_time(std::chrono::system_clock::time_point t, int fraction_digits);
 
 // JSON text for the wire: invalid UTF-8 (bytes a model generated) becomes U+FFFD, never an error.
 std::string dump(const json& j);

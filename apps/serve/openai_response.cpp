@@ -1,7 +1,9 @@
 // Response objects of the OpenAI routes: the fields every object and chunk share, usage, errors,
 // and the wire format (JSON that survives invalid UTF-8, server-sent events).
 #include <fmt/format.h>
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <mutex>
 #include <random>
 
@@ -57,6 +59,18 @@ json usage_chunk_json(const ResponseHeader& h, const Usage& u) {
   j["usage"] = usage_json(u);
   j["timings"] = timings_json(u);
   return j;
+}
+
+std::string utc_time(std::chrono::system_clock::time_point t, int fraction_digits) {
+  std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  if (fraction_digits <= 0) return std::string(buf) + "Z";
+  int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count() % 1000000000;
+  std::string fraction = fmt::format("{:09}", ns).substr(0, size_t(std::min(fraction_digits, 9)));
+  return fmt::format("{}.{}Z", buf, fraction);
 }
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }

@@ -13,18 +13,6 @@ namespace vkllm::serve {
 
 namespace {
 
-// UTC with milliseconds, ISO 8601.
-std::string now_utc() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t t = std::chrono::system_clock::to_time_t(now);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:03}Z", buf, ms);
-}
-
 double rate(uint32_t n, double ms) { return ms > 0 ? n * 1000.0 / ms : 0.0; }
 
 }  // namespace
@@ -67,7 +55,7 @@ std::string RequestLog::format(const LoggedRequest& r, const std::string& time) 
 }
 
 void RequestLog::write(const LoggedRequest& r) {
-  std::string line = format(r, now_utc()) + "\n";
+  std::string line = format(r, utc_time(std::chrono::system_clock::now(), 3)) + "\n";
   std::lock_guard lock(mutex_);
   std::fwrite(line.data(), 1, line.size(), out_);
   std::fflush(out_);
