@@ -98,11 +98,7 @@ struct Info {
   std::string mix_name() const;  // "Q4_K_M", "file type 99" or "" (no key)
 };
 
-std::string Info::mix_name() const {
-  if (!file_type) return "";
-  std::optional<FileType> t = vkllm::file_type(*file_type);
-  return t ? std::string(t->name) : fmt::format("file type {}", *file_type);
-}
+std::string Info::mix_name() const { return file_type ? file_type_name(*file_type) : ""; }
 
 // "3 tensors of type q3_k (blk.0.attn_q.weight, ...)" per unsupported type.
 void type_problems(const GgufFile& f, std::vector<std::string>& problems) {

@@ -53,6 +53,7 @@ struct ServeOptions {
   uint32_t max_queue = 64;
   int timeout = 600;
   std::vector<std::string> cors_origins;
+  std::string log_format = "text";
   serve::RequestLogOptions log;
   std::string pooling;  // --pooling; "": the file's pooling_type, else last
 };
@@ -62,10 +63,7 @@ serve::ModelFacts model_facts(const LoadedModel& m) {
   const GgufFile& f = *m.file;
   serve::ModelFacts facts{.architecture = m.engine->config().arch_name, .file_bytes = f.file_bytes()};
   for (const GgufTensor& t : f.tensors()) facts.parameters += t.n_elements();
-  if (std::optional<uint32_t> id = read_file_type(f)) {
-    std::optional<FileType> t = file_type(*id);
-    facts.quantization = t ? std::string(t->name) : fmt::format("file type {}", *id);
-  }
+  if (std::optional<uint32_t> id = read_file_type(f)) facts.quantization = file_type_name(*id);
   MemoryReport mem = m.engine->memory();
   facts.memory_bytes = mem.weights + mem.kv_cache + mem.recurrent + mem.activations;
   struct stat st {};
@@ -142,7 +140,9 @@ void serve(const ServeOptions& o) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  serve::RequestLog log(o.log);  // opens --log-file now: a bad path fails before the model loads
+  serve::RequestLog log({.json = o.log_format == "json",
+                         .file = o.log.file,
+                         .prompts = o.log.prompts});  // opens --log-file now: a bad path fails before the model loads
   std::string id = model_id(o.model, *plan.file);
   LoadedModel m = load_model(std::move(plan), o.model, false, o.parallel);
   std::shared_ptr<const ChatTemplate> chat;
@@ -210,7 +210,8 @@ void add_serve_command(CLI::App& app) {
                   "Sequences served at once (also -np), each in a KV-cache slot of --ctx tokens")
       ->type_name("N")
       ->check(int_range(1, 256));
-  cmd->add_option("--api-key", o->api_key, "Require 'Authorization: Bearer KEY' on every route but /health")
+  cmd->add_option("--api-key", o->api_key,
+                  "Require 'Authorization: Bearer KEY' (or 'x-api-key: KEY') on every route but /health")
       ->type_name("KEY");
   cmd->add_option("--max-queue", o->max_queue, "Requests that may wait for a slot; more get 503")
       ->type_name("N")
@@ -222,9 +223,9 @@ void add_serve_command(CLI::App& app) {
                   "Let pages from ORIGIN (scheme://host:port, or * for any) call the API from a browser; repeatable")
       ->type_name("ORIGIN")
       ->allow_extra_args(false);
-  cmd->add_option("--log-format", o->log.json, "Request log lines as text or json")
-      ->type_name("text|json")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, bool>{{"text", false}, {"json", true}}));
+  cmd->add_option("--log-format", o->log_format, "Request log lines as text or json")
+      ->type_name("FORMAT")
+      ->check(one_of({"text", "json"}));
   cmd->add_option("--log-file", o->log.file, "Append the request log to FILE instead of stderr")->type_name("FILE");
   cmd->add_flag("--log-prompts", o->log.prompts,
                 "Write each prompt's text in the request log (off: prompts are private)");

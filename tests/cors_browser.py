@@ -14,30 +14,13 @@ import functools
 import http.server
 import os
 import re
-import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 
-SKIP = 77
-
-
-def skip(why):
-    print(f"SKIPPED: {why} (scripts/setup installs chromium, chromium-driver and python3-selenium)")
-    sys.exit(SKIP)
-
-
-def fail(why):
-    print(f"FAILED: {why}")
-    sys.exit(1)
-
-
-try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-except ImportError:
-    skip(f"python3-selenium is not installed for {sys.executable}")
+# The demo test's helpers: skip (exit 77) without selenium, chromium or chromedriver, and the
+# headless browser it drives.
+from demo_page_browser import browser, fail, tools  # noqa: E402
 
 PAGE = """<!doctype html><meta charset="utf-8"><title>cross-origin client</title><body><script>
 async function call(path, init) {
@@ -93,12 +76,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--vkllm", required=True)
     args = p.parse_args()
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    if not chromium:
-        skip("chromium is not installed")
-    if not driver:
-        skip("chromedriver (chromium-driver) is not installed")
+    chromium, driver = tools()
 
     # The API needs the allowed origin, and the pages the API's port: the pages are written after.
     allowed, allowed_root = page_server()
@@ -109,13 +87,7 @@ def main():
         with open(os.path.join(root, "index.html"), "w") as f:
             f.write(PAGE.replace("API + path", f"'{api}' + path"))
 
-    o = webdriver.ChromeOptions()
-    o.binary_location = chromium
-    profile = tempfile.mkdtemp(prefix="vkllm_cors_profile_")
-    for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", f"--user-data-dir={profile}",
-              "--no-first-run", "--disable-extensions", "--disable-background-networking"]:
-        o.add_argument(a)
-    d = webdriver.Chrome(service=Service(driver), options=o)
+    d = browser(tempfile.mkdtemp(prefix="vkllm_cors_profile_"), chromium, driver)
     d.set_script_timeout(60)
     try:
         ok = results(d, allowed)

@@ -14,7 +14,7 @@
 #include "fixture/fixture.h"
 #include "gguf/reader.h"
 #include "harness.h"
-#include "recording_generator.h"
+#include "scripted_api.h"
 #include "serve/anthropic.h"
 #include "serve/api.h"
 #include "serve_process.h"
@@ -25,34 +25,9 @@ using json = nlohmann::json;
 
 namespace {
 
-struct Messages {
-  std::vector<std::byte> bytes;
-  std::unique_ptr<GgufFile> file;
-  std::unique_ptr<test::RecordingGenerator> gen;
-  std::unique_ptr<serve::Api> api;
-  explicit Messages(const std::string& template_file, const std::string& key = "") {
-    bytes = make_fixture_model({.vocab_size = 512, .tokenizer = "gpt2"});
-    file = std::make_unique<GgufFile>(GgufFile::parse(bytes, "anthropic fixture"));
-    gen = std::make_unique<test::RecordingGenerator>(Tokenizer::from_gguf(*file), ModelConfig::from_gguf(*file), 4096);
-    // "": the fixture's own template (ChatML, whose tool calls are Hermes')
-    std::string path = std::string(VKLLM_SOURCE_DIR) + "/tests/data/templates/" + template_file;
-    auto t = std::make_shared<const ChatTemplate>(template_file.empty() ? ChatTemplate::from_gguf(*file)
-                                                                        : ChatTemplate::parse(test::read_file(path)));
-    api = std::make_unique<serve::Api>(*gen,
-                                       serve::ApiOptions{.model_id = "fixture", .api_key = key, .chat_template = t});
-  }
-  // The reply's text in pieces, then the finish (by `stop` when given).
-  void script(const std::vector<std::string>& pieces, RequestFinish finish = RequestFinish::Stop,
-              std::string stop = "") {
-    gen->script.clear();
-    for (const std::string& p : pieces) gen->script.push_back({.text = p, .tokens = 1});
-    gen->script.push_back({.done = true,
-                           .finish = finish,
-                           .usage = {.completion_tokens = uint32_t(pieces.size()), .cached_tokens = 3},
-                           .stop = std::move(stop)});
-  }
-  serve::HttpReply post(const std::string& path, const json& body, const std::string& key = "") const {
-    return api->handle({.method = "POST", .path = path, .body = body.dump(), .x_api_key = key}, [] { return true; });
+struct Messages : test::ScriptedApi {
+  explicit Messages(const std::string& template_file, const std::string& key = "") : ScriptedApi(template_file, key) {
+    cached_tokens = 3;
   }
   json message(const json& body, int status = 200) const {
     serve::HttpReply r = post("/v1/messages", body);

@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "fixture/fixture.h"
 #include "gguf/reader.h"
-#include "recording_generator.h"
+#include "scripted_api.h"
 #include "serve/api.h"
 #include "serve_process.h"
 #include "text/chat_template.h"
@@ -23,31 +23,8 @@ using json = nlohmann::json;
 
 namespace {
 
-struct Server {
-  std::vector<std::byte> bytes;
-  std::unique_ptr<GgufFile> file;
-  std::unique_ptr<test::RecordingGenerator> gen;
-  std::unique_ptr<serve::Api> api;
-  // template_file: one of tests/data/templates, or "" for the ChatML fallback (Hermes calls)
-  explicit Server(const std::string& template_file = "") {
-    bytes = make_fixture_model({.vocab_size = 512, .tokenizer = "gpt2"});
-    file = std::make_unique<GgufFile>(GgufFile::parse(bytes, "tools fixture"));
-    gen = std::make_unique<test::RecordingGenerator>(Tokenizer::from_gguf(*file), ModelConfig::from_gguf(*file), 4096);
-    auto t = std::make_shared<const ChatTemplate>(
-        template_file.empty() ? ChatTemplate::from_gguf(*file)
-                              : ChatTemplate::parse(test::read_file(std::string(VKLLM_SOURCE_DIR) +
-                                                                    "/tests/data/templates/" + template_file)));
-    api = std::make_unique<serve::Api>(*gen, serve::ApiOptions{.model_id = "fixture", .chat_template = t});
-  }
-  // The reply's text in pieces, then the finish.
-  void script(const std::vector<std::string>& pieces, RequestFinish finish = RequestFinish::Stop) {
-    gen->script.clear();
-    for (const std::string& p : pieces) gen->script.push_back({.text = p, .tokens = 1});
-    gen->script.push_back({.done = true, .finish = finish, .usage = {.completion_tokens = uint32_t(pieces.size())}});
-  }
-  serve::HttpReply post(const std::string& path, const json& body) const {
-    return api->handle({.method = "POST", .path = path, .body = body.dump()}, [] { return true; });
-  }
+struct Server : test::ScriptedApi {
+  using ScriptedApi::ScriptedApi;
   json chat(const json& body, int status = 200) const {
     serve::HttpReply r = post("/v1/chat/completions", body);
     INFO(r.body);

@@ -58,12 +58,7 @@ HttpReply Api::handle(const HttpRequest& request, const ClientAlive& alive) cons
   // Anthropic's and Ollama's clients read errors in their own shapes (Anthropic's SDK picks its
   // exception by the type).
   if (is_messages_path(request.path)) return anthropic_error_reply(std::move(reply));
-  if (request.path.starts_with("/api/")) {
-    json body = json::parse(reply.body, nullptr, false);
-    const json* e = body.is_object() && body.contains("error") ? &body["error"] : nullptr;
-    if (e && e->is_string()) return reply;  // already Ollama's shape
-    reply.body = dump(ollama_error(e && e->is_object() ? e->value("message", "") : ""));
-  }
+  if (is_ollama_path(request.path)) return ollama_error_reply(std::move(reply));
   return reply;
 }
 
@@ -154,8 +149,9 @@ HttpReply Api::page_file(const HttpRequest& r) {
 HttpReply Api::health() const {
   std::string fault = gen_.fault();
   if (fault.empty()) return json_reply({{"status", "ok"}});
-  return json_reply({{"status", "error"}, {"error", {{"message", fault}, {"type", "server_error"}, {"code", 503}}}},
-                    503);
+  json body = {{"status", "error"}};
+  body.update(error_body(503, "server_error", fault));
+  return json_reply(body, 503);
 }
 
 HttpReply Api::unauthorized() {

@@ -129,10 +129,7 @@ void HttpServer::serve(const httplib::Request& req, httplib::Response& res) cons
   // The provider runs after this handler returns (req is gone by then): it keeps what it needs.
   auto stream = std::move(reply.stream);
   auto record = reply.record;
-  LoggedRequest entry{.client = fmt::format("{}:{}", req.remote_addr, req.remote_port),
-                      .method = req.method,
-                      .path = req.path,
-                      .status = reply.status};
+  LoggedRequest entry = logged(req, reply.status);
   res.set_chunked_content_provider(
       reply.content_type, [this, stream, sock, record, entry, start](size_t, httplib::DataSink& sink) mutable {
         stream([&](std::string_view s) { return sink.write(s.data(), s.size()); },
@@ -153,14 +150,18 @@ bool HttpServer::origin_allowed(const std::string& origin, const std::string& ho
   return scheme != std::string::npos && origin.substr(scheme + 3) == host;
 }
 
+LoggedRequest HttpServer::logged(const httplib::Request& req, int status) {
+  return {.client = fmt::format("{}:{}", req.remote_addr, req.remote_port),
+          .method = req.method,
+          .path = req.path,
+          .status = status};
+}
+
 void HttpServer::log(const httplib::Request& req, int status, double ms, const RequestRecord* record) const {
   if (!options_.log) return;
-  options_.log->write({.client = fmt::format("{}:{}", req.remote_addr, req.remote_port),
-                       .method = req.method,
-                       .path = req.path,
-                       .status = status,
-                       .total_ms = ms,
-                       .record = record});
+  LoggedRequest entry = logged(req, status);
+  entry.total_ms = ms, entry.record = record;
+  options_.log->write(entry);
 }
 
 HttpServer::~HttpServer() = default;

@@ -21,6 +21,7 @@ struct Response;
 namespace vkllm::serve {
 
 class RequestLog;
+struct LoggedRequest;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -47,6 +48,7 @@ class HttpServer {
  private:
   void serve(const httplib::Request& req, httplib::Response& res) const;
   bool origin_allowed(const std::string& origin, const std::string& host) const;
+  static LoggedRequest logged(const httplib::Request& req, int status);  // who asked what
   void log(const httplib::Request& req, int status, double ms, const RequestRecord* record) const;
 
   const Api& api_;

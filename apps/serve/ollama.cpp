@@ -1,6 +1,8 @@
 // Ollama's request and response objects, translated to and from the OpenAI ones.
 #include "serve/ollama.h"
 
+#include "serve/api.h"
+
 #include <fmt/format.h>
 #include <chrono>
 #include <ctime>
@@ -124,6 +126,16 @@ void check_ollama_model(const json& body, const std::string& model_id) {
 
 json ollama_error(const std::string& message) { return {{"error", message}}; }
 
+bool is_ollama_path(std::string_view path) { return path.starts_with("/api/"); }
+
+HttpReply ollama_error_reply(HttpReply reply) {
+  json body = json::parse(reply.body, nullptr, false);
+  const json* e = body.is_object() && body.contains("error") ? &body["error"] : nullptr;
+  if (e && e->is_string()) return reply;  // already Ollama's shape
+  reply.body = dump(ollama_error(e && e->is_object() ? e->value("message", "") : ""));
+  return reply;
+}
+
 json ollama_chat_to_openai(const json& body) {
   const json* m = field(body, "messages");
   if (!m || !m->is_array()) throw bad_request("'messages' must be an array");
@@ -185,11 +197,10 @@ std::string OllamaReply::chunk(const json& c) {
     if (const json* calls = field(*d, "tool_calls"))
       for (const json& call : *calls) {
         size_t i = call.value("index", size_t(0));
-        while (calls_.size() <= i) calls_.push_back({{"name", ""}, {"arguments", ""}});
+        if (streamed_calls_.size() <= i) streamed_calls_.resize(i + 1);
         if (const json* f = field(call, "function")) {
-          if (const json* n = field(*f, "name")) calls_[i]["name"] = *n;
-          if (const json* a = field(*f, "arguments"))
-            calls_[i]["arguments"] = calls_[i]["arguments"].get<std::string>() + a->get<std::string>();
+          if (const json* n = field(*f, "name")) streamed_calls_[i].name = n->get<std::string>();
+          if (const json* a = field(*f, "arguments")) streamed_calls_[i].arguments += a->get<std::string>();
         }
       }
   }
@@ -206,9 +217,9 @@ std::string OllamaReply::chunk(const json& c) {
 }
 
 std::string OllamaReply::pending_tool_calls() const {
-  if (!chat_ || calls_.empty()) return "";
+  if (!chat_ || streamed_calls_.empty()) return "";
   json calls = json::array();
-  for (const json& c : calls_) calls.push_back(ollama_call(c["name"], c["arguments"]));
+  for (const StreamedCall& c : streamed_calls_) calls.push_back(ollama_call(c.name, c.arguments));
   json line = {{"model", model_}, {"created_at", ollama_time()}, {"message", message("", "", calls)}, {"done", false}};
   return dump(line) + "\n";
 }

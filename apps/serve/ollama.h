@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "engine/sequence.h"
 #include "serve/openai.h"
@@ -22,6 +24,10 @@ void check_ollama_model(const json& body, const std::string& model_id);
 
 // {"error": message}: Ollama's error body.
 json ollama_error(const std::string& message);
+bool is_ollama_path(std::string_view path);  // /api/*
+// An error reply (status >= 400) in Ollama's shape: an OpenAI-shaped body becomes its message.
+struct HttpReply;
+HttpReply ollama_error_reply(HttpReply reply);
 
 // An /api/chat body as an OpenAI chat body: messages (tool calls' arguments as JSON text, tool
 // results), tools, format (as response_format), options, think, stream (Ollama's default: true).
@@ -52,8 +58,12 @@ class OllamaReply {
 
   std::string model_;
   bool chat_;
+  struct StreamedCall {
+    std::string name, arguments;  // the arguments' JSON text as its pieces arrive
+  };
   std::string content_, thinking_;
-  json calls_ = json::array();  // Ollama's shape: [{function: {name, arguments: {...}}}]
+  json calls_ = json::array();                // a whole reply's, in Ollama's shape
+  std::vector<StreamedCall> streamed_calls_;  // a stream's, sent whole before the last line
   std::string finish_;
 };
 

@@ -1,6 +1,8 @@
 // The llama_ftype table (llama.cpp include/llama.h) and the general.file_type key.
 #include "arch/file_type.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -42,6 +44,11 @@ std::optional<FileType> file_type_named(std::string_view name) {
                    [](char a, char b) { return std::toupper(static_cast<unsigned char>(a)) == b; }))
       return t;
   return std::nullopt;
+}
+
+std::string file_type_name(uint32_t id) {
+  std::optional<FileType> t = file_type(id);
+  return t ? std::string(t->name) : fmt::format("file type {}", id);
 }
 
 std::optional<uint32_t> read_file_type(const GgufFile& f) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "dtype.h"
@@ -21,6 +22,7 @@ struct FileType {
 
 std::optional<FileType> file_type(uint32_t id);
 std::optional<FileType> file_type_named(std::string_view name);  // case-insensitive
+std::string file_type_name(uint32_t id);                         // "Q4_K_M", or "file type 99" when unknown
 // general.file_type if the file has it (any integer width); nullopt when absent.
 std::optional<uint32_t> read_file_type(const GgufFile& f);
 void write_file_type(GgufWriter& w, uint32_t id);

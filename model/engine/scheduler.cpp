@@ -314,19 +314,24 @@ void Scheduler::fail_running(const std::string& why) {
 void Scheduler::lose_device(const std::string& why) {
   std::fprintf(stderr, "error: device lost: %s\n", why.c_str());
   std::string fault = "the GPU was lost (" + why + "); the server is stopping";
-  fail_running(fault);
-  {
+  {  // first, so that /health says so before any client hears of the loss
     std::lock_guard lock(mutex_);
     fault_ = fault;
     accepting_ = false;
-    for (Waiting& w : queue_) w.handle->push({.done = true, .finish = RequestFinish::Fault, .error = fault});
-    queue_.clear();
-    for (auto& job : attention_) job->result.set_exception(std::make_exception_ptr(std::runtime_error(fault)));
-    attention_.clear();
-    for (auto& job : embed_) job->result.set_exception(std::make_exception_ptr(std::runtime_error(fault)));
-    embed_.clear();
+    fail_waiting({.done = true, .finish = RequestFinish::Fault, .error = fault},
+                 std::make_exception_ptr(std::runtime_error(fault)));
   }
+  fail_running(fault);
   if (options_.on_device_lost) options_.on_device_lost(fault);
+}
+
+void Scheduler::fail_waiting(const GenerationEvent& last, std::exception_ptr job_error) {
+  for (Waiting& w : queue_) w.handle->push(last);
+  queue_.clear();
+  for (auto& job : attention_) job->result.set_exception(job_error);
+  attention_.clear();
+  for (auto& job : embed_) job->result.set_exception(job_error);
+  embed_.clear();
 }
 
 std::string Scheduler::fault() const {
@@ -355,14 +360,8 @@ void Scheduler::loop() {
         return stopping_ || !queue_.empty() || !order_.empty() || !attention_.empty() || !embed_.empty();
       });
       if (stopping_) {
-        for (Waiting& w : queue_) w.handle->push({.done = true, .finish = RequestFinish::Cancelled});
-        queue_.clear();
-        for (auto& job : attention_)
-          job->result.set_exception(std::make_exception_ptr(QueueFull("the server is stopping")));
-        attention_.clear();
-        for (auto& job : embed_)
-          job->result.set_exception(std::make_exception_ptr(QueueFull("the server is stopping")));
-        embed_.clear();
+        fail_waiting({.done = true, .finish = RequestFinish::Cancelled},
+                     std::make_exception_ptr(QueueFull("the server is stopping")));
         break;
       }
     }

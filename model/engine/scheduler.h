@@ -94,6 +94,8 @@ class Scheduler : public Generator {
   void round();  // one pass of the loop: captures, embeddings, admissions and a forward step
   void fail_running(const std::string& why);
   void lose_device(const std::string& why);  // fails everything and stops for good
+  // Ends the queued requests with `last` and the waiting captures with `job_error` (mutex held).
+  void fail_waiting(const GenerationEvent& last, std::exception_ptr job_error);
   void record_tokens(uint64_t n);
   void publish_slots();  // slot_states_ from slots_ (mutex held)
 
