@@ -8,6 +8,7 @@
 #include "context.h"
 #include "error.h"
 #include "output.h"
+#include "shader_features.h"
 
 namespace vkllm::cli {
 
@@ -43,6 +44,13 @@ Choice choose(std::vector<DeviceReport>& reports) {
   return c;
 }
 
+// What the embedded SPIR-V declares, as Vulkan names (the same for every device).
+std::vector<std::string> required_feature_names() {
+  std::vector<std::string> names;
+  for (const FeatureUse& use : shader_requirements().uses) names.push_back(feature_name(use));
+  return names;
+}
+
 nlohmann::json to_json(const DeviceReport& r, bool chosen) {
   const DeviceCaps& c = r.caps;
   nlohmann::json heaps = nlohmann::json::array();
@@ -72,6 +80,7 @@ nlohmann::json to_json(const DeviceReport& r, bool chosen) {
         {"subgroup_size_control", c.subgroup_size_control},
         {"integer_dot_product", c.integer_dot_product},
         {"cooperative_matrix", c.cooperative_matrix}}},
+      {"required_features", required_feature_names()},
       {"subgroup",
        {{"size", c.subgroup_size},
         {"min_size", c.min_subgroup_size},
@@ -112,6 +121,7 @@ void print_text(const DeviceReport& r, bool chosen, bool forced) {
   if (!r.problems.empty()) fmt::print("    cannot run vkllm: {}\n", fmt::join(r.problems, "; "));
   fmt::print("    fp16 {}, int8 {}, 16-bit storage {}, 8-bit storage {}, integer dot {}\n", yes_no(c.fp16),
              yes_no(c.int8), yes_no(c.storage16), yes_no(c.storage8), yes_no(c.integer_dot_product));
+  fmt::print("    the kernels' SPIR-V needs: {}\n", fmt::join(required_feature_names(), ", "));
   fmt::print("    subgroup size {} ({}..{}), kernels run {}, operations: {}\n", c.subgroup_size, c.min_subgroup_size,
              c.max_subgroup_size, r.profile.run_subgroup_size, fmt::join(c.subgroup_op_names(), " "));
   for (const std::string& note : path_notes(c, r.profile)) fmt::print("    not as planned: {}\n", note);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "check.h"
+#include "shader_features.h"
 
 namespace vkllm {
 
@@ -203,10 +204,14 @@ std::vector<std::string> DeviceCaps::problems() const {
                               VK_API_VERSION_MINOR(api_version)));
   if (compute_queue_family == UINT32_MAX) why.push_back("no compute queue");
   if (!why.empty()) return why;  // the feature bits below were not read
-  if (!storage16) why.push_back("no storageBuffer16BitAccess (f16 weights and KV cache)");
-  if (!storage8) why.push_back("no storageBuffer8BitAccess (quantised weights)");
-  // Kernels contain subgroup reductions; a module declaring them must not reach a device without.
-  if (!subgroup_arithmetic()) why.push_back("no subgroup arithmetic in compute shaders");
+  // Exactly what the embedded SPIR-V declares (shader_features.h); a module declaring a capability
+  // must not reach a device without it, even on a path the profile does not take.
+  for (const FeatureUse& use : shader_requirements().uses) {
+    if (device_has(*this, use)) continue;
+    size_t more = use.shaders.size() - 1;
+    why.push_back(fmt::format("no {} (declared by {}{})", feature_name(use), use.shaders.front(),
+                              more ? fmt::format(" and {} more kernel{}", more, more == 1 ? "" : "s") : ""));
+  }
   return why;
 }
 
@@ -263,13 +268,13 @@ std::vector<Profile> make_profiles() {
   nvidia.name = "nvidia";
   // Matvec: 2 rows per thread halve the (L1) traffic of x, several times the weight traffic for
   // 4-bit weights; 64 threads still split each row pair. (Reasoned, not yet measured on a GPU.)
-  nvidia.matvec_wg = 128, nvidia.matvec_rows = 4, nvidia.matvec_rows_per_thread = 2, nvidia.fp16_math = true;
+  nvidia.matvec_wg = 128, nvidia.matvec_rows = 4, nvidia.matvec_rows_per_thread = 2;
   nvidia.matmul_bm = 64, nvidia.matmul_bn = 64, nvidia.matmul_bk = 32, nvidia.matmul_wg = 256;
   nvidia.attn_br = 32, nvidia.attn_bc = 32, nvidia.attn_wg = 128, nvidia.attn_split_min = 256;
   nvidia.attn_target_wgs = 256;
   nvidia.subgroup_size = 32;
   rdna.name = "amd_rdna";
-  rdna.matvec_wg = 64, rdna.matvec_rows = 4, rdna.matvec_rows_per_thread = 2, rdna.fp16_math = true;
+  rdna.matvec_wg = 64, rdna.matvec_rows = 4, rdna.matvec_rows_per_thread = 2;
   rdna.attn_br = 16, rdna.attn_bc = 64, rdna.attn_wg = 128, rdna.attn_target_wgs = 128;
   rdna.subgroup_size = 32;  // wave32: matvec's 32 threads per row group are one subgroup
   gcn.name = "amd_gcn";
@@ -316,7 +321,6 @@ Profile profile_named(const std::string& name) {
 }
 
 Profile fit_profile(Profile p, const DeviceCaps& caps) {
-  p.fp16_math = p.fp16_math && caps.fp16;
   p.subgroup_ops = p.subgroup_ops && caps.subgroup_arithmetic();
   // Narrower workgroups where the device allows fewer threads; a matmul tile that then no
   // longer splits over its threads is reported by problems(), never run.

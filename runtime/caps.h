@@ -121,7 +121,6 @@ struct Profile {
   // size they will run with, and path_notes() says when that changes a kernel's path.
   uint32_t subgroup_size = 0;
   uint32_t run_subgroup_size = 0;
-  bool fp16_math = false;  // f16 arithmetic in inner loops (results still checked vs f32 ref)
 };
 
 // What the kernels need of a device under a profile, whatever the model: the most shared memory

@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "kernel.h"
+#include "shader_features.h"
 
 namespace vkllm {
 
@@ -244,34 +245,45 @@ Context::Context(const ContextOptions& options) : instance_(validation_requested
                                   fmt::join(why, "; ")));
   memory_limit_ = requested_memory_limit(options);
 
-  // Turn on every optional feature the device has; kernels pick paths from caps_.
+  // Enable exactly what the kernels' SPIR-V declares (problems() has checked the device has it),
+  // plus subgroup-size control, which pipelines use to require the profile's size.
   bool v13 = VK_API_VERSION_MINOR(caps_.api_version) >= 3;
+  auto needed = [](ShaderFeature f) -> VkBool32 {
+    const auto& uses = shader_requirements().uses;
+    return std::any_of(uses.begin(), uses.end(), [f](const FeatureUse& u) { return u.feature == f; });
+  };
+  VkBool32 dot = needed(ShaderFeature::DotProduct);
   VkPhysicalDeviceVulkan13Features f13{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
                                        .subgroupSizeControl = caps_.subgroup_size_control,
                                        .computeFullSubgroups = caps_.subgroup_size_control,
-                                       .shaderIntegerDotProduct = caps_.integer_dot_product};
+                                       .shaderIntegerDotProduct = dot};
   VkPhysicalDeviceSubgroupSizeControlFeatures ssc{
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES,
       .subgroupSizeControl = caps_.subgroup_size_control,
       .computeFullSubgroups = caps_.subgroup_size_control};
+  VkPhysicalDeviceShaderIntegerDotProductFeatures dot_ext{
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES, .shaderIntegerDotProduct = dot};
   VkPhysicalDeviceVulkan12Features f12{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                        .pNext = v13 ? static_cast<void*>(&f13) : nullptr,
-                                       .storageBuffer8BitAccess = caps_.storage8,
-                                       .shaderFloat16 = caps_.fp16,
-                                       .shaderInt8 = caps_.int8};
-  if (!v13 && caps_.subgroup_size_control) f12.pNext = &ssc;
+                                       .storageBuffer8BitAccess = needed(ShaderFeature::Storage8),
+                                       .shaderFloat16 = needed(ShaderFeature::Float16),
+                                       .shaderInt8 = needed(ShaderFeature::Int8)};
+  if (!v13) {  // the 1.3 features come from their extensions
+    void** tail = &f12.pNext;
+    if (caps_.subgroup_size_control) *tail = &ssc, tail = &ssc.pNext;
+    if (dot) *tail = &dot_ext;
+  }
   VkPhysicalDeviceVulkan11Features f11{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
                                        .pNext = &f12,
-                                       .storageBuffer16BitAccess = caps_.storage16};
+                                       .storageBuffer16BitAccess = needed(ShaderFeature::Storage16)};
   VkPhysicalDeviceFeatures2 f2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
-  f2.features.shaderInt16 = caps_.int16;
-  f2.features.shaderInt64 = caps_.int64;
+  f2.features.shaderInt16 = needed(ShaderFeature::Int16);
+  f2.features.shaderInt64 = needed(ShaderFeature::Int64);
 
   std::vector<const char*> extensions;
   if (!v13 && caps_.subgroup_size_control) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-  if (!v13 && caps_.integer_dot_product) extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
-  if (caps_.memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
-  if (!v13) f13.shaderIntegerDotProduct = VK_FALSE;
+  if (!v13 && dot) extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  // VK_EXT_memory_budget needs no enabling: read_caps queries it from the physical device.
 
   float priority = 1.0f;
   VkDeviceQueueCreateInfo queue{.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
