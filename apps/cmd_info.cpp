@@ -145,11 +145,14 @@ Info gather(const GgufFile& f, const InfoOptions& o) {
     i.parameters = parameter_count(c);
     i.parameters_from_config = true;
   }
-  i.n_ctx = o.model.ctx ? o.model.ctx : default_context(c);
   i.kv_type = kv_type_named(o.model.kv_type);
   i.parallel = o.parallel;
-  i.memory = estimate_memory(f, c, i.n_ctx, o.model.batch, i.kv_type);
   i.device = device_memory(o.model);
+  // As `run` chooses it: the default shrinks to what fits the device (load_model).
+  i.n_ctx = o.model.ctx                ? o.model.ctx
+            : i.device.problem.empty() ? fitted_context(f, c, o.model.batch, i.kv_type, 1, i.device.bytes)
+                                       : default_context(c);
+  i.memory = estimate_memory(f, c, i.n_ctx, o.model.batch, i.kv_type);
   return i;
 }
 
@@ -319,8 +322,10 @@ std::string model_text(const Info& i) {
                      c.rope.theta, to_string(c.rope.scaling),
                      c.rope.scaling == RopeScaling::None ? "" : fmt::format(" x{}", c.rope.factor),
                      c.rope.has_freq_factors ? ", frequency factors" : "");
-  out += fmt::format("context     {} trained; run uses {} (--ctx; by default the model's, at most 4096)\n", c.seq_len,
-                     i.n_ctx);
+  out += fmt::format(
+      "context     {} trained; run uses {} (--ctx; by default the model's, at most 4096, halved until it fits the "
+      "device)\n",
+      c.seq_len, i.n_ctx);
   out += fmt::format("params      {} ({}){}\n", i.parameters, human_count(double(i.parameters)),
                      i.parameters_from_config ? " from the config: the file has no tensors" : "");
   std::vector<std::string> types;

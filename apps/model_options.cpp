@@ -114,6 +114,26 @@ void check_context_fits(const ModelPlan& p, const std::string& what) {
                                        what, least));
 }
 
+namespace {
+
+// With no --ctx, a default context whose KV cache would not fit beside the weights shrinks to one
+// that does (fitted_context), and says so once loaded.
+void fit_default_context(ModelPlan& plan, const GgufFile& file, const Context& ctx, const ModelOptions& o,
+                         uint32_t slots) {
+  uint64_t usable = ctx.caps().usable_device_bytes();
+  bool limited = ctx.memory_limit() && ctx.memory_limit() < usable;
+  if (limited) usable = ctx.memory_limit();
+  uint32_t n = fitted_context(file, plan.config, o.batch, kv_type_named(o.kv_type), std::max(1u, slots), usable);
+  if (n >= plan.n_ctx) return;
+  plan.warnings.push_back(
+      fmt::format("context {} tokens{}: the default {} does not fit beside the weights in the {} {} (--ctx sets it)", n,
+                  slots > 1 ? fmt::format(" per slot x {}", slots) : "", plan.n_ctx, human_bytes(double(usable)),
+                  limited ? "of VKLLM_MEMORY_LIMIT" : fmt::format("{} may use", ctx.caps().name)));
+  plan.n_ctx = n;
+}
+
+}  // namespace
+
 LoadedModel load_model(ModelPlan plan, const ModelOptions& o, bool profiling, uint32_t slots,
                        std::function<void(const CheckReport&)> on_check) {
   LoadedModel m;
@@ -133,6 +153,7 @@ LoadedModel load_model(ModelPlan plan, const ModelOptions& o, bool profiling, ui
     std::fprintf(stderr, "\r%s\033[K", line.c_str());
     if (done) std::fprintf(stderr, "\r\033[K");
   };
+  if (!o.ctx) fit_default_context(plan, *m.file, *m.ctx, o, slots);
   EngineOptions eo{.n_ctx = plan.n_ctx,
                    .batch = o.batch,
                    .slots = slots,

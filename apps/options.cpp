@@ -200,7 +200,8 @@ void add_model_options(CLI::App* cmd, ModelOptions& o, bool engine) {
     cmd->parse_complete_callback([&o] { check_hf_choice(o); });
     return;
   }
-  cmd->add_option("-c,--ctx-size,--ctx", o.ctx, "Context length in tokens; 0: the model's, at most 4096")
+  cmd->add_option("-c,--ctx-size,--ctx", o.ctx,
+                  "Context length in tokens; 0: the model's, at most 4096, halved until it fits the device")
       ->type_name("N")
       ->check(int_range(0, 1 << 20));
   cmd->add_option("-b,--batch-size,--batch", o.batch, "Prompt tokens per forward pass")

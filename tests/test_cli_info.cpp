@@ -109,7 +109,8 @@ TEST_CASE("vkllm info on real model shapes: Llama-2-7B MHA is 512 KiB per token"
   }
   TempFile llama2("llama2");
   llama2.write(metadata_only(cases[0].spec));
-  auto r = run_vkllm("info -m " + llama2.path);
+  // --ctx: by default a 2 GiB cache would be halved to fit lavapipe's 2 GiB heap.
+  auto r = run_vkllm("info --ctx 4096 -m " + llama2.path);
   CHECK(r.out.find("kv cache    524288 bytes per token in f16 (512.0 KiB); 2.0 GiB at run's 4096 tokens; 2.0 GiB "
                    "at the full 4096 tokens") != std::string::npos);
   CHECK(r.out.find("params      6738415616 (6.74 B)") != std::string::npos);

@@ -135,3 +135,36 @@ TEST_CASE("bad input to run gives one error line", "[cli-run]") {
     CHECK(lines(r.err) == 1);
   }
 }
+
+TEST_CASE("without --ctx the default context shrinks to what fits the device", "[cli-run]") {
+  // Trained for 4096 tokens; f16 KV at 1 KiB per token (2 layers x K,V x 2 heads x 64 x 2 B) wants
+  // 4 MiB at the default context. Under a 5 MiB limit, beside 0.4 MiB of weights and at most 3 MiB
+  // of activations, 1024 tokens fit and 2048 do not.
+  TempFile model("run_long");
+  model.write(make_fixture_model({.dim = 128,
+                                  .n_layers = 2,
+                                  .n_heads = 4,
+                                  .n_kv_heads = 2,
+                                  .head_dim = 64,
+                                  .hidden_dim = 192,
+                                  .vocab_size = 300,
+                                  .seq_len = 4096,
+                                  .weight_type = DType::Q8_0}));
+  std::string limit = "VKLLM_MEMORY_LIMIT=5M";
+  auto info = run_vkllm(fmt::format("info -m {} --json", model.path), limit);
+  REQUIRE(info.exit_code == 0);
+  auto j = nlohmann::json::parse(info.out);
+  CHECK(j["n_ctx"] == 1024);
+  auto r = run_vkllm(fmt::format("run -m {} -p hi -n 2 --seed 1", model.path), limit);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("warning: context 1024 tokens: the default 4096 does not fit beside the weights in the 5.0 MiB of "
+                   "VKLLM_MEMORY_LIMIT (--ctx sets it)") != std::string::npos);
+  // Asked for, a context is kept as given: the allocation then fails with its own error.
+  auto asked = run_vkllm(fmt::format("run -m {} -p hi -n 2 --ctx 4096", model.path), limit);
+  CHECK(asked.exit_code != 0);
+  CHECK(asked.err.find("out of GPU memory") != std::string::npos);
+  // Without a limit the whole default is used.
+  auto free = run_vkllm(fmt::format("info -m {} --json", model.path));
+  CHECK(nlohmann::json::parse(free.out)["n_ctx"] == 4096);
+}

@@ -8,6 +8,7 @@
 #include "context.h"
 #include "error.h"
 #include "gguf/reader.h"
+#include "graph/memory_estimate.h"
 #include "reference/model.h"
 #include "stream.h"
 
@@ -20,6 +21,17 @@ constexpr uint32_t kDefaultMaxContext = 4096;
 }  // namespace
 
 uint32_t default_context(const ModelConfig& config) { return std::min(config.seq_len, kDefaultMaxContext); }
+
+uint32_t fitted_context(const GgufFile& file, const ModelConfig& config, uint32_t batch, DType kv_type, uint32_t slots,
+                        uint64_t usable) {
+  uint32_t n = default_context(config);
+  auto fits = [&](uint32_t ctx) { return estimate_memory(file, config, ctx, batch, kv_type, slots).total() <= usable; };
+  // Where not even the least context fits, the weights are the problem: keep the default (info
+  // says the model does not fit; a load fails with its out-of-memory error).
+  if (n <= kLeastFittedContext || !fits(kLeastFittedContext)) return n;
+  while (n > kLeastFittedContext && !fits(n)) n = std::max(kLeastFittedContext, n / 2);
+  return n;
+}
 
 Engine::Engine(const Context& ctx, const GgufFile& file, const EngineOptions& options,
                const std::function<void(const LoadProgress&)>& progress)
