@@ -9,8 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -81,6 +83,33 @@ bool slow_client_dropped(const ServeProcess& s, double seconds) {
   bool answered = poll(&p, 1, int(seconds * 1000)) == 1;
   close(fd);
   return answered;
+}
+
+// A completion's tokens with their logprobs and top-2 margins (logprobs: 2), from a reply or the
+// chunks of a stream.
+struct Scored {
+  std::vector<std::string> tokens;
+  std::vector<double> logprob, margin;
+  void add(const json& lp) {
+    if (lp.is_null()) return;
+    for (size_t i = 0; i < lp["tokens"].size(); ++i) {
+      tokens.push_back(lp["tokens"][i]);
+      logprob.push_back(lp["token_logprobs"][i]);
+      std::vector<double> top;
+      for (auto& [piece, l] : lp["top_logprobs"][i].items()) top.push_back(l);
+      std::sort(top.rbegin(), top.rend());
+      margin.push_back(top.size() >= 2 ? top[0] - top[1] : 1e9);
+    }
+  }
+};
+
+Scored scored(const HttpResult& r, bool stream) {
+  Scored s;
+  if (!stream) s.add(nlohmann::json::parse(r.body)["choices"][0]["logprobs"]);
+  if (stream)
+    for (const json& e : parse_sse(r.body).events)
+      if (!e["choices"].empty()) s.add(e["choices"][0]["logprobs"]);
+  return s;
 }
 
 }  // namespace
@@ -272,21 +301,6 @@ TEST_CASE("vkllm serve generates completions and streams with stop strings and s
     CHECK(sampled(42) == a);
     CHECK(sampled(43) != a);
   }
-  SECTION("concurrent clients get the text they get alone at temperature 0") {
-    const char* prompts[] = {"In the beginning", "And the LORD spake", "Blessed are", "Now the serpent",
-                             "And Moses",        "The LORD is my",     "Then came",   "Behold"};
-    std::vector<std::string> alone, together(8);
-    for (const char* p : prompts) alone.push_back(text_of(post(s, "/v1/completions", completion(p, 10).dump()).json()));
-    std::vector<std::thread> clients;
-    for (int i = 0; i < 8; ++i)
-      clients.emplace_back([&, i] {
-        bool stream = i % 2;
-        HttpResult r = post(s, "/v1/completions", completion(prompts[i], 10, {{"stream", stream}}).dump());
-        together[i] = stream ? stream_text(parse_sse(r.body)) : text_of(nlohmann::json::parse(r.body));
-      });
-    for (auto& c : clients) c.join();
-    CHECK(together == alone);
-  }
   SECTION("a client that leaves mid-stream frees its slot at once") {
     double cancelled = metric(s, "requests_cancelled_total");
     std::thread client([&] {
@@ -341,6 +355,49 @@ TEST_CASE("vkllm serve generates completions and streams with stop strings and s
     CHECK(ok >= 4);
     CHECK(get(s, "/health").status == 200);
     CHECK(metric_becomes(s, "slots_busy", 0));
+  }
+}
+
+// Batched with others, a sequence's logits are summed in another order on GPU profiles (matvec
+// for few tokens, the tiled matmul from matmul_tiled_min_n; the profile_* ctest runs use them), so
+// the rule is: the same tokens, with logprobs within kLogprobSlack along the way, or a parting at a
+// step where the lone run's top-2 margin is within that slack (a near-tie that reassociating f32
+// sums may flip). On lavapipe's own profile every step takes matvec and the texts are identical.
+TEST_CASE("concurrent clients get the text they get alone at temperature 0", "[serve]") {
+  ServeProcess s("--parallel 4");
+  // Measured on lavapipe: 0 under its own profile; up to 1.05e-4 (nvidia, amd_rdna), 1.12e-4 (intel).
+  constexpr double kLogprobSlack = 1e-3;
+  const char* prompts[] = {"In the beginning", "And the LORD spake", "Blessed are", "Now the serpent",
+                           "And Moses",        "The LORD is my",     "Then came",   "Behold"};
+  auto request = [](const char* p, bool stream) {
+    return completion(p, 10, {{"stream", stream}, {"logprobs", 2}}).dump();
+  };
+  std::vector<Scored> alone, together(8);
+  for (const char* p : prompts) alone.push_back(scored(post(s, "/v1/completions", request(p, false)), false));
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 8; ++i)
+    clients.emplace_back([&, i] {
+      bool stream = i % 2;
+      together[i] = scored(post(s, "/v1/completions", request(prompts[i], stream)), stream);
+    });
+  for (auto& c : clients) c.join();
+  bool profile_forced = std::getenv("VKLLM_PROFILE") != nullptr;
+  for (int i = 0; i < 8; ++i) {
+    INFO(prompts[i]);
+    const Scored &a = alone[i], &t = together[i];
+    REQUIRE(a.tokens.size() == 10);
+    REQUIRE(t.tokens.size() == 10);
+    if (!profile_forced) CHECK(t.tokens == a.tokens);  // lavapipe's profile: one summation order
+    double worst = 0;
+    for (size_t k = 0; k < a.tokens.size(); ++k) {
+      if (t.tokens[k] != a.tokens[k]) {
+        INFO("parted at token " << k << ": '" << a.tokens[k] << "' alone, '" << t.tokens[k] << "' together");
+        CHECK(a.margin[k] <= kLogprobSlack);
+        break;
+      }
+      worst = std::max(worst, std::abs(t.logprob[k] - a.logprob[k]));
+    }
+    CHECK(worst <= kLogprobSlack);
   }
 }
 
