@@ -56,6 +56,7 @@ struct ServeOptions {
   std::string log_format = "text";
   serve::RequestLogOptions log;
   std::string pooling;  // --pooling; "": the file's pooling_type, else last
+  bool no_warmup = false;
 };
 
 // What Ollama clients are told about the model (/api/tags, /api/show, /api/ps).
@@ -153,6 +154,14 @@ void serve(const ServeOptions& o) {
   } catch (const Error& e) {  // completions still work
     std::fprintf(stderr, "vkllm serve: warning: %s; /v1/chat/completions is unavailable\n", e.what());
   }
+  // Pipelines compile on first use: run the step shapes once now, so the first request does not
+  // wait for them (before the scheduler's thread exists: one thread drives a Context).
+  if (!o.no_warmup) {
+    auto t0 = std::chrono::steady_clock::now();
+    size_t compiled = m.engine->warm_up();
+    std::fprintf(stderr, "vkllm serve: warmed up: %zu pipelines compiled in %.2f s\n", compiled,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
   // A lost device fails every request (the scheduler does that); the server answers /health with
   // 503 for a moment, so that a load balancer sees it, then stops and exits non-zero.
   std::atomic<bool> lost{false};
@@ -229,6 +238,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--log-file", o->log.file, "Append the request log to FILE instead of stderr")->type_name("FILE");
   cmd->add_flag("--log-prompts", o->log.prompts,
                 "Write each prompt's text in the request log (off: prompts are private)");
+  cmd->add_flag("--no-warmup", o->no_warmup,
+                "Skip the warm-up step that compiles pipelines before listening (the first request then waits "
+                "for them)");
   add_pooling_option(cmd, o->pooling);
   add_jinja_flag(cmd);
   cmd->callback([o] { serve(*o); });

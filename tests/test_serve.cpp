@@ -401,6 +401,36 @@ TEST_CASE("concurrent clients get the text they get alone at temperature 0", "[s
   }
 }
 
+TEST_CASE("vkllm serve compiles its pipelines before it listens", "[serve]") {
+  ServeProcess s("--parallel 2");
+  std::smatch m;
+  std::string log = s.log();
+  REQUIRE(std::regex_search(log, m, std::regex(R"(warmed up: (\d+) pipelines compiled in [0-9.]+ s)")));
+  double warmed = std::stod(m[1]);
+  CHECK(warmed > 0);
+  CHECK(metric(s, "pipelines") == warmed);
+  // Prompts of every short length (matvec's and attention's specialisations), a long one, and
+  // two at once: nothing left to compile.
+  std::string prompt;
+  for (int words = 1; words <= 12; ++words) {
+    prompt += " and";
+    CHECK(post(s, "/v1/completions", completion(prompt, 2).dump()).status == 200);
+  }
+  std::string longer;
+  for (int words = 0; words < 100; ++words) longer += " and";
+  CHECK(post(s, "/v1/completions", completion(longer, 2).dump()).status == 200);
+  std::thread other([&] { post(s, "/v1/completions", completion("In the beginning God", 4).dump()); });
+  CHECK(post(s, "/v1/completions", completion("Blessed are the meek", 4).dump()).status == 200);
+  other.join();
+  CHECK(metric(s, "pipelines") == warmed);
+  // Without the warm-up the first request compiles them.
+  ServeProcess cold("--no-warmup");
+  CHECK(cold.log().find("warmed up") == std::string::npos);
+  CHECK(metric(cold, "pipelines") == 0);
+  CHECK(post(cold, "/v1/completions", completion("Behold", 2).dump()).status == 200);
+  CHECK(metric(cold, "pipelines") > 0);
+}
+
 TEST_CASE("vkllm serve checks the API key and refuses work past its queue and stops on SIGTERM", "[serve]") {
   ServeProcess s("--parallel 1 --max-queue 1 --api-key sekrit");
   const std::string key = "sekrit";

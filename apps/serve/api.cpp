@@ -212,6 +212,8 @@ HttpReply Api::metrics() const {
   metric("slots_busy", "gauge", "KV-cache slots running a request.", double(s.running));
   metric("slots_total", "gauge", "KV-cache slots (--parallel).", double(s.slots));
   metric("generation_tokens_per_second", "gauge", "Generated tokens per second over the last 10 s.", s.generation_tps);
+  metric("pipelines", "gauge", "GPU pipelines compiled (by the warm-up before listening, and any since).",
+         double(s.pipelines));
   return {.content_type = "text/plain; version=0.0.4", .body = out};
 }
 

@@ -9,6 +9,7 @@
 #include "error.h"
 #include "gguf/reader.h"
 #include "graph/memory_estimate.h"
+#include "kernel.h"
 #include "reference/model.h"
 #include "stream.h"
 
@@ -65,6 +66,49 @@ std::span<const float> Engine::forward(std::span<const int32_t> chunk, OutputMod
   if (options_.on_check) options_.on_check(report);
   return logits;
 }
+
+namespace {
+
+// The prefill lengths whose steps take distinct pipelines: matvec is specialised on its token
+// count up to the profile's matvec_tokens, flash attention on its row tile (powers of two up to
+// attn_br), and a long chunk takes the tiled matmul (GPU profiles) and a whole delta-rule chunk.
+std::vector<uint32_t> warm_up_lengths(const Profile& p, uint32_t most) {
+  constexpr uint32_t kLongChunk = 64;
+  std::vector<uint32_t> n;
+  for (uint32_t k = 1; k <= p.matvec_tokens; ++k) n.push_back(k);
+  for (uint32_t k = 1; k <= p.attn_br; k *= 2) n.push_back(k);
+  n.push_back(kLongChunk);
+  for (uint32_t& k : n) k = std::min(k, most);
+  std::sort(n.begin(), n.end());
+  n.erase(std::unique(n.begin(), n.end()), n.end());
+  return n;
+}
+
+}  // namespace
+
+size_t Engine::warm_up() {
+  size_t before = ctx_->kernels().size();
+  uint32_t most = std::min(max_batch(), n_ctx() - 1);
+  if (most == 0) return 0;
+  std::vector<int32_t> tokens(most);
+  for (uint32_t i = 0; i < most; ++i) tokens[i] = int32_t(i % config_.vocab_size);
+  std::span<const int32_t> all(tokens);
+  for (uint32_t n : warm_up_lengths(ctx_->profile(), most)) {
+    SeqChunk prefill{.slot = 0, .pos0 = 0, .tokens = all.first(n)};
+    step({&prefill, 1});
+  }
+  SeqChunk decode{.slot = 0, .pos0 = most, .tokens = all.first(1)};
+  step({&decode, 1});
+  if (slots() >= 2 && most >= 2) {  // a decode beside another sequence's prefill
+    SeqChunk both[] = {{.slot = 0, .pos0 = 1, .tokens = all.first(1)},
+                       {.slot = 1, .pos0 = 0, .tokens = all.first(most - 1)}};
+    step(both);
+  }
+  n_past_ = 0, history_.clear();
+  return ctx_->kernels().size() - before;
+}
+
+size_t Engine::pipelines() const { return ctx_->kernels().size(); }
 
 MemoryReport Engine::memory() const {
   return {.weights = weights_->device_bytes(),

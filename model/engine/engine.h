@@ -80,6 +80,16 @@ class Engine {
     return transformer_->forward(batch, OutputMode::Last);
   }
 
+  // Runs the step shapes a server meets on throwaway tokens, so that every pipeline they take is
+  // compiled before the first request: prefills of each length that specialises a kernel (matvec's
+  // token counts, attention's row tiles, a long chunk for the tiled matmul and the delta rule), a
+  // decode, and with two slots or more a decode beside a prefill. Long contexts' split-K merge is
+  // left to first use. Slots 0 and 1 are left holding rows no sequence reads (each writes its own
+  // before attending to them, and one starting at position 0 starts from a zero recurrent state);
+  // the single sequence is reset. Returns the pipelines compiled.
+  size_t warm_up();
+  size_t pipelines() const;  // compiled so far on this engine's Context
+
   // Appends tokens to the sequence (in chunks of the batch size) and returns the logits of the
   // last one (vocab), valid until the next call.
   std::span<const float> eval(std::span<const int32_t> tokens);

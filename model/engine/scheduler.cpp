@@ -29,6 +29,7 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 Scheduler::Scheduler(Engine& engine, const SchedulerOptions& options)
     : engine_(engine), options_(options), slots_(engine.slots()), batch_(engine.max_batch()) {
   stats_.slots = engine.slots();
+  stats_.pipelines = engine.pipelines();
   publish_slots();
   thread_ = std::thread([this] { loop(); });
 }
@@ -299,6 +300,7 @@ void Scheduler::step() {
   record_tokens(sampled);
   std::lock_guard lock(mutex_);
   ++stats_.steps;
+  stats_.pipelines = engine_.pipelines();
   stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
 }
 

@@ -91,6 +91,7 @@ struct SchedulerStats {
   uint32_t queued = 0, running = 0, slots = 0;
   double generation_tps = 0;  // generated tokens per second over the last 10 s
   double busy_seconds = 0;    // time spent in forward steps
+  uint64_t pipelines = 0;     // GPU pipelines compiled so far (the warm-up's and any since)
 };
 
 // A KV-cache slot as GET /slots shows it.
