@@ -244,6 +244,7 @@ Context::Context(const ContextOptions& options) : instance_(validation_requested
   ENSURE(why.empty(), fmt::format("device {} ({}) cannot run profile {}: {}", index_, caps_.name, profile_.name,
                                   fmt::join(why, "; ")));
   memory_limit_ = requested_memory_limit(options);
+  if (options.discrete_memory.value_or(env("VKLLM_DISCRETE_MEMORY").value_or("0") != "0")) caps_.uma = false;
 
   // Enable exactly what the kernels' SPIR-V declares (problems() has checked the device has it),
   // plus subgroup-size control, which pipelines use to require the profile's size.

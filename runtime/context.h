@@ -25,6 +25,10 @@ struct ContextOptions {
   // Most bytes of buffer memory held at once (0: no limit beyond the device's); else
   // $VKLLM_MEMORY_LIMIT ("512M", "2G", bytes). Past it an allocation fails as out of memory.
   uint64_t memory_limit = 0;
+  // Treat the device as a discrete GPU even where its memory is unified (else
+  // $VKLLM_DISCRETE_MEMORY=1): what the host writes for kernels goes through staging copies.
+  // Lets lavapipe run the paths a discrete card takes.
+  std::optional<bool> discrete_memory;
 };
 
 void destroy_debug_messenger(VkInstance instance, VkDebugUtilsMessengerEXT m, const VkAllocationCallbacks*);

@@ -27,8 +27,7 @@ constexpr uint64_t kMaxProbabilityBytes = 1ull << 30;
 void blocks::capture_probs(const RecordContext& r, const ops::AttentionShape& shape, BufferView q, BufferView k,
                            uint32_t l, BufferView sinks) {
   if (!r.capture || r.capture->layer != l) return;
-  ops::attention_probs(r.s, shape, q, k, r.in.step.view(0, sizeof(push::StepParams)), r.capture->out, r.capture->n_keys,
-                       sinks);
+  ops::attention_probs(r.s, shape, q, k, r.in.step(1), r.capture->out, r.capture->n_keys, sinks);
 }
 
 std::vector<float> Transformer::attention_probabilities(std::span<const int32_t> tokens, uint32_t layer,

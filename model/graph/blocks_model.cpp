@@ -21,7 +21,7 @@ void per_layer_inputs(const RecordContext& r, BufferView x) {
   uint32_t n = r.n, L = c.n_layers, P = c.per_layer_embd;
   const Tensor& table = *r.w.per_layer_embd();
   BufferView all = r.act_rows(r.acts.per_layer, L * P), rows = r.act_rows(r.acts.per_layer_tok, L * P);
-  ops::get_rows(r.s, table.type, table.view, r.in.tokens.view(0, 4ull * n), rows, n, L * P);
+  ops::get_rows(r.s, table.type, table.view, r.in.tokens(n), rows, n, L * P);
   ops::scale(r.s, rows, rows, n * L * P, std::sqrt(float(P)));
   project(r, *r.w.find(TensorRole::PerLayerModelProj), x, all, n);
   ops::scale(r.s, all, all, n * L * P, 1.0f / std::sqrt(float(c.dim)));
@@ -55,7 +55,7 @@ void embeddings(const RecordContext& r) {
   const Tensor& embd = r.w.token_embd();
   const ModelConfig& c = r.c;
   BufferView x = r.act_rows(r.acts.x, c.dim);
-  ops::get_rows(r.s, embd.type, embd.view, r.in.tokens.view(0, 4ull * r.n), x, r.n, c.dim);
+  ops::get_rows(r.s, embd.type, embd.view, r.in.tokens(r.n), x, r.n, c.dim);
   if (c.architecture().recipe.embeddings.scale) ops::scale(r.s, x, x, r.n * c.dim, std::sqrt(float(c.dim)));
   r.tap(-1, "inp_embd", x, r.n, c.dim);
   if (c.per_layer_embd) per_layer_inputs(r, x);
@@ -95,7 +95,7 @@ void output(const RecordContext& r, OutputMode mode) {
   }
   if (mode == OutputMode::Last) {
     BufferView hm = r.act(a.h, 4ull * m * dim);
-    ops::get_rows(s, DType::F32, x, r.in.last_rows.view(0, 4ull * m), hm, m, dim);
+    ops::get_rows(s, DType::F32, x, r.in.last_rows(m), hm, m, dim);
     ops::rmsnorm(s, hm, r.w.output_norm().view, hm, m, dim, c.norm_eps);
     BufferView lv = r.logits.view(0, 4ull * m * vocab);
     ops::matmul(s, out.type, out.view, hm, lv, vocab, m, dim);

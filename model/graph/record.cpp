@@ -12,8 +12,6 @@ BufferView RecordContext::act(int id, uint64_t bytes, uint64_t offset) const {
   return arena->view(planner.offset(id) + offset, bytes);
 }
 
-BufferView RecordContext::step_params() const { return in.step.view(0, seqs * sizeof(push::StepParams)); }
-
 void RecordContext::tap(int layer, const char* name, BufferView v, uint32_t rows, uint32_t width) const {
   if (!taps) return;
   uint64_t bytes = 4ull * rows * width;

@@ -15,6 +15,7 @@
 #include "graph/kv_cache.h"
 #include "graph/planner.h"
 #include "graph/recurrent_cache.h"
+#include "graph/step_inputs.h"
 #include "graph/weights.h"
 #include "stream.h"
 
@@ -77,13 +78,6 @@ struct Acts {
   uint64_t qkv_offsets[3] = {0, 0, 0};  // bytes of the q, k and v parts into qkv
 };
 
-// The step's inputs, host-visible, written before each submit: per token its id, position and
-// KV-cache row (slot * n_ctx + position); per sequence its StepParams and the batch index of its
-// last token.
-struct StepBuffers {
-  const Buffer &tokens, &positions, &kv_rows, &step, &last_rows;
-};
-
 struct RecordContext {
   // What every recording shares.
   Stream& s;
@@ -94,8 +88,8 @@ struct RecordContext {
   RecurrentCache* recurrent;  // the linear layers' states; null for a model without them
   const Acts& acts;
   const ArenaPlanner& planner;
-  const Buffer* arena;  // null while tracing unshared
-  const StepBuffers& in;
+  const Buffer* arena;           // null while tracing unshared
+  const StepInputs& in;          // the step's token ids, positions, cache rows, StepParams (graph/step_inputs.h)
   const Buffer* scratch;         // attention's split-K partials; null when no step needs them
   const Buffer* linear_scratch;  // the chunked delta rule's per-chunk matrices (hybrid models)
   const Buffer& logits;          // (rows, vocab) f32, host-visible; Hidden: (n, dim)
@@ -111,9 +105,9 @@ struct RecordContext {
   BufferView act(int id, uint64_t bytes, uint64_t offset = 0) const;
   // Floats of activation id for this step's n tokens, `per_token` each.
   BufferView act_rows(int id, uint64_t per_token) const { return act(id, 4ull * n * per_token); }
-  BufferView positions() const { return in.positions.view(0, 4ull * n); }
-  BufferView kv_rows() const { return in.kv_rows.view(0, 4ull * n); }
-  BufferView step_params() const;  // the seqs StepParams
+  BufferView positions() const { return in.positions(n); }
+  BufferView kv_rows() const { return in.kv_rows(n); }
+  BufferView step_params() const { return in.step(seqs); }
   BufferView scratch_view() const { return scratch ? scratch->view() : BufferView{}; }
   // Copies (rows, width) floats of v to the host when this is a tapped forward; else nothing.
   void tap(int layer, const char* name, BufferView v, uint32_t rows, uint32_t width) const;

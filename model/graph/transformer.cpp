@@ -66,12 +66,7 @@ Transformer::Transformer(const Context& ctx, const ModelConfig& config, const We
           1, std::min<uint64_t>(max_batch, ctx.caps().max_storage_buffer_range / (4 * widest_row(config))))),
       profiling_(profiling),
       planner_(ctx.caps().binding_alignment()),
-      tokens_(ctx, max_batch_ * 4ull, Memory::Host, "tokens"),
-      positions_(ctx, max_batch_ * 4ull, Memory::Host, "positions"),
-      kv_rows_(ctx, max_batch_ * 4ull, Memory::Host, "kv rows"),
-      step_(ctx, cache.slots() * sizeof(push::StepParams), Memory::Host, "step"),
-      last_rows_(ctx, cache.slots() * 4ull, Memory::Host, "last rows"),
-      inputs_{tokens_, positions_, kv_rows_, step_, last_rows_} {
+      inputs_(ctx, max_batch_, cache.slots()) {
   plan_arena();
 }
 
@@ -216,7 +211,9 @@ Transformer::Trace Transformer::trace(uint32_t n, OutputMode mode, bool unshared
   return {s.trace(), unshared ? placeholder->handle() : arena_->handle()};
 }
 
+// A recording's context; its stream starts by bringing the step's inputs to device memory.
 RecordContext Transformer::context(Stream& s, uint32_t n, uint32_t seqs, VkBuffer unshared) const {
+  inputs_.record_upload(s);
   return {.s = s,
           .ctx = ctx_,
           .c = c_,
@@ -237,8 +234,7 @@ RecordContext Transformer::context(Stream& s, uint32_t n, uint32_t seqs, VkBuffe
 
 uint64_t Transformer::activation_bytes() const {
   return planner_.total_bytes() + (scratch_ ? scratch_->size() : 0) + (linear_scratch_ ? linear_scratch_->size() : 0) +
-         (logits_ ? logits_->size() : 0) + tokens_.size() + positions_.size() + kv_rows_.size() + step_.size() +
-         last_rows_.size();
+         (logits_ ? logits_->size() : 0) + inputs_.bytes();
 }
 
 // --- recording
@@ -294,10 +290,8 @@ Stream& Transformer::graph(uint32_t n, uint32_t seqs, OutputMode mode, uint32_t 
 // Checks the batch and writes what the graph reads: token ids, positions and cache rows per
 // token, StepParams and the last token's index per sequence.
 void Transformer::write_step(std::span<const SeqChunk> batch) {
-  auto* ids = reinterpret_cast<int32_t*>(tokens_.mapped());
-  auto* pos = reinterpret_cast<int32_t*>(positions_.mapped());
-  auto* rows = reinterpret_cast<int32_t*>(kv_rows_.mapped());
-  auto* last = reinterpret_cast<int32_t*>(last_rows_.mapped());
+  int32_t *ids = inputs_.tokens(), *pos = inputs_.positions(), *rows = inputs_.kv_rows();
+  int32_t* last = inputs_.last_rows();
   std::vector<push::StepParams> step(batch.size());
   std::vector<bool> used(cache_.slots());
   uint32_t i = 0;
@@ -319,7 +313,7 @@ void Transformer::write_step(std::span<const SeqChunk> batch) {
     step[q] = {.pos0 = c.pos0, .n_tokens = n, .n_kv = c.pos0 + n, .slot = c.slot};
     last[q] = int32_t(i - 1);
   }
-  std::memcpy(step_.mapped(), step.data(), step.size() * sizeof(push::StepParams));
+  std::memcpy(inputs_.step(), step.data(), step.size() * sizeof(push::StepParams));
 }
 
 std::span<const float> Transformer::forward(std::span<const SeqChunk> batch, OutputMode mode) {

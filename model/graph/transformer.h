@@ -3,7 +3,8 @@
 // every matmul sees all tokens of the step, attention runs per sequence over its own KV-cache
 // slot. One graph (a recorded Stream) per (tokens, sequences, logits mode), replayed for every
 // later step of that shape: per-step values (tokens, positions, cache rows, each sequence's
-// StepParams) live in small host-visible buffers the graph reads. The blocks a layer is built
+// StepParams) are written before each replay and brought to device memory by the graph's first
+// command (graph/step_inputs.h). The blocks a layer is built
 // from (its recipe's attention form, the FFN) are free functions of a RecordContext (graph/blocks.h):
 // the Transformer owns the arena, the step inputs and the recorded graphs, never a recording mode.
 #pragma once
@@ -20,6 +21,7 @@
 #include "graph/kv_cache.h"
 #include "graph/planner.h"
 #include "graph/record.h"
+#include "graph/step_inputs.h"
 #include "graph/weights.h"
 #include "ops_attention.h"
 #include "ops_position.h"
@@ -65,6 +67,7 @@ class Transformer {
 
   uint32_t max_batch() const { return max_batch_; }
   uint64_t activation_bytes() const;  // arena + attention scratch + logits + step inputs
+  const StepInputs& step_inputs() const { return inputs_; }
   uint64_t arena_unshared_bytes() const { return planner_.unshared_bytes(); }
   // GPU time per dispatch of the last forward (profiling only).
   std::vector<KernelTime> last_timings() const;
@@ -108,8 +111,7 @@ class Transformer {
   ArenaPlanner planner_;
   Acts acts_;
   std::unique_ptr<Buffer> arena_, scratch_, linear_scratch_;
-  Buffer tokens_, positions_, kv_rows_, step_, last_rows_;  // graph/record.h StepBuffers
-  StepBuffers inputs_;
+  StepInputs inputs_;
   std::unique_ptr<Buffer> logits_;  // the output (output_floats) f32, host-visible; grown as needed
   struct Graph {
     std::unique_ptr<Stream> stream;
