@@ -26,17 +26,21 @@ std::vector<float> floats(const std::string& text) {
   return v;
 }
 
+FixtureSpec gqa_spec() {
+  return {.dim = 128,
+          .n_layers = 2,
+          .n_heads = 4,
+          .n_kv_heads = 2,
+          .head_dim = 64,
+          .hidden_dim = 192,
+          .vocab_size = 300,
+          .weight_type = DType::Q8_0};
+}
+
 const TempFile& gqa_model() {
   static TempFile f = [] {
     TempFile t("run_gqa");
-    t.write(make_fixture_model({.dim = 128,
-                                .n_layers = 2,
-                                .n_heads = 4,
-                                .n_kv_heads = 2,
-                                .head_dim = 64,
-                                .hidden_dim = 192,
-                                .vocab_size = 300,
-                                .weight_type = DType::Q8_0}));
+    t.write(make_fixture_model(gqa_spec()));
     return t;
   }();
   return f;
@@ -141,15 +145,9 @@ TEST_CASE("without --ctx the default context shrinks to what fits the device", "
   // 4 MiB at the default context. Under a 5 MiB limit, beside 0.4 MiB of weights and at most 3 MiB
   // of activations, 1024 tokens fit and 2048 do not.
   TempFile model("run_long");
-  model.write(make_fixture_model({.dim = 128,
-                                  .n_layers = 2,
-                                  .n_heads = 4,
-                                  .n_kv_heads = 2,
-                                  .head_dim = 64,
-                                  .hidden_dim = 192,
-                                  .vocab_size = 300,
-                                  .seq_len = 4096,
-                                  .weight_type = DType::Q8_0}));
+  FixtureSpec spec = gqa_spec();
+  spec.seq_len = 4096;
+  model.write(make_fixture_model(spec));
   std::string limit = "VKLLM_MEMORY_LIMIT=5M";
   auto info = run_vkllm(fmt::format("info -m {} --json", model.path), limit);
   REQUIRE(info.exit_code == 0);
