@@ -299,7 +299,9 @@ std::vector<Profile> make_profiles() {
   llvmpipe.wg_size = 128;
   llvmpipe.matmul_tiled_min_n = UINT32_MAX;
   llvmpipe.matmul_bm = 32, llvmpipe.matmul_bn = 32, llvmpipe.matmul_bk = 32, llvmpipe.matmul_wg = 64;
-  llvmpipe.attn_br = 16, llvmpipe.attn_bc = 64, llvmpipe.attn_wg = 64, llvmpipe.attn_split_min = 512;
+  // Attention on 16 threads: two SIMD groups switch at each barrier where 64 threads made eight
+  // (decode at hd 64-256 1.5-2.2x faster, prefill at hd 64 2.2x; docs/decisions.md has the sweep).
+  llvmpipe.attn_br = 16, llvmpipe.attn_bc = 64, llvmpipe.attn_wg = 16, llvmpipe.attn_split_min = 512;
   llvmpipe.attn_target_wgs = 8;  // a few per CPU thread
   return {generic, nvidia, rdna, gcn, intel, llvmpipe};
 }

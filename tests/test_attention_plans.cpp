@@ -40,9 +40,9 @@ constexpr IntendedPlan kIntended[] = {
     {"generic", 64, 16, 32, 128, 15104},    // lavapipe's 32 KiB
     {"generic", 128, 16, 32, 128, 27392},   //
     {"generic", 256, 16, 8, 128, 25472},    //
-    {"llvmpipe", 64, 16, 64, 64, 25856},    // 32 KiB
-    {"llvmpipe", 128, 16, 32, 64, 27392},   //
-    {"llvmpipe", 256, 16, 8, 64, 25472},    //
+    {"llvmpipe", 64, 16, 64, 16, 25856},    // 32 KiB; 16 threads hold fewer rows at wider dims
+    {"llvmpipe", 128, 8, 32, 16, 22144},    //
+    {"llvmpipe", 256, 4, 16, 16, 21056},    //
 };
 
 ops::AttentionShape prefill(uint32_t head_dim) {
