@@ -68,10 +68,8 @@ DeviceMemory device_memory(const ModelOptions& o) {
     if (!index) index = preferred_device(reports);
     if (!index || *index >= reports.size()) return {.problem = "no Vulkan device that can run vkllm"};
     DeviceMemory d{.name = reports[*index].caps.name};
-    // The heap's budget where the driver reports one (VK_EXT_memory_budget), else its size.
-    d.bytes = reports[*index].caps.usable_device_bytes();
-    uint64_t limit = requested_memory_limit(co);
-    if (limit && limit < d.bytes) d.bytes = limit, d.limited = true;
+    UsableMemory usable = usable_memory(reports[*index].caps, requested_memory_limit(co));
+    d.bytes = usable.bytes, d.limited = usable.limited;
     return d;
   } catch (const std::exception& e) {
     return {.problem = e.what()};

@@ -120,15 +120,13 @@ namespace {
 // that does (fitted_context), and says so once loaded.
 void fit_default_context(ModelPlan& plan, const GgufFile& file, const Context& ctx, const ModelOptions& o,
                          uint32_t slots) {
-  uint64_t usable = ctx.caps().usable_device_bytes();
-  bool limited = ctx.memory_limit() && ctx.memory_limit() < usable;
-  if (limited) usable = ctx.memory_limit();
-  uint32_t n = fitted_context(file, plan.config, o.batch, kv_type_named(o.kv_type), std::max(1u, slots), usable);
+  UsableMemory usable = usable_memory(ctx.caps(), ctx.memory_limit());
+  uint32_t n = fitted_context(file, plan.config, o.batch, kv_type_named(o.kv_type), std::max(1u, slots), usable.bytes);
   if (n >= plan.n_ctx) return;
   plan.warnings.push_back(
       fmt::format("context {} tokens{}: the default {} does not fit beside the weights in the {} {} (--ctx sets it)", n,
-                  slots > 1 ? fmt::format(" per slot x {}", slots) : "", plan.n_ctx, human_bytes(double(usable)),
-                  limited ? "of VKLLM_MEMORY_LIMIT" : fmt::format("{} may use", ctx.caps().name)));
+                  slots > 1 ? fmt::format(" per slot x {}", slots) : "", plan.n_ctx, human_bytes(double(usable.bytes)),
+                  usable.limited ? "of VKLLM_MEMORY_LIMIT" : fmt::format("{} may use", ctx.caps().name)));
   plan.n_ctx = n;
 }
 

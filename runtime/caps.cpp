@@ -181,7 +181,7 @@ uint64_t DeviceCaps::usable_device_bytes() const {
   return usable;
 }
 
-std::vector<std::string> DeviceCaps::subgroup_op_names() const {
+std::vector<std::string> subgroup_op_names(VkSubgroupFeatureFlags ops) {
   static const std::pair<VkSubgroupFeatureFlagBits, const char*> names[] = {
       {VK_SUBGROUP_FEATURE_BASIC_BIT, "basic"},
       {VK_SUBGROUP_FEATURE_VOTE_BIT, "vote"},
@@ -193,7 +193,7 @@ std::vector<std::string> DeviceCaps::subgroup_op_names() const {
       {VK_SUBGROUP_FEATURE_QUAD_BIT, "quad"}};
   std::vector<std::string> out;
   for (auto [bit, name] : names)
-    if (subgroup_ops & bit) out.push_back(name);
+    if (ops & bit) out.push_back(name);
   return out;
 }
 

@@ -18,6 +18,9 @@ struct MemoryHeap {
   uint64_t budget = 0;
 };
 
+// The names of the subgroup operation classes in `ops` ("basic", "arithmetic", ...).
+std::vector<std::string> subgroup_op_names(VkSubgroupFeatureFlags ops);
+
 struct DeviceCaps {
   std::string name;
   std::string driver;  // driverName + driverInfo
@@ -79,7 +82,7 @@ struct DeviceCaps {
   // at least 256 bytes, the largest minStorageBufferOffsetAlignment Vulkan allows, so a layout
   // computed once is valid whatever the device asks.
   uint64_t binding_alignment() const { return std::max<uint64_t>(storage_offset_alignment, 256); }
-  std::vector<std::string> subgroup_op_names() const;
+  std::vector<std::string> subgroup_op_names() const { return vkllm::subgroup_op_names(subgroup_ops); }
   // Why this device cannot run vkllm, whatever the profile (version, queue, features); empty when
   // it can. problems(caps, profile) adds what the profile's kernels need.
   std::vector<std::string> problems() const;

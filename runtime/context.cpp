@@ -72,6 +72,12 @@ uint64_t requested_memory_limit(const ContextOptions& options) {
   return options.memory_limit ? options.memory_limit : env_memory_limit();
 }
 
+UsableMemory usable_memory(const DeviceCaps& caps, uint64_t memory_limit) {
+  uint64_t device = caps.usable_device_bytes();
+  if (memory_limit && memory_limit < device) return {.bytes = memory_limit, .limited = true};
+  return {.bytes = device};
+}
+
 // --- validation messages
 
 namespace {

@@ -58,6 +58,14 @@ bool check_requested();
 std::optional<uint32_t> requested_device(const ContextOptions& options);
 std::string requested_profile(const ContextOptions& options);
 uint64_t requested_memory_limit(const ContextOptions& options);  // 0: none
+// The device memory this process may use: the largest device-local heap's budget (or size), or
+// the memory limit where that is smaller (limited). What "fits" and the default context are
+// judged against.
+struct UsableMemory {
+  uint64_t bytes = 0;
+  bool limited = false;  // by the memory limit (VKLLM_MEMORY_LIMIT)
+};
+UsableMemory usable_memory(const DeviceCaps& caps, uint64_t memory_limit);
 
 struct DeviceReport {
   uint32_t index = 0;

@@ -119,9 +119,7 @@ std::string feature_name(const FeatureUse& use) {
     case ShaderFeature::Subgroup:
       break;
   }
-  DeviceCaps one;
-  one.subgroup_ops = use.subgroup_op;
-  std::vector<std::string> names = one.subgroup_op_names();
+  std::vector<std::string> names = subgroup_op_names(use.subgroup_op);
   return fmt::format("subgroup {} in compute shaders", names.empty() ? "?" : names.front());
 }
 

@@ -3,7 +3,6 @@
 
 #include "align.h"
 #include "context.h"
-#include "error.h"
 #include "stream.h"
 
 namespace vkllm {
