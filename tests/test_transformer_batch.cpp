@@ -3,7 +3,7 @@
 // others' decode tokens and decodes them greedily. Every sequence's logits at every sampled
 // position must match the same sequence run alone (GPU, NMSE <= 1e-5) and the reference model's
 // batched forward (NMSE <= 1e-4, the whole-model bound), and the greedy tokens must be the same;
-// with f16 K/V on every fixture shape and issue 16's families, and with q8_0 (GQA, gemma2/3) and
+// with f16 K/V on every fixture shape and every registered family, and with q8_0 (GQA, gemma2/3) and
 // q4_0 (MLA) caches.
 #include <fmt/format.h>
 
@@ -120,7 +120,7 @@ TEST_CASE("every sequence of a mixed batch gets the logits and greedy tokens it 
 
 // Issue 16's families: MoE routing is per token, so experts see the batch's tokens as any other;
 // sliding windows, soft-caps and local rope bases hold per sequence, over its own slot.
-TEST_CASE("a mixed batch of each issue-16 family matches each sequence alone", "[transformer][batch][families]") {
+TEST_CASE("a mixed batch of every registered family matches each sequence alone", "[transformer][batch][families]") {
   for (const test::EngineFixture& f : test::family_fixtures(DType::Q8_0)) check_batched_equals_alone(f, DType::F16);
 }
 
