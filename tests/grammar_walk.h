@@ -1,7 +1,7 @@
 // Grammar tests' shared pieces: the repository's real vocabularies with their token tries, a
 // compiled grammar, string acceptance, and a random walk that generates a whole output by the
 // masks alone (random tokens at first, then the shortest way to the grammar's end), checking on
-// every step that the mask and the automaton agree.
+// every step that the mask, the automaton and the matcher's token-by-token answer agree.
 #pragma once
 #include <algorithm>
 #include <map>
@@ -109,7 +109,10 @@ inline std::string walk(const std::shared_ptr<grammar::GrammarAutomaton>& a, con
       grammar::GrammarMatcher probe = m;
       INFO("token " << id << " '" << tok.piece(id) << "' after '" << out << "'");
       CHECK(probe.accept(id) == grammar::allowed(*mask, id));
+      CHECK(m.allows(id) == grammar::allowed(*mask, id));
     }
+    for (int32_t id : a->trie().end_of_generation()) CHECK(m.allows(id) == grammar::allowed(*mask, id));
+    for (int k = 0; k < 64; ++k) CHECK(m.allows(ok[rng() % ok.size()]));
     int32_t pick = -1;
     if (step < random_steps) {
       pick = ok[rng() % ok.size()];

@@ -5,13 +5,18 @@
 // mask, then accept. Cold: a freshly compiled grammar, every mask computed on first use (what
 // the first request with a schema pays); warm: the same grammar again, masks cached (an agent's
 // next turn with the same tools). Then tokens/s of the default model (or -m) generating with and
-// without that schema. CPU wall clock; medians of --runs.
+// without that schema. And what the grammar adds to the sampler's own cost per token, greedy and
+// at top-k 40, when the whole mask is computed and when the sampler asks its best candidates one
+// by one first (Sampler::sample with a TokenFilter): logits are noise with the document's token
+// on top, so the best candidates beside it are random tokens (a pessimistic model: a trained one
+// puts its next best on tokens that fit). CPU wall clock; medians of --runs.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "bench.h"
 #include "engine/engine.h"
@@ -101,6 +106,58 @@ std::vector<int32_t> document_tokens(const Tokenizer& tok, const std::string& vo
   return doc;
 }
 
+enum class Path { Free, Mask, Filter };
+
+// The sampler's seconds per token over the document, the grammar cold: free (no constraint), with
+// the whole mask, or through the filter. The document's token is accepted whatever was drawn.
+double sample_replay(const std::shared_ptr<const grammar::Grammar>& g,
+                     const std::shared_ptr<const grammar::TokenTrie>& trie, const Tokenizer& tok,
+                     const std::vector<int32_t>& doc, const SamplerOptions& so, Path path) {
+  std::mt19937_64 rng(17);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> noise(tok.vocab_size()), logits(noise.size());
+  for (float& x : noise) x = normal(rng);
+  auto a = std::make_shared<grammar::GrammarAutomaton>(g, trie);
+  grammar::GrammarMatcher m(a);
+  OutputConstraint c(ConstraintSpec{.automaton = a}, tok);
+  Sampler sampler(so);
+  double seconds = 0;
+  for (size_t i = 0; i < doc.size(); ++i) {
+    for (size_t v = 0; v < logits.size(); ++v) logits[v] = noise[(v + i * 7919) % noise.size()];
+    logits[size_t(doc[i])] = 12.0f;  // 6 sigma: on top
+    auto t0 = Clock::now();
+    if (path == Path::Free) sampler.sample(logits);
+    if (path == Path::Mask) sampler.sample(logits, m.allowed().get());
+    if (path == Path::Filter) c.sample(sampler, logits);
+    seconds += seconds_since(t0);
+    ENSURE(m.accept(doc[i]), "accept failed");
+    c.accept(doc[i]);
+    sampler.accept(doc[i]);
+  }
+  return seconds / double(doc.size());
+}
+
+// What the grammar adds to sampling (µs per token, medians) by each path, greedy and at top-k 40.
+json bench_sampling(const std::shared_ptr<const grammar::Grammar>& g,
+                    const std::shared_ptr<const grammar::TokenTrie>& trie, const Tokenizer& tok,
+                    const std::vector<int32_t>& doc, int runs) {
+  json out;
+  const std::pair<const char*, SamplerOptions> modes[] = {{"greedy", {.temperature = 0}},
+                                                          {"top_k_40", {.temperature = 0.8f, .top_k = 40}}};
+  for (const auto& [name, so] : modes) {
+    std::vector<double> free, mask, filter;
+    for (int r = 0; r < runs; ++r) {
+      free.push_back(sample_replay(g, trie, tok, doc, so, Path::Free) * 1e6);
+      mask.push_back(sample_replay(g, trie, tok, doc, so, Path::Mask) * 1e6);
+      filter.push_back(sample_replay(g, trie, tok, doc, so, Path::Filter) * 1e6);
+    }
+    out[name] = {{"free_us_per_token", median(free)},
+                 {"mask_added_us_per_token", median(mask) - median(free)},
+                 {"filter_added_us_per_token", median(filter) - median(free)}};
+  }
+  return out;
+}
+
 json bench_vocab(const std::string& path, const GrammarOptions& o) {
   std::string name = std::filesystem::path(path).stem().string();
   if (name.starts_with("ggml-vocab-")) name.erase(0, 11);
@@ -112,9 +169,10 @@ json bench_vocab(const std::string& path, const GrammarOptions& o) {
   std::vector<int32_t> doc = document_tokens(tok, name);
   std::vector<double> cold, warm, compile;
   size_t states = 0;
+  std::shared_ptr<const grammar::Grammar> g;
   for (int r = 0; r < o.runs; ++r) {
     auto c0 = Clock::now();
-    auto g = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(gbnf, &tok));
+    g = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(gbnf, &tok));
     auto a = std::make_shared<grammar::GrammarAutomaton>(g, trie);
     compile.push_back(seconds_since(c0) * 1e3);
     cold.push_back(replay(a, doc, name) * 1e6);
@@ -129,7 +187,8 @@ json bench_vocab(const std::string& path, const GrammarOptions& o) {
           {"compile_ms", median(compile)},
           {"cold_us_per_token", median(cold)},
           {"warm_us_per_token", median(warm)},
-          {"states", states}};
+          {"states", states},
+          {"sampling", bench_sampling(g, trie, tok, doc, o.runs)}};
 }
 
 // Tokens/s of the model generating o.gen tokens greedily, free and under the schema.
@@ -188,6 +247,19 @@ void run_grammar(const GrammarOptions& o) {
                  r["vocab"].get<std::string>(), r["vocab_size"].get<uint32_t>(), r["trie_nodes"].get<size_t>(),
                  r["trie_ms"].get<double>(), r["tokens"].get<size_t>(), r["compile_ms"].get<double>(),
                  r["cold_us_per_token"].get<double>(), r["warm_us_per_token"].get<double>(), r["states"].get<size_t>());
+  }
+  if (!o.json) {
+    fmt::print(
+        "\nwhat the grammar adds to sampling, us per token (cold; logits: noise, the document's token on top)\n");
+    fmt::print("{:<12} {:>12} {:>10} {:>10} {:>12} {:>10} {:>10}\n", "vocabulary", "greedy free", "+ mask", "+ filter",
+               "top-40 free", "+ mask", "+ filter");
+    for (const json& r : results) {
+      const json &gr = r["sampling"]["greedy"], &tk = r["sampling"]["top_k_40"];
+      fmt::print("{:<12} {:>12.1f} {:>10.1f} {:>10.1f} {:>12.1f} {:>10.1f} {:>10.1f}\n", r["vocab"].get<std::string>(),
+                 gr["free_us_per_token"].get<double>(), gr["mask_added_us_per_token"].get<double>(),
+                 gr["filter_added_us_per_token"].get<double>(), tk["free_us_per_token"].get<double>(),
+                 tk["mask_added_us_per_token"].get<double>(), tk["filter_added_us_per_token"].get<double>());
+    }
   }
   json model;
   if (!o.no_model) {

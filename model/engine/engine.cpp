@@ -252,7 +252,8 @@ GenerationStats generate(Engine& engine, Sampler& sampler, std::span<const int32
   stats.prompt_seconds = std::chrono::duration<double>(clock::now() - t0).count();
   auto t1 = clock::now();
   for (uint32_t i = 0; i < o.max_tokens; ++i) {
-    int32_t token = sampler.sample(mask.apply(logits), o.constraint ? o.constraint->mask().get() : nullptr);
+    int32_t token =
+        o.constraint ? o.constraint->sample(sampler, mask.apply(logits)) : sampler.sample(mask.apply(logits));
     if (o.constraint) o.constraint->accept(token);
     sampler.accept(token);
     ++stats.generated_tokens;

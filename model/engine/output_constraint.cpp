@@ -13,7 +13,28 @@ OutputConstraint::OutputConstraint(ConstraintSpec spec, const Tokenizer& tokeniz
   if (spec_.automaton && spec_.triggers.empty()) matcher_.emplace(spec_.automaton);
 }
 
+namespace {
+
+class MatcherFilter final : public TokenFilter {
+ public:
+  explicit MatcherFilter(grammar::GrammarMatcher& m) : m_(m) {}
+  bool allows(int32_t token) override { return m_.allows(token); }
+  bool mask_cached() override { return m_.mask_cached(); }
+  std::shared_ptr<const std::vector<uint64_t>> mask() override { return m_.allowed(); }
+
+ private:
+  grammar::GrammarMatcher& m_;
+};
+
+}  // namespace
+
 std::shared_ptr<const grammar::TokenMask> OutputConstraint::mask() { return matcher_ ? matcher_->allowed() : nullptr; }
+
+int32_t OutputConstraint::sample(Sampler& sampler, std::span<const float> logits) {
+  if (!matcher_) return sampler.sample(logits);
+  MatcherFilter filter(*matcher_);
+  return sampler.sample(logits, filter);
+}
 
 void OutputConstraint::accept(int32_t token) {
   if (matcher_) {

@@ -1,14 +1,17 @@
-// OutputConstraint: a grammar on one generation. Before each token it gives the sampler the mask
-// of tokens the grammar allows; after it, it advances the grammar. A lazy constraint (tool_choice
+// OutputConstraint: a grammar on one generation. Before each token it tells the sampler which
+// tokens the grammar allows (token by token for the best candidates, or as a whole mask); after
+// it, it advances the grammar. A lazy constraint (tool_choice
 // auto) watches the text instead until one of its triggers appears (the model starts a tool
 // call), then feeds the grammar the text from the trigger on and constrains from there.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "engine/sampler.h"
 #include "text/grammar/grammar_automaton.h"
 
 namespace vkllm {
@@ -27,6 +30,8 @@ class OutputConstraint {
 
   // The tokens allowed next, or null while nothing is constrained.
   std::shared_ptr<const grammar::TokenMask> mask();
+  // The sampler's next token among those (Sampler::sample with this grammar as its filter).
+  int32_t sample(Sampler& sampler, std::span<const float> logits);
   // The token that was chosen. Throws Error if the grammar did not allow it.
   void accept(int32_t token);
   bool active() const { return matcher_.has_value(); }

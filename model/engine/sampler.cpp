@@ -54,28 +54,75 @@ void Sampler::penalise(std::vector<Candidate>& c) const {
   }
 }
 
-int32_t Sampler::sample(std::span<const float> logits, const std::vector<uint64_t>* allowed) {
+namespace {
+
+// Best first: the higher logit, then the lower id (a strict order, so every sort agrees).
+bool better(float la, int32_t a, float lb, int32_t b) { return la > lb || (la == lb && a < b); }
+
+}  // namespace
+
+void Sampler::candidates(std::span<const float> logits) {
   ENSURE(!logits.empty(), "sampling from no logits");
-  work_.resize(logits.size());
+  work_.resize(logits.size());  // (Candidate's constructor writes nothing: the loop writes each once)
   for (size_t i = 0; i < logits.size(); ++i) work_[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
   penalise(work_);
-  if (allowed) {
-    ENSURE(allowed->size() * 64 >= logits.size(), "a token mask smaller than the vocabulary");
-    std::erase_if(work_, [&](const Candidate& c) {
-      return !((*allowed)[size_t(c.id) >> 6] >> (c.id & 63) & 1) || c.logit == -INFINITY;
-    });
-    ENSURE(!work_.empty(),
-           "the grammar allows no token here: the vocabulary cannot spell what it needs, or the tokens it allows "
-           "are banned (ignore_eos, logit_bias)");
+}
+
+void Sampler::keep_allowed(const std::vector<uint64_t>& allowed) {
+  ENSURE(allowed.size() * 64 >= work_.size(), "a token mask smaller than the vocabulary");
+  std::erase_if(work_, [&](const Candidate& c) {
+    return !(allowed[size_t(c.id) >> 6] >> (c.id & 63) & 1) || c.logit == -INFINITY;
+  });
+  ENSURE(!work_.empty(),
+         "the grammar allows no token here: the vocabulary cannot spell what it needs, or the tokens it allows "
+         "are banned (ignore_eos, logit_bias)");
+}
+
+int32_t Sampler::sample(std::span<const float> logits, const std::vector<uint64_t>* allowed) {
+  candidates(logits);
+  if (allowed) keep_allowed(*allowed);
+  return choose();
+}
+
+int32_t Sampler::sample(std::span<const float> logits, TokenFilter& filter) {
+  candidates(logits);
+  if (filter.mask_cached() || !keep_best_allowed(filter)) keep_allowed(*filter.mask());
+  return choose();
+}
+
+// Greedy and top-k read only the k best allowed candidates, and those are the first k allowed
+// ones in best-first order. So the best few candidates are sorted and asked one by one; when k of
+// them are allowed, they are all the draw needs (the same tokens, in the same order, as the whole
+// mask leaves). Otherwise false, with work_'s candidates intact (their order aside).
+bool Sampler::keep_best_allowed(TokenFilter& filter) {
+  size_t k = options_.temperature == 0.0f ? 1 : size_t(options_.top_k);
+  if (k == 0) return false;  // top-k off: the draw sees every allowed token
+  auto order = [](const Candidate& a, const Candidate& b) { return better(a.logit, a.id, b.logit, b.id); };
+  if (k == 1) {  // greedy: the best candidate alone first, which a model that fits the grammar picks
+    Candidate best = *std::min_element(work_.begin(), work_.end(), order);
+    if (best.logit != -INFINITY && filter.allows(best.id)) {
+      work_.assign(1, best);
+      return true;
+    }
   }
-  auto better = [](const Candidate& a, const Candidate& b) {
-    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
-  };
-  if (options_.temperature == 0.0f) return std::min_element(work_.begin(), work_.end(), better)->id;
+  size_t window = std::min(work_.size(), std::max<size_t>(64, 4 * k));
+  std::partial_sort(work_.begin(), work_.begin() + ptrdiff_t(window), work_.end(), order);
+  best_.clear();
+  for (size_t i = 0; i < window && best_.size() < k; ++i)
+    if (work_[i].logit != -INFINITY && filter.allows(work_[i].id)) best_.push_back(work_[i]);
+  if (best_.size() < k && window < work_.size()) return false;
+  if (best_.empty()) return false;           // none allowed at all: the mask's path says so
+  work_.assign(best_.begin(), best_.end());  // (work_ keeps its capacity for the next vocabulary)
+  return true;
+}
+
+int32_t Sampler::choose() {
+  auto order = [](const Candidate& a, const Candidate& b) { return better(a.logit, a.id, b.logit, b.id); };
+  if (options_.temperature == 0.0f) return std::min_element(work_.begin(), work_.end(), order)->id;
 
   // Keep the k best (all when k is 0), sorted best first.
   size_t k = options_.top_k > 0 ? std::min<size_t>(options_.top_k, work_.size()) : work_.size();
-  std::partial_sort(work_.begin(), work_.begin() + k, work_.end(), better);
+  std::partial_sort(work_.begin(), work_.begin() + k, work_.end(), order);
   work_.resize(k);
 
   // Probabilities at temperature 1 decide the top-p and min-p cut-offs, as llama.cpp does.

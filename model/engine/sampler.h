@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <random>
 #include <span>
 #include <utility>
@@ -25,12 +26,27 @@ struct SamplerOptions {
   uint64_t seed = 0;
 };
 
+// What a constraint allows next, as the sampler asks it: a token at a time (cheap: a grammar steps
+// its bytes) or the whole mask (bit i of word i / 64 for token i; a grammar scans its vocabulary).
+class TokenFilter {
+ public:
+  virtual ~TokenFilter() = default;
+  virtual bool allows(int32_t token) = 0;  // the mask's bit, alone
+  virtual bool mask_cached() = 0;          // mask() costs a lookup now
+  virtual std::shared_ptr<const std::vector<uint64_t>> mask() = 0;
+};
+
 class Sampler {
  public:
   explicit Sampler(const SamplerOptions& options);
   // The next token; logits (vocab) are not modified. allowed: bit i of word i / 64 set when token
   // i may be drawn (a grammar's mask), null for all; throws Error when it allows none.
   int32_t sample(std::span<const float> logits, const std::vector<uint64_t>* allowed = nullptr);
+  // The same token as sample(logits, filter.mask()), for the same state of the generator. Greedy and
+  // top-k need only the best allowed candidates, so those are looked for among the best few
+  // first, token by token; the whole mask is asked for only when they are not there (or top-k is
+  // off, or the mask is cached anyway).
+  int32_t sample(std::span<const float> logits, TokenFilter& filter);
   // Tells the sampler a token joined the sequence (prompt or generated), for the penalty.
   void accept(int32_t token);
   void reset();
@@ -38,17 +54,23 @@ class Sampler {
 
  private:
   struct Candidate {
+    Candidate() {}  // uninitialised: a resize of work_ writes nothing, sample() fills it
+    Candidate(int32_t i, float l, float q) : id(i), logit(l), p(q) {}
     int32_t id;
     float logit;
     float p;
   };
+  void candidates(std::span<const float> logits);
   void penalise(std::vector<Candidate>& c) const;
+  void keep_allowed(const std::vector<uint64_t>& allowed);
+  bool keep_best_allowed(TokenFilter& filter);
+  int32_t choose();
   double uniform();
 
   SamplerOptions options_;
   std::mt19937_64 rng_;
   std::deque<int32_t> recent_;
-  std::vector<Candidate> work_;
+  std::vector<Candidate> work_, best_;
 };
 
 // Index of the largest value, lowest index on ties.

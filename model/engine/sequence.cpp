@@ -86,7 +86,7 @@ bool Sequence::sample(std::span<const float> logits) {
   ENSURE(!done_ && pending().empty(), "a sequence samples once its pending tokens are evaluated");
   int32_t t = -1;
   try {  // a grammar that cannot go on ends this request, not the server's step
-    t = sampler_.sample(logits, constraint_.mask().get());
+    t = constraint_.sample(sampler_, logits);
     constraint_.accept(t);
   } catch (const Error& e) {
     finish(RequestFinish::Error, e.what());

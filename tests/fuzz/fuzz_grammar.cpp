@@ -1,8 +1,9 @@
 // libFuzzer target: the grammar engine and the JSON Schema compiler. Byte 0 picks the input's
 // kind (even: GBNF text, odd: a JSON schema) and seeds the walk; the rest is the text. What
 // compiles is run over a small byte-level vocabulary (every byte, some words, two special tokens):
-// at each step the mask must agree with stepping the automaton token by token, and a token the
-// mask allows must be accepted. Anything but a vkllm::Error (a crash, a sanitizer report, a hang
+// at each step the mask must agree with stepping the automaton token by token and with the
+// matcher's answer for each token asked before the mask, and a token the mask allows must be
+// accepted. Anything but a vkllm::Error (a crash, a sanitizer report, a hang
 // past the grammar's limits) is a bug.
 #include <cstdint>
 #include <memory>
@@ -55,11 +56,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     grammar::GrammarMatcher m(a);
     std::mt19937 rng(data[0]);
     for (int step = 0; step < 64 && !m.finished(); ++step) {
+      std::vector<bool> by_token;  // asked token by token before the mask exists, as the sampler does
+      for (uint32_t id = 0; id < vocab().vocab_size(); ++id) by_token.push_back(m.allows(int32_t(id)));
       std::shared_ptr<const grammar::TokenMask> mask = m.allowed();
       std::vector<int32_t> ok;
       for (uint32_t id = 0; id < vocab().vocab_size(); ++id) {
         bool allowed = grammar::allowed(*mask, int32_t(id));
         if (allowed) ok.push_back(int32_t(id));
+        if (by_token[id] != allowed) __builtin_trap();  // the matcher's answer and its mask disagree
         if (!trie->is_end_of_generation(int32_t(id))) {
           grammar::GrammarMatcher probe = m;
           if (probe.accept(int32_t(id)) != allowed) __builtin_trap();  // mask and automaton disagree

@@ -134,6 +134,30 @@ int32_t GrammarAutomaton::after_token(int32_t state, int32_t token) {
   return intern(out);
 }
 
+bool GrammarAutomaton::allows(int32_t state, int32_t token) {
+  std::lock_guard lock(mutex_);
+  if (state < 0 || token < 0 || uint32_t(token) >= trie_->vocab_size()) return false;
+  if (trie_->is_end_of_generation(token)) return accepting_[size_t(state)];
+  if (trie_->is_text(token)) {
+    int32_t s = state;
+    for (char c : trie_->bytes(token))
+      if ((s = transition(s, uint8_t(c))) == kDead) break;
+    if (s != kDead) return true;
+  }
+  for (uint32_t f : frames_of(state)) {  // whole-token elements, as mask() sets them
+    if (f == 0) continue;
+    const Element& e = g_->at(frames_[f].pos);
+    if ((e.op == Op::Token && e.arg == uint32_t(token)) || (e.op == Op::NotToken && e.arg != uint32_t(token)))
+      return true;
+  }
+  return false;
+}
+
+bool GrammarAutomaton::mask_cached(int32_t state) {
+  std::lock_guard lock(mutex_);
+  return state >= 0 && masks_[size_t(state)] != nullptr;
+}
+
 bool GrammarAutomaton::accepting(int32_t state) {
   std::lock_guard lock(mutex_);
   return state >= 0 && accepting_[size_t(state)];

@@ -48,6 +48,10 @@ class GrammarAutomaton {
   // The tokens that may come next: text tokens that continue the grammar, the whole tokens it
   // names here, and the end-of-generation tokens when it may end.
   std::shared_ptr<const TokenMask> mask(int32_t state);
+  // One token's bit of mask(state), found by stepping its bytes: what a sampler asks of its best
+  // few candidates before paying for a whole mask (a scan of the vocabulary's trie).
+  bool allows(int32_t state, int32_t token);
+  bool mask_cached(int32_t state);  // mask(state) is a lookup now
 
   const TokenTrie& trie() const { return *trie_; }
   size_t states() const;  // interned so far (for tests and the benchmark)
@@ -97,6 +101,8 @@ class GrammarMatcher {
   explicit GrammarMatcher(std::shared_ptr<GrammarAutomaton> automaton)
       : a_(std::move(automaton)), state_(a_->initial()) {}
   std::shared_ptr<const TokenMask> allowed() { return a_->mask(state_); }
+  bool allows(int32_t token) { return !finished_ && a_->allows(state_, token); }  // allowed()'s bit, alone
+  bool mask_cached() { return a_->mask_cached(state_); }
   // Advances by a token; false (and no change) when the grammar does not allow it here.
   // An end-of-generation token is allowed where the grammar may end, and finishes it.
   bool accept(int32_t token);
