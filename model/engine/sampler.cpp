@@ -108,8 +108,10 @@ bool Sampler::keep_best_allowed(TokenFilter& filter) {
   size_t window = std::min(work_.size(), std::max<size_t>(64, 4 * k));
   std::partial_sort(work_.begin(), work_.begin() + ptrdiff_t(window), work_.end(), order);
   best_.clear();
-  for (size_t i = 0; i < window && best_.size() < k; ++i)
+  for (size_t i = 0; i < window && best_.size() < k; ++i) {
+    if (window < work_.size() && best_.size() + (window - i) < k) return false;  // cannot reach k here
     if (work_[i].logit != -INFINITY && filter.allows(work_[i].id)) best_.push_back(work_[i]);
+  }
   if (best_.size() < k && window < work_.size()) return false;
   if (best_.empty()) return false;           // none allowed at all: the mask's path says so
   work_.assign(best_.begin(), best_.end());  // (work_ keeps its capacity for the next vocabulary)
