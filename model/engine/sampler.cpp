@@ -38,95 +38,158 @@ void Sampler::accept(int32_t token) {
 // A double in [0, 1) from 53 random bits: the same on every platform, unlike std distributions.
 double Sampler::uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
 
-// Logit bias, then the penalties of the tokens seen recently (candidates are still in id order).
-void Sampler::penalise(std::vector<Candidate>& c) const {
+// Logit bias, then the penalties of the tokens seen recently, on a copy of the logits: the few
+// tokens they touch are changed in place, and every other stays the model's.
+void Sampler::adjust(std::span<const float> logits) {
+  ENSURE(!logits.empty(), "sampling from no logits");
+  logits_.assign(logits.begin(), logits.end());
   for (auto [id, bias] : options_.logit_bias)
-    if (id >= 0 && size_t(id) < c.size()) c[size_t(id)].logit += bias;
+    if (id >= 0 && size_t(id) < logits_.size()) logits_[size_t(id)] += bias;
   const SamplerOptions& o = options_;
   if (o.repeat_penalty == 1.0f && o.presence_penalty == 0 && o.frequency_penalty == 0) return;
   std::unordered_map<int32_t, int> seen;
   for (int32_t id : recent_) ++seen[id];
   for (auto [id, count] : seen) {
-    if (id < 0 || size_t(id) >= c.size()) continue;
-    float& l = c[size_t(id)].logit;
+    if (id < 0 || size_t(id) >= logits_.size()) continue;
+    float& l = logits_[size_t(id)];
     l = l > 0 ? l / o.repeat_penalty : l * o.repeat_penalty;
     l -= o.presence_penalty + float(count) * o.frequency_penalty;
   }
 }
 
+// A token the mask leaves out gets -inf, like a banned one: a masked draw then takes only finite
+// logits (a banned token stays out even where the grammar allows it).
+void Sampler::ban_disallowed(const std::vector<uint64_t>& allowed) {
+  ENSURE(allowed.size() * 64 >= logits_.size(), "a token mask smaller than the vocabulary");
+  for (size_t w = 0, n = logits_.size(); w * 64 < n; ++w) {
+    uint64_t bits = allowed[w];
+    if (bits == ~uint64_t(0)) continue;
+    for (size_t i = w * 64, end = std::min(n, i + 64); i < end; ++i)
+      if (!(bits >> (i & 63) & 1)) logits_[i] = -INFINITY;
+  }
+}
+
 namespace {
+
+[[noreturn]] void nothing_allowed() {
+  throw_error(
+      "the grammar allows no token here: the vocabulary cannot spell what it needs, or the tokens it allows are "
+      "banned (ignore_eos, logit_bias)");
+}
 
 // Best first: the higher logit, then the lower id (a strict order, so every sort agrees).
 bool better(float la, int32_t a, float lb, int32_t b) { return la > lb || (la == lb && a < b); }
 
 }  // namespace
 
-void Sampler::candidates(std::span<const float> logits) {
-  ENSURE(!logits.empty(), "sampling from no logits");
-  work_.resize(logits.size());  // (Candidate's constructor writes nothing: the loop writes each once)
-  for (size_t i = 0; i < logits.size(); ++i) work_[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
-  penalise(work_);
+namespace {
+
+// The largest of 64 floats, eight lanes at a time (the compiler vectorises it); NaNs are passed over.
+float block_max(const float* l) {
+  float lane[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  for (size_t i = 0; i < 64; i += 8)
+    for (size_t j = 0; j < 8; ++j) lane[j] = l[i + j] > lane[j] ? l[i + j] : lane[j];
+  float m = -INFINITY;
+  for (float x : lane) m = x > m ? x : m;
+  return m;
 }
 
-void Sampler::keep_allowed(const std::vector<uint64_t>& allowed) {
-  ENSURE(allowed.size() * 64 >= work_.size(), "a token mask smaller than the vocabulary");
-  std::erase_if(work_, [&](const Candidate& c) {
-    return !(allowed[size_t(c.id) >> 6] >> (c.id & 63) & 1) || c.logit == -INFINITY;
-  });
-  ENSURE(!work_.empty(),
-         "the grammar allows no token here: the vocabulary cannot spell what it needs, or the tokens it allows "
-         "are banned (ignore_eos, logit_bias)");
+}  // namespace
+
+// The largest adjusted logit's token, the lowest id on ties; -1 when finite_only and none is
+// finite. The maximum by blocks, then its first index.
+int32_t Sampler::best(bool finite_only) const {
+  const float* l = logits_.data();
+  size_t n = logits_.size(), i = 0;
+  float m = -INFINITY;
+  for (; i + 64 <= n; i += 64) m = std::max(m, block_max(l + i));
+  for (; i < n; ++i) m = l[i] > m ? l[i] : m;
+  if (m == -INFINITY) return finite_only ? -1 : 0;  // (every logit -inf or NaN)
+  for (i = 0; i < n; ++i)
+    if (l[i] == m) return int32_t(i);
+  return 0;  // unreachable: m is one of the logits
+}
+
+// work_: the k best tokens of the adjusted logits (only finite ones when asked), best first. One
+// pass keeps the k best so far in a heap whose top is the worst of them; a later token replaces
+// it only when strictly greater (an equal one has a higher id, so it is worse).
+void Sampler::select(size_t k, bool finite_only) {
+  auto order = [](const Candidate& a, const Candidate& b) { return better(a.logit, a.id, b.logit, b.id); };
+  work_.clear();
+  size_t n = logits_.size(), i = 0;
+  for (; i < n && work_.size() < k; ++i)
+    if (!finite_only || logits_[i] != -INFINITY) work_.push_back({int32_t(i), logits_[i], 0.0f});
+  std::make_heap(work_.begin(), work_.end(), order);
+  if (work_.size() == k) {
+    float worst = work_.front().logit;
+    auto consider = [&](size_t t) {
+      if (!(logits_[t] > worst)) return;
+      std::pop_heap(work_.begin(), work_.end(), order);
+      work_.back() = {int32_t(t), logits_[t], 0.0f};
+      std::push_heap(work_.begin(), work_.end(), order);
+      worst = work_.front().logit;
+    };
+    for (; i < n && i % 64; ++i) consider(i);
+    for (; i + 64 <= n; i += 64)  // a block whose largest logit cannot enter is passed over whole
+      if (block_max(logits_.data() + i) > worst)
+        for (size_t t = i; t < i + 64; ++t) consider(t);
+    for (; i < n; ++i) consider(i);
+  }
+  std::sort_heap(work_.begin(), work_.end(), order);
 }
 
 int32_t Sampler::sample(std::span<const float> logits, const std::vector<uint64_t>* allowed) {
-  candidates(logits);
-  if (allowed) keep_allowed(*allowed);
-  return choose();
+  adjust(logits);
+  return sample_adjusted(allowed);
+}
+
+int32_t Sampler::sample_adjusted(const std::vector<uint64_t>* allowed) {
+  if (allowed) ban_disallowed(*allowed);
+  bool masked = allowed != nullptr;
+  if (options_.temperature == 0.0f) {
+    int32_t id = best(masked);
+    if (id < 0) nothing_allowed();
+    return id;
+  }
+  select(options_.top_k > 0 ? size_t(options_.top_k) : logits_.size(), masked);
+  if (work_.empty()) nothing_allowed();
+  return draw();
 }
 
 int32_t Sampler::sample(std::span<const float> logits, TokenFilter& filter) {
-  candidates(logits);
-  if (filter.mask_cached() || !keep_best_allowed(filter)) keep_allowed(*filter.mask());
-  return choose();
+  adjust(logits);
+  if (!filter.mask_cached() && keep_best_allowed(filter)) return options_.temperature == 0.0f ? work_[0].id : draw();
+  return sample_adjusted(filter.mask().get());
 }
 
 // Greedy and top-k read only the k best allowed candidates, and those are the first k allowed
-// ones in best-first order. So the best few candidates are sorted and asked one by one; when k of
-// them are allowed, they are all the draw needs (the same tokens, in the same order, as the whole
-// mask leaves). Otherwise false, with work_'s candidates intact (their order aside).
+// ones in best-first order. So the best few are asked one by one (greedy: the best alone first,
+// which a model that fits the grammar picks); when k of them are allowed, work_ holds them, the
+// same tokens in the same order as the whole mask leaves. Otherwise false.
 bool Sampler::keep_best_allowed(TokenFilter& filter) {
   size_t k = options_.temperature == 0.0f ? 1 : size_t(options_.top_k);
   if (k == 0) return false;  // top-k off: the draw sees every allowed token
-  auto order = [](const Candidate& a, const Candidate& b) { return better(a.logit, a.id, b.logit, b.id); };
-  if (k == 1) {  // greedy: the best candidate alone first, which a model that fits the grammar picks
-    Candidate best = *std::min_element(work_.begin(), work_.end(), order);
-    if (best.logit != -INFINITY && filter.allows(best.id)) {
-      work_.assign(1, best);
+  if (k == 1) {
+    int32_t id = best(true);
+    if (id >= 0 && filter.allows(id)) {
+      work_.assign(1, {id, logits_[size_t(id)], 0.0f});
       return true;
     }
   }
-  size_t window = std::min(work_.size(), std::max<size_t>(64, 4 * k));
-  std::partial_sort(work_.begin(), work_.begin() + ptrdiff_t(window), work_.end(), order);
+  size_t window = std::min(logits_.size(), std::max<size_t>(64, 4 * k));
+  select(window, false);
   best_.clear();
-  for (size_t i = 0; i < window && best_.size() < k; ++i) {
-    if (window < work_.size() && best_.size() + (window - i) < k) return false;  // cannot reach k here
+  for (size_t i = 0; i < work_.size() && best_.size() < k; ++i) {
+    if (window < logits_.size() && best_.size() + (window - i) < k) return false;  // cannot reach k here
     if (work_[i].logit != -INFINITY && filter.allows(work_[i].id)) best_.push_back(work_[i]);
   }
-  if (best_.size() < k && window < work_.size()) return false;
-  if (best_.empty()) return false;           // none allowed at all: the mask's path says so
-  work_.assign(best_.begin(), best_.end());  // (work_ keeps its capacity for the next vocabulary)
+  if (best_.empty() || (best_.size() < k && window < logits_.size())) return false;
+  work_.swap(best_);
   return true;
 }
 
-int32_t Sampler::choose() {
-  auto order = [](const Candidate& a, const Candidate& b) { return better(a.logit, a.id, b.logit, b.id); };
-  if (options_.temperature == 0.0f) return std::min_element(work_.begin(), work_.end(), order)->id;
-
-  // Keep the k best (all when k is 0), sorted best first.
-  size_t k = options_.top_k > 0 ? std::min<size_t>(options_.top_k, work_.size()) : work_.size();
-  std::partial_sort(work_.begin(), work_.begin() + k, work_.end(), order);
-  work_.resize(k);
-
+// work_ holds the k best candidates, best first: top-p, min-p, then a draw at the temperature.
+int32_t Sampler::draw() {
   // Probabilities at temperature 1 decide the top-p and min-p cut-offs, as llama.cpp does.
   auto softmax = [this](float temp) {
     double max = work_.front().logit, sum = 0;

@@ -54,22 +54,23 @@ class Sampler {
 
  private:
   struct Candidate {
-    Candidate() {}  // uninitialised: a resize of work_ writes nothing, sample() fills it
-    Candidate(int32_t i, float l, float q) : id(i), logit(l), p(q) {}
     int32_t id;
     float logit;
     float p;
   };
-  void candidates(std::span<const float> logits);
-  void penalise(std::vector<Candidate>& c) const;
-  void keep_allowed(const std::vector<uint64_t>& allowed);
+  void adjust(std::span<const float> logits);
+  int32_t sample_adjusted(const std::vector<uint64_t>* allowed);
+  void ban_disallowed(const std::vector<uint64_t>& allowed);
+  int32_t best(bool finite_only) const;
+  void select(size_t k, bool finite_only);
   bool keep_best_allowed(TokenFilter& filter);
-  int32_t choose();
+  int32_t draw();
   double uniform();
 
   SamplerOptions options_;
   std::mt19937_64 rng_;
   std::deque<int32_t> recent_;
+  std::vector<float> logits_;  // this draw's logits after bias and penalties (and a mask: -inf)
   std::vector<Candidate> work_, best_;
 };
 
