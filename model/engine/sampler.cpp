@@ -2,6 +2,7 @@
 #include "engine/sampler.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <unordered_map>
 
@@ -57,6 +58,22 @@ void Sampler::adjust(std::span<const float> logits) {
   }
 }
 
+// Where a mask allows few tokens (a literal, a number, punctuation), work_ gets them (those with
+// a finite logit) by its set bits, and true; a dense one is left to ban_disallowed (false).
+bool Sampler::gather_allowed(const std::vector<uint64_t>& allowed) {
+  size_t n = logits_.size(), words = (n + 63) / 64, count = 0;
+  ENSURE(allowed.size() >= words, "a token mask smaller than the vocabulary");
+  for (size_t w = 0; w < words; ++w) count += size_t(std::popcount(allowed[w]));
+  if (count * 16 > n) return false;
+  work_.clear();
+  for (size_t w = 0; w < words; ++w)
+    for (uint64_t bits = allowed[w]; bits; bits &= bits - 1) {
+      size_t i = w * 64 + size_t(std::countr_zero(bits));
+      if (i < n && logits_[i] != -INFINITY) work_.push_back({int32_t(i), logits_[i], 0.0f});
+    }
+  return true;
+}
+
 // A token the mask leaves out gets -inf, like a banned one: a masked draw then takes only finite
 // logits (a banned token stays out even where the grammar allows it).
 void Sampler::ban_disallowed(const std::vector<uint64_t>& allowed) {
@@ -64,6 +81,10 @@ void Sampler::ban_disallowed(const std::vector<uint64_t>& allowed) {
   for (size_t w = 0, n = logits_.size(); w * 64 < n; ++w) {
     uint64_t bits = allowed[w];
     if (bits == ~uint64_t(0)) continue;
+    if (bits == 0) {
+      std::fill(logits_.begin() + ptrdiff_t(w * 64), logits_.begin() + ptrdiff_t(std::min(n, w * 64 + 64)), -INFINITY);
+      continue;
+    }
     for (size_t i = w * 64, end = std::min(n, i + 64); i < end; ++i)
       if (!(bits >> (i & 63) & 1)) logits_[i] = -INFINITY;
   }
@@ -144,6 +165,15 @@ int32_t Sampler::sample(std::span<const float> logits, const std::vector<uint64_
 }
 
 int32_t Sampler::sample_adjusted(const std::vector<uint64_t>* allowed) {
+  if (allowed && gather_allowed(*allowed)) {  // a sparse mask: its tokens are the candidates
+    if (work_.empty()) nothing_allowed();
+    auto order = [](const Candidate& a, const Candidate& b) { return better(a.logit, a.id, b.logit, b.id); };
+    if (options_.temperature == 0.0f) return std::min_element(work_.begin(), work_.end(), order)->id;
+    size_t k = options_.top_k > 0 ? std::min<size_t>(options_.top_k, work_.size()) : work_.size();
+    std::partial_sort(work_.begin(), work_.begin() + ptrdiff_t(k), work_.end(), order);
+    work_.resize(k);
+    return draw();
+  }
   if (allowed) ban_disallowed(*allowed);
   bool masked = allowed != nullptr;
   if (options_.temperature == 0.0f) {

@@ -60,6 +60,7 @@ class Sampler {
   };
   void adjust(std::span<const float> logits);
   int32_t sample_adjusted(const std::vector<uint64_t>* allowed);
+  bool gather_allowed(const std::vector<uint64_t>& allowed);
   void ban_disallowed(const std::vector<uint64_t>& allowed);
   int32_t best(bool finite_only) const;
   void select(size_t k, bool finite_only);

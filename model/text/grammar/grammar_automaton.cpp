@@ -191,7 +191,9 @@ void GrammarAutomaton::scan_trie(int32_t state, TokenMask& bits) {
     }
     scan_states_[d] = s;
     for (int32_t id : t.tokens_at(i)) set(id);
-    if (t.end(i) - i > TokenTrie::kSummaryMinNodes) {
+    // Only where the node's byte loops (inside a string): elsewhere the test would cost a new
+    // state's 128 transitions and hardly ever pass.
+    if (s == scan_states_[d - 1] && t.end(i) - i > TokenTrie::kSummaryMinNodes) {
       const auto &below = t.bytes_below(i), &loop = loops(s);
       if ((below[0] & ~loop[0]) == 0 && (below[1] & ~loop[1]) == 0 && (below[2] | below[3]) == 0) {
         for (int32_t id : t.tokens_below(i)) set(id);
