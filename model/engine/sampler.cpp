@@ -15,6 +15,29 @@ int32_t argmax(std::span<const float> logits) {
   return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
 }
 
+namespace {
+
+[[noreturn]] void nothing_allowed() {
+  throw_error(
+      "the grammar allows no token here: the vocabulary cannot spell what it needs, or the tokens it allows are "
+      "banned (ignore_eos, logit_bias)");
+}
+
+// Best first: the higher logit, then the lower id (a strict order, so every sort agrees).
+bool better(float la, int32_t a, float lb, int32_t b) { return la > lb || (la == lb && a < b); }
+
+// The largest of 64 floats, eight lanes at a time (the compiler vectorises it); NaNs are passed over.
+float block_max(const float* l) {
+  float lane[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  for (size_t i = 0; i < 64; i += 8)
+    for (size_t j = 0; j < 8; ++j) lane[j] = l[i + j] > lane[j] ? l[i + j] : lane[j];
+  float m = -INFINITY;
+  for (float x : lane) m = x > m ? x : m;
+  return m;
+}
+
+}  // namespace
+
 Sampler::Sampler(const SamplerOptions& options) : options_(options), rng_(options.seed) {
   ENSURE(options.temperature >= 0, "temperature must be >= 0");
   ENSURE(options.top_k >= 0, "top-k must be >= 0");
@@ -89,33 +112,6 @@ void Sampler::ban_disallowed(const std::vector<uint64_t>& allowed) {
       if (!(bits >> (i & 63) & 1)) logits_[i] = -INFINITY;
   }
 }
-
-namespace {
-
-[[noreturn]] void nothing_allowed() {
-  throw_error(
-      "the grammar allows no token here: the vocabulary cannot spell what it needs, or the tokens it allows are "
-      "banned (ignore_eos, logit_bias)");
-}
-
-// Best first: the higher logit, then the lower id (a strict order, so every sort agrees).
-bool better(float la, int32_t a, float lb, int32_t b) { return la > lb || (la == lb && a < b); }
-
-}  // namespace
-
-namespace {
-
-// The largest of 64 floats, eight lanes at a time (the compiler vectorises it); NaNs are passed over.
-float block_max(const float* l) {
-  float lane[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
-  for (size_t i = 0; i < 64; i += 8)
-    for (size_t j = 0; j < 8; ++j) lane[j] = l[i + j] > lane[j] ? l[i + j] : lane[j];
-  float m = -INFINITY;
-  for (float x : lane) m = x > m ? x : m;
-  return m;
-}
-
-}  // namespace
 
 // The largest adjusted logit's token, the lowest id on ties; -1 when finite_only and none is
 // finite. The maximum by blocks, then its first index.
