@@ -23,9 +23,6 @@ namespace {
       "banned (ignore_eos, logit_bias)");
 }
 
-// Best first: the higher logit, then the lower id (a strict order, so every sort agrees).
-bool better(float la, int32_t a, float lb, int32_t b) { return la > lb || (la == lb && a < b); }
-
 // The largest of 64 floats, eight lanes at a time (the compiler vectorises it); NaNs are passed over.
 float block_max(const float* l) {
   float lane[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
@@ -61,6 +58,11 @@ void Sampler::accept(int32_t token) {
 
 // A double in [0, 1) from 53 random bits: the same on every platform, unlike std distributions.
 double Sampler::uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+
+// Best first: the higher logit, then the lower id (a strict order, so every sort agrees).
+bool Sampler::before(const Candidate& a, const Candidate& b) {
+  return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+}
 
 // Logit bias, then the penalties of the tokens seen recently, on a copy of the logits: the few
 // tokens they touch are changed in place, and every other stays the model's.
@@ -131,19 +133,18 @@ int32_t Sampler::best(bool finite_only) const {
 // pass keeps the k best so far in a heap whose top is the worst of them; a later token replaces
 // it only when strictly greater (an equal one has a higher id, so it is worse).
 void Sampler::select(size_t k, bool finite_only) {
-  auto order = [](const Candidate& a, const Candidate& b) { return better(a.logit, a.id, b.logit, b.id); };
   work_.clear();
   size_t n = logits_.size(), i = 0;
   for (; i < n && work_.size() < k; ++i)
     if (!finite_only || logits_[i] != -INFINITY) work_.push_back({int32_t(i), logits_[i], 0.0f});
-  std::make_heap(work_.begin(), work_.end(), order);
+  std::make_heap(work_.begin(), work_.end(), before);
   if (work_.size() == k) {
     float worst = work_.front().logit;
     auto consider = [&](size_t t) {
       if (!(logits_[t] > worst)) return;
-      std::pop_heap(work_.begin(), work_.end(), order);
+      std::pop_heap(work_.begin(), work_.end(), before);
       work_.back() = {int32_t(t), logits_[t], 0.0f};
-      std::push_heap(work_.begin(), work_.end(), order);
+      std::push_heap(work_.begin(), work_.end(), before);
       worst = work_.front().logit;
     };
     for (; i < n && i % 64; ++i) consider(i);
@@ -152,7 +153,7 @@ void Sampler::select(size_t k, bool finite_only) {
         for (size_t t = i; t < i + 64; ++t) consider(t);
     for (; i < n; ++i) consider(i);
   }
-  std::sort_heap(work_.begin(), work_.end(), order);
+  std::sort_heap(work_.begin(), work_.end(), before);
 }
 
 int32_t Sampler::sample(std::span<const float> logits, const std::vector<uint64_t>* allowed) {
@@ -163,10 +164,9 @@ int32_t Sampler::sample(std::span<const float> logits, const std::vector<uint64_
 int32_t Sampler::sample_adjusted(const std::vector<uint64_t>* allowed) {
   if (allowed && gather_allowed(*allowed)) {  // a sparse mask: its tokens are the candidates
     if (work_.empty()) nothing_allowed();
-    auto order = [](const Candidate& a, const Candidate& b) { return better(a.logit, a.id, b.logit, b.id); };
-    if (options_.temperature == 0.0f) return std::min_element(work_.begin(), work_.end(), order)->id;
+    if (options_.temperature == 0.0f) return std::min_element(work_.begin(), work_.end(), before)->id;
     size_t k = options_.top_k > 0 ? std::min<size_t>(options_.top_k, work_.size()) : work_.size();
-    std::partial_sort(work_.begin(), work_.begin() + ptrdiff_t(k), work_.end(), order);
+    std::partial_sort(work_.begin(), work_.begin() + ptrdiff_t(k), work_.end(), before);
     work_.resize(k);
     return draw();
   }
@@ -204,13 +204,13 @@ bool Sampler::keep_best_allowed(TokenFilter& filter) {
   }
   size_t window = std::min(logits_.size(), std::max<size_t>(64, 4 * k));
   select(window, false);
-  best_.clear();
-  for (size_t i = 0; i < work_.size() && best_.size() < k; ++i) {
-    if (window < logits_.size() && best_.size() + (window - i) < k) return false;  // cannot reach k here
-    if (work_[i].logit != -INFINITY && filter.allows(work_[i].id)) best_.push_back(work_[i]);
+  size_t kept = 0;  // the allowed ones move to the front, in order (a failure leaves work_ to be rebuilt)
+  for (size_t i = 0; i < work_.size() && kept < k; ++i) {
+    if (window < logits_.size() && kept + (window - i) < k) return false;  // cannot reach k here
+    if (work_[i].logit != -INFINITY && filter.allows(work_[i].id)) work_[kept++] = work_[i];
   }
-  if (best_.empty() || (best_.size() < k && window < logits_.size())) return false;
-  work_.swap(best_);
+  if (kept == 0 || (kept < k && window < logits_.size())) return false;
+  work_.resize(kept);
   return true;
 }
 

@@ -58,6 +58,7 @@ class Sampler {
     float logit;
     float p;
   };
+  static bool before(const Candidate& a, const Candidate& b);
   void adjust(std::span<const float> logits);
   int32_t sample_adjusted(const std::vector<uint64_t>* allowed);
   bool gather_allowed(const std::vector<uint64_t>& allowed);
@@ -72,7 +73,7 @@ class Sampler {
   std::mt19937_64 rng_;
   std::deque<int32_t> recent_;
   std::vector<float> logits_;  // this draw's logits after bias and penalties (and a mask: -inf)
-  std::vector<Candidate> work_, best_;
+  std::vector<Candidate> work_;
 };
 
 // Index of the largest value, lowest index on ties.

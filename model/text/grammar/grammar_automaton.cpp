@@ -100,8 +100,7 @@ int32_t GrammarAutomaton::transition(int32_t state, uint8_t b) {
   return t;
 }
 
-int32_t GrammarAutomaton::after_bytes(int32_t state, std::string_view bytes) {
-  std::lock_guard lock(mutex_);
+int32_t GrammarAutomaton::walk(int32_t state, std::string_view bytes) {
   for (char c : bytes) {
     if (state == kDead) break;
     state = transition(state, uint8_t(c));
@@ -109,28 +108,29 @@ int32_t GrammarAutomaton::after_bytes(int32_t state, std::string_view bytes) {
   return state;
 }
 
+// A whole-token element (<[id]>, !<[id]>) that admits `token`; never an end-of-generation token.
+bool GrammarAutomaton::takes_whole(const Element& e, int32_t token) const {
+  return (e.op == Op::Token && e.arg == uint32_t(token)) ||
+         (e.op == Op::NotToken && e.arg != uint32_t(token) && !trie_->is_end_of_generation(token));
+}
+
+int32_t GrammarAutomaton::after_bytes(int32_t state, std::string_view bytes) {
+  std::lock_guard lock(mutex_);
+  return walk(state, bytes);
+}
+
 int32_t GrammarAutomaton::after_token(int32_t state, int32_t token) {
   std::lock_guard lock(mutex_);
   std::vector<uint32_t> out;
   if (trie_->is_text(token)) {
-    int32_t s = state;
-    for (char c : trie_->bytes(token)) {
-      if ((s = transition(s, uint8_t(c))) == kDead) break;
-    }
-    if (s != kDead) {
+    if (int32_t s = walk(state, trie_->bytes(token)); s != kDead) {
       auto f = frames_of(s);
       out.assign(f.begin(), f.end());
     }
   }
-  // Whole-token elements: <[id]> and !<[id]> (never an end-of-generation token).
   seen_.clear();
-  for (uint32_t f : frames_of(state)) {
-    if (f == 0) continue;
-    const Element& e = g_->at(frames_[f].pos);
-    bool match = (e.op == Op::Token && e.arg == uint32_t(token)) ||
-                 (e.op == Op::NotToken && e.arg != uint32_t(token) && !trie_->is_end_of_generation(token));
-    if (match) expand(frames_[f].pos + 1, frames_[f].parent, out);
-  }
+  for (uint32_t f : frames_of(state))
+    if (f != 0 && takes_whole(g_->at(frames_[f].pos), token)) expand(frames_[f].pos + 1, frames_[f].parent, out);
   return intern(out);
 }
 
@@ -138,18 +138,9 @@ bool GrammarAutomaton::allows(int32_t state, int32_t token) {
   std::lock_guard lock(mutex_);
   if (state < 0 || token < 0 || uint32_t(token) >= trie_->vocab_size()) return false;
   if (trie_->is_end_of_generation(token)) return accepting_[size_t(state)];
-  if (trie_->is_text(token)) {
-    int32_t s = state;
-    for (char c : trie_->bytes(token))
-      if ((s = transition(s, uint8_t(c))) == kDead) break;
-    if (s != kDead) return true;
-  }
-  for (uint32_t f : frames_of(state)) {  // whole-token elements, as mask() sets them
-    if (f == 0) continue;
-    const Element& e = g_->at(frames_[f].pos);
-    if ((e.op == Op::Token && e.arg == uint32_t(token)) || (e.op == Op::NotToken && e.arg != uint32_t(token)))
-      return true;
-  }
+  if (trie_->is_text(token) && walk(state, trie_->bytes(token)) != kDead) return true;
+  for (uint32_t f : frames_of(state))
+    if (f != 0 && takes_whole(g_->at(frames_[f].pos), token)) return true;
   return false;
 }
 

@@ -65,6 +65,8 @@ class GrammarAutomaton {
   int32_t intern(std::vector<uint32_t>& frames);
   int32_t transition(int32_t state, uint8_t byte);
   int32_t advance_byte(int32_t state, uint8_t byte);
+  int32_t walk(int32_t state, std::string_view bytes);  // transitions over bytes; the lock held
+  bool takes_whole(const Element& e, int32_t token) const;
   std::span<const uint32_t> frames_of(int32_t state) const {
     size_t begin = state_start_[size_t(state)], end = state_start_[size_t(state) + 1];
     return std::span(state_frames_).subspan(begin, end - begin);
