@@ -226,8 +226,9 @@ KernelNeeds kernel_needs(const Profile& p) {
   need_shared(tile + kIq3sGrid, fmt::format("matmul {}x{}x{} tile with IQ3_S", p.matmul_bm, p.matmul_bn, p.matmul_bk));
   need_shared(tile + 4ull * p.matmul_bn + kIq3sGrid,
               fmt::format("matmul_id {}x{}x{} tile with IQ3_S", p.matmul_bm, p.matmul_bn, p.matmul_bk));
-  // matvec with a gate/up pair keeps at least 2 rows per thread (ops_matmul.cpp).
-  uint64_t rt = std::max(2u, p.matvec_rows_per_thread);
+  // matvec with a gate/up pair keeps at least 2 rows per thread (ops_matmul.cpp), and a normed
+  // one reduces Σx² beside them.
+  uint64_t rt = std::max(2u, p.matvec_rows_per_thread) + 1;
   need_shared(4 * rt * p.matvec_tokens * p.matvec_wg + kIq3sGrid, "matvec reduction with IQ3_S");
   auto need_wg = [&](uint32_t wg, std::string by) {
     if (wg > n.workgroup) n.workgroup = wg, n.workgroup_by = std::move(by);
@@ -267,8 +268,9 @@ std::vector<Profile> make_profiles() {
   Profile nvidia = generic, rdna = generic, gcn = generic, intel = generic, llvmpipe = generic;
   nvidia.name = "nvidia";
   // Matvec: 2 rows per thread halve the (L1) traffic of x, several times the weight traffic for
-  // 4-bit weights; 64 threads still split each row pair. (Reasoned, not yet measured on a GPU.)
-  nvidia.matvec_wg = 128, nvidia.matvec_rows = 4, nvidia.matvec_rows_per_thread = 2;
+  // 4-bit weights; one 32-wide subgroup per row pair (its reduction needs no shared memory or
+  // barrier), two units in flight per thread. (Reasoned, not yet measured on a GPU.)
+  nvidia.matvec_wg = 128, nvidia.matvec_rows = 8, nvidia.matvec_rows_per_thread = 2, nvidia.matvec_unroll = 2;
   nvidia.matmul_bm = 64, nvidia.matmul_bn = 64, nvidia.matmul_bk = 32, nvidia.matmul_wg = 256;
   nvidia.attn_br = 32, nvidia.attn_bc = 32, nvidia.attn_wg = 128, nvidia.attn_split_min = 256;
   nvidia.attn_target_wgs = 256;

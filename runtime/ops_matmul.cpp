@@ -103,7 +103,7 @@ void check_profile(const Context& ctx, Kind kind, DType t, uint32_t n_tokens, ui
            fmt::format("profile {}: matvec_wg, matvec_rows and matvec_rows_per_thread must be powers of two with "
                        "rows_per_thread <= rows <= wg x rows_per_thread",
                        p.name));
-    ENSURE(4ull * rt * p.matvec_tokens * p.matvec_wg <= shared,
+    ENSURE(4ull * (rt + (f.norm.size ? 1 : 0)) * p.matvec_tokens * p.matvec_wg <= shared,
            fmt::format("profile {}: matvec reduction needs more than {} B of shared memory", p.name, shared));
     uint64_t z = uint64_t(B) * ceil_div(n_tokens, std::min(n_tokens, p.matvec_tokens));
     ENSURE(z <= ctx.caps().max_workgroup_count[2],
@@ -155,8 +155,8 @@ void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferVi
               const push::MatmulPush& pc, uint32_t B, const MatmulFusion& f) {
   // w: from the first row on; its size may run past the rows.
   const Profile& p = s.context().profile();
-  bool has_bias = bias.size > 0;
-  BufferView b = has_bias ? bias : x;  // the bias binding exists either way; x stands in
+  bool has_bias = bias.size > 0, norm = f.norm.size > 0;
+  BufferView b = has_bias ? bias : x;  // the bias and norm bindings exist either way; x stands in
   uint64_t rows_bytes = uint64_t(B) * pc.M * row_bytes(k.type, pc.K);
   if (kind == Kind::Matvec) {
     // Float rows start 16-byte aligned and x loads as vec4 (else a scalar path is compiled).
@@ -172,8 +172,9 @@ void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferVi
     g.z = B * ceil_div(pc.N, nt);  // batch-major token blocks; check_profile bounds it
     s.dispatch(*k.matvec,
                {p.matvec_wg, p.subgroup_ops, rows, nt, aligned, has_bias, matvec_rows_per_thread(p, f), f.accumulate,
-                uint32_t(f.glu), wide},
-               {.reads = {w, x, b}, .writes = {y}, .writes_read = {f.accumulate ? y : BufferView{}}}, pc, g);
+                uint32_t(f.glu), wide, p.matvec_unroll, norm},
+               {.reads = {w, x, b, norm ? f.norm : x}, .writes = {y}, .writes_read = {f.accumulate ? y : BufferView{}}},
+               pc, g);
   } else {
     w.size = rows_bytes;
     Groups g{ceil_div(pc.M, p.matmul_bm), ceil_div(pc.N, p.matmul_bn), B};
@@ -200,6 +201,13 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
     ENSURE(kind == Kind::Matvec && B == 1 && !bias.size && !f.accumulate && !f.split[0] && M % 2 == 0,
            fmt::format("{}: a gated product runs on the matvec kernel alone, without bias, parts or accumulate", op));
     pc.y_row_stride = M / 2;
+  }
+  if (f.norm.size) {
+    ENSURE(kind == Kind::Matvec && B == 1,
+           fmt::format("{}: a product that norms its input runs on the matvec kernel alone, unbatched", op));
+    ENSURE(f.norm.size >= 4ull * K, fmt::format("{}: norm view of {} bytes holds fewer than K = {} floats", op,
+                                                f.norm.size, K));
+    pc.norm_eps = f.norm_eps;
   }
   check_matmul(op, t, w, x, y, bias, pc, B, f.glu != Glu::None ? M / 2 : pc.split1);
   check_profile(s.context(), kind, t, N, B, f);
@@ -254,7 +262,7 @@ Kind fused_kind(const Stream& s, const MatmulFusion& fusion, uint32_t N) {
 }  // namespace
 
 bool matmul_fusable(const Stream& s, const MatmulFusion& fusion, uint32_t N) {
-  return fusion.glu == Glu::None || fused_kind(s, fusion, N) == Kind::Matvec;
+  return (fusion.glu == Glu::None && !fusion.norm.size) || fused_kind(s, fusion, N) == Kind::Matvec;
 }
 
 void matmul_fused(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,

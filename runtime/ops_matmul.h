@@ -61,9 +61,13 @@ struct MatmulFusion {
   // (x·upᵀ), act = SiLU or tanh-GELU: the up product and the activation need no dispatch.
   Glu glu = Glu::None;
   MatmulKernel kernel = MatmulKernel::Auto;
+  // The RMSNorm before the product (matvec only): x is read as x·norm/sqrt(mean(x²) + norm_eps)
+  // per token, norm being K f32 weights; the norm costs no dispatch and no pass of its own.
+  BufferView norm{};
+  float norm_eps = 0;
 };
-// Whether matmul_fused with this fusion can run for N tokens on this stream's device (glu: only
-// where matmul picks the matvec kernel); the graph falls back to separate products otherwise.
+// Whether matmul_fused with this fusion can run for N tokens on this stream's device (glu and
+// norm: only where matmul picks the matvec kernel); the graph falls back to separate ops otherwise.
 bool matmul_fusable(const Stream& s, const MatmulFusion& fusion, uint32_t N);
 
 // y(N, M) = x(N, K) · w(M, K)ᵀ (+ bias) with the fusion's epilogue; packed x and y, one matrix.

@@ -49,6 +49,23 @@ TEST_CASE("matvec under every profile", "[matvec]") {
   });
 }
 
+// A row group that is exactly one subgroup reduces by the subgroup alone (no shared memory, no
+// barrier), as the GPU profiles plan it; here on the device's own subgroup size, with an odd
+// unroll so that the units left after the unrolled steps run too.
+TEST_CASE("matvec with one subgroup per row group", "[matvec]") {
+  struct Restore {
+    ~Restore() { test::gpu().set_profile(choose_profile(test::gpu().caps())); }
+  } restore;
+  Profile p = fit_profile(profile_named("generic"), test::gpu().caps());
+  uint32_t sg = p.run_subgroup_size;
+  p.matvec_wg = 4 * sg, p.matvec_rows = 8, p.matvec_rows_per_thread = 2, p.matvec_unroll = 3;
+  test::gpu().set_profile(p);
+  for (DType t : {DType::F32, DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K})
+    for (uint32_t n : {1u, 3u})
+      test::check_matmul_case(ops::matvec, "matvec", t, {19, n, test::awkward_k(t).back()}, 50 + n, n == 3,
+                              fmt::format(" one subgroup of {}", sg));
+}
+
 TEST_CASE("matvec adds a bias", "[matvec]") {
   for (DType t : {DType::F32, DType::Q8_0, DType::Q4_K})
     for (uint32_t n : {1u, 2u})
