@@ -298,6 +298,10 @@ std::vector<Profile> make_profiles() {
   llvmpipe.matvec_wg = 8, llvmpipe.matvec_rows = 64, llvmpipe.matvec_rows_per_thread = 8, llvmpipe.matvec_tokens = 4;
   // Each of its lane-by-lane gathers costs about the same whatever its width: 16-byte loads.
   llvmpipe.matvec_wide_loads = true;
+  // Each of its threads owns whole rows, so reading the norm in costs every thread a second
+  // gathered load per x load: decode 11% and prefill 16% slower than the norm's own dispatch
+  // (SmolLM2-135M shape, Q8_0; docs/decisions.md).
+  llvmpipe.matvec_norm = false;
   llvmpipe.wg_size = 128;
   llvmpipe.matmul_tiled_min_n = UINT32_MAX;
   llvmpipe.matmul_bm = 32, llvmpipe.matmul_bn = 32, llvmpipe.matmul_bk = 32, llvmpipe.matmul_wg = 64;

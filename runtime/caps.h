@@ -104,6 +104,7 @@ struct Profile {
                                         // group is split over wg·rows_per_thread/rows threads
   uint32_t matvec_tokens = 8;           // tokens per matvec workgroup (more run as several token blocks)
   uint32_t matvec_unroll = 1;           // units of a row a matvec thread loads per step (loads in flight)
+  bool matvec_norm = true;              // a block's RMSNorm read in by its projections' matvec (no dispatch)
   bool matvec_wide_loads = false;       // Q8_0 blocks read as aligned 16-byte words (llvmpipe: fewer gathers)
   uint32_t matmul_tiled_min_n = 9;      // ops::matmul runs the tiled kernel from this many tokens, else matvec
   uint32_t matmul_bm = 64;              // matmul tile: rows of weights (outputs) per workgroup

@@ -262,6 +262,7 @@ Kind fused_kind(const Stream& s, const MatmulFusion& fusion, uint32_t N) {
 }  // namespace
 
 bool matmul_fusable(const Stream& s, const MatmulFusion& fusion, uint32_t N) {
+  if (fusion.norm.size && !s.context().profile().matvec_norm) return false;
   return (fusion.glu == Glu::None && !fusion.norm.size) || fused_kind(s, fusion, N) == Kind::Matvec;
 }
 

@@ -67,7 +67,8 @@ struct MatmulFusion {
   float norm_eps = 0;
 };
 // Whether matmul_fused with this fusion can run for N tokens on this stream's device (glu and
-// norm: only where matmul picks the matvec kernel); the graph falls back to separate ops otherwise.
+// norm: only where matmul picks the matvec kernel; norm: where the profile reads it in,
+// matvec_norm); the graph falls back to separate ops otherwise.
 bool matmul_fusable(const Stream& s, const MatmulFusion& fusion, uint32_t N);
 
 // y(N, M) = x(N, K) · w(M, K)ᵀ (+ bias) with the fusion's epilogue; packed x and y, one matrix.

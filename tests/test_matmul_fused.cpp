@@ -114,7 +114,8 @@ TEST_CASE("matmul_fused refuses a gated product it cannot run", "[matmul_fused]"
   ops::MatmulFusion normed{.kernel = ops::MatmulKernel::Tiled, .norm = b.view(0, 128)};
   CHECK_THROWS_WITH(ops::matmul_fused(s, DType::F32, b, b.view(0, 4096), y, 8, 9, 32, normed),
                     Catch::Contains("norms its input"));
-  CHECK(ops::matmul_fusable(s, {.norm = b.view(0, 128)}, big) == (big < ctx.profile().matmul_tiled_min_n));
+  CHECK(ops::matmul_fusable(s, {.norm = b.view(0, 128)}, big) ==
+        (ctx.profile().matvec_norm && big < ctx.profile().matmul_tiled_min_n));
 }
 
 TEST_CASE("matmul_fused under every profile", "[matmul_fused]") {
