@@ -296,7 +296,9 @@ std::vector<Profile> make_profiles() {
   // longer to compile; 1 row per thread is 3x slower). The same kernel over token blocks runs
   // prefill 3-4x faster than the tiled one, whose shared-memory loads are gathers too.
   llvmpipe.matvec_wg = 8, llvmpipe.matvec_rows = 64, llvmpipe.matvec_rows_per_thread = 8, llvmpipe.matvec_tokens = 4;
-  // Each of its lane-by-lane gathers costs about the same whatever its width: 16-byte loads.
+  // Each of its lane-by-lane gathers costs about the same whatever its width: 16-byte loads for
+  // Q8_0. Not for Q4_0: picking its 18 bytes out of a 32-byte window cost more than the 6 loads
+  // it saves (2048x2048 matvec 1.33 -> 1.67 ms, best of 20).
   llvmpipe.matvec_wide_loads = true;
   // Each of its threads owns whole rows, so reading the norm in costs every thread a second
   // gathered load per x load: decode 11% and prefill 16% slower than the norm's own dispatch

@@ -105,7 +105,8 @@ struct Profile {
   uint32_t matvec_tokens = 8;           // tokens per matvec workgroup (more run as several token blocks)
   uint32_t matvec_unroll = 1;           // units of a row a matvec thread loads per step (loads in flight)
   bool matvec_norm = true;              // a block's RMSNorm read in by its projections' matvec (no dispatch)
-  bool matvec_wide_loads = false;       // Q8_0 blocks read as aligned 16-byte words (llvmpipe: fewer gathers)
+  bool matvec_wide_loads = false;       // Q8_0 blocks read as aligned 16-byte words (3 loads, not 10)
+  bool matvec_wide_q4 = false;          // Q4_0 and IQ4_NL blocks likewise (2 loads, not 6)
   uint32_t matmul_tiled_min_n = 9;      // ops::matmul runs the tiled kernel from this many tokens, else matvec
   uint32_t matmul_bm = 64;              // matmul tile: rows of weights (outputs) per workgroup
   uint32_t matmul_bn = 64;              // tokens per workgroup

@@ -165,7 +165,10 @@ void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferVi
     // Wide loads read whole 16-byte words, so the binding must end on one; the caller's view
     // (Weights pads each tensor's) may hold the few bytes past the rows.
     uint64_t wide_bytes = align_up(rows_bytes, 16);
-    bool wide = p.matvec_wide_loads && k.type == DType::Q8_0 && w.size >= wide_bytes &&
+    bool wide_type = k.type == DType::Q8_0 ? p.matvec_wide_loads
+                     : k.type == DType::Q4_0 || k.type == DType::IQ4_NL ? p.matvec_wide_q4
+                                                                          : false;
+    bool wide = wide_type && w.size >= wide_bytes &&
                 wide_bytes <= s.context().caps().max_storage_buffer_range;
     w.size = wide ? wide_bytes : rows_bytes;
     Groups g = grid(ceil_div(pc.M, rows));
