@@ -70,8 +70,9 @@ nlohmann::json coop_json(const DeviceReport& r, const CoopChecks& checks) {
   };
   nlohmann::json list = nlohmann::json::array();
   for (const auto& [key, c] : checks.done)
-    list.push_back({{"type", info(std::get<0>(key)).name},
-                    {"tile", coop_tile_name(std::get<1>(key))},
+    list.push_back({{"op", coop_op_name(std::get<0>(key))},
+                    {"type", info(std::get<1>(key)).name},
+                    {"tile", coop_tile_name(std::get<2>(key))},
                     {"state", c.state == CoopCheck::State::Kept ? "kept" : "off"},
                     {"nmse", c.nmse},
                     {"note", c.note}});

@@ -83,6 +83,8 @@ CoopPlan plan_coopmat(const DeviceCaps& caps, const CoopRequest& r) {
   return {.why_not = caps.cooperative_matrix ? *khr : *nv};
 }
 
+const char* coop_op_name(CoopOp op) { return op == CoopOp::Matmul ? "matmul" : "matmul_id"; }
+
 std::string coop_tile_name(const CoopTile& t) {
   return fmt::format("{}x{}x{} ({}x{} per subgroup)", t.bm, t.bn, t.bk, t.wm, t.wn);
 }
@@ -104,8 +106,8 @@ std::vector<std::string> coop_report(const CoopPlan& plan, const CoopChecks& che
   std::vector<std::string> lines{head};
   for (const auto& [key, c] : checks.done)
     if (c.state == CoopCheck::State::Off)
-      lines.push_back(fmt::format("cooperative matrices off for {} {}: {}", info(std::get<0>(key)).name,
-                                  coop_tile_name(std::get<1>(key)), c.note));
+      lines.push_back(fmt::format("cooperative matrices off for {} {} {}: {}", coop_op_name(std::get<0>(key)),
+                                  info(std::get<1>(key)).name, coop_tile_name(std::get<2>(key)), c.note));
   return lines;
 }
 

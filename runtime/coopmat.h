@@ -53,9 +53,12 @@ struct CoopCheck {
   double nmse = 0;   // against the tiled kernel
   std::string note;  // Off: why (the mismatch, or the error creating or running it)
 };
-// The pipelines checked on one device, by weight type and tile.
+// The products with a cooperative-matrix kernel: ops::matmul's and ops::matmul_id's (experts).
+enum class CoopOp { Matmul, MatmulId };
+const char* coop_op_name(CoopOp op);  // "matmul", "matmul_id"
+// The pipelines checked on one device, by product, weight type and tile.
 struct CoopChecks {
-  std::map<std::tuple<DType, CoopTile>, CoopCheck> done;
+  std::map<std::tuple<CoopOp, DType, CoopTile>, CoopCheck> done;
 };
 
 // "128x128x32 (64x64 per subgroup)" and "16x16x16", for messages.

@@ -8,6 +8,7 @@
 #include "check.h"
 #include "context.h"
 #include "ops_matmul.h"
+#include "ops_moe.h"
 
 namespace vkllm::ops {
 
@@ -15,12 +16,15 @@ namespace {
 
 struct CoopKernels {
   DType type;
-  const spirv::Shader* nv;
-  const spirv::Shader* khr;
+  const spirv::Shader *nv, *khr;        // ops::matmul's
+  const spirv::Shader *id_nv, *id_khr;  // ops::matmul_id's
 };
 
-#define VKLLM_COOP_ROW(T, t) \
-  { DType::T, &spirv::matmul_coop_##t##_nv, &spirv::matmul_coop_##t##_khr }
+#define VKLLM_COOP_ROW(T, t)                                                                                \
+  {                                                                                                         \
+    DType::T, &spirv::matmul_coop_##t##_nv, &spirv::matmul_coop_##t##_khr, &spirv::matmul_coop_id_##t##_nv, \
+        &spirv::matmul_coop_id_##t##_khr                                                                    \
+  }
 const CoopKernels kCoopKernels[] = {
     VKLLM_COOP_ROW(F16, f16),       VKLLM_COOP_ROW(BF16, bf16),     VKLLM_COOP_ROW(Q8_0, q8_0),
     VKLLM_COOP_ROW(Q4_0, q4_0),     VKLLM_COOP_ROW(Q4_1, q4_1),     VKLLM_COOP_ROW(Q5_0, q5_0),
@@ -96,34 +100,36 @@ Compared compare(const std::vector<float>& got, const std::vector<float>& want) 
 
 constexpr double kCheckBound = 1e-5;  // docs/design.md: a path through f16
 
-CoopCheck run_check(const Context& ctx, DType type, const CoopTile& tile, const CoopCandidate& candidate) {
-  // Partial tiles in M and N; K several steps of any bk, a whole number of the type's blocks.
-  uint32_t M = 2 * tile.bm + 24, N = tile.bn + 40, K = info(type).block_values == 256 ? 768 : 800;
-  uint64_t w_bytes = uint64_t(M) * row_bytes(type, K);
-  std::vector<uint8_t> wv = coop_check_weights(type, w_bytes);
+// The size of a check's product: partial tiles in M and N, and K several steps of any bk, a whole
+// number of the type's blocks.
+uint32_t check_k(DType type) { return info(type).block_values == 256 ? 768 : 800; }
+
+std::vector<float> check_x(size_t n) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> xv(size_t(N) * K);
-  for (float& v : xv) v = dist(rng);
+  std::vector<float> v(n);
+  for (float& f : v) f = dist(rng);
+  return v;
+}
+
+// Runs `record` (the tiled kernel into `want`, the candidate into `got`, `floats` each) on its own
+// stream and judges the candidate; an error creating or running anything turns it off.
+CoopCheck judge(const Context& ctx, uint64_t floats, const std::string& shape,
+                const std::function<void(Stream&, BufferView want, BufferView got)>& record) {
   CoopCheck c;
   try {
-    Buffer w(ctx, w_bytes, Memory::Device, "coopmat check weights");
-    Buffer x(ctx, xv.size() * 4, Memory::Device, "coopmat check x");
-    Buffer want(ctx, uint64_t(N) * M * 4, Memory::Device, "coopmat check tiled y");
-    Buffer got(ctx, uint64_t(N) * M * 4, Memory::Device, "coopmat check coopmat y");
-    w.upload(wv.data(), w_bytes);
-    x.upload(std::span<const float>(xv));
+    Buffer want(ctx, floats * 4, Memory::Device, "coopmat check tiled y");
+    Buffer got(ctx, floats * 4, Memory::Device, "coopmat check coopmat y");
     Stream s(ctx);
-    matmul_tiled(s, type, w, x, want, M, N, K);
-    candidate(s, w, x, got, M, N, K);
+    record(s, want, got);
     s.submit_wait();
-    Compared r = compare(got.download<float>(size_t(N) * M), want.download<float>(size_t(N) * M));
+    Compared r = compare(got.download<float>(floats), want.download<float>(floats));
     c.nmse = r.nmse;
     bool ok = r.nmse <= kCheckBound && !r.extra_nonfinite;
     c.state = ok ? CoopCheck::State::Kept : CoopCheck::State::Off;
     if (!ok)
-      c.note = fmt::format("differs from the tiled kernel: nmse {:.3g}{} (bound {:g}) on {} x {} x {}", r.nmse,
-                           r.extra_nonfinite ? " and NaN or infinity" : "", kCheckBound, M, N, K);
+      c.note = fmt::format("differs from the tiled kernel: nmse {:.3g}{} (bound {:g}) on {}", r.nmse,
+                           r.extra_nonfinite ? " and NaN or infinity" : "", kCheckBound, shape);
   } catch (const DeviceLost&) {
     throw;  // the device is gone for every kernel, not only this one
   } catch (const Error& e) {
@@ -131,6 +137,66 @@ CoopCheck run_check(const Context& ctx, DType type, const CoopTile& tile, const 
     c.note = e.what();
   }
   return c;
+}
+
+// Weights and x of a check, uploaded (an upload that fails is the check's error too).
+struct CheckInputs {
+  std::optional<Buffer> w, x;
+  std::string error;
+};
+CheckInputs check_inputs(const Context& ctx, DType type, uint64_t rows, uint32_t K, uint64_t x_rows) {
+  CheckInputs in;
+  try {
+    uint64_t bytes = rows * row_bytes(type, K);
+    std::vector<uint8_t> wv = coop_check_weights(type, bytes);
+    std::vector<float> xv = check_x(x_rows * K);
+    in.w.emplace(ctx, bytes, Memory::Device, "coopmat check weights");
+    in.x.emplace(ctx, xv.size() * 4, Memory::Device, "coopmat check x");
+    in.w->upload(wv.data(), bytes);
+    in.x->upload(std::span<const float>(xv));
+  } catch (const DeviceLost&) {
+    throw;
+  } catch (const Error& e) {
+    in.error = e.what();
+  }
+  return in;
+}
+
+CoopCheck run_check(const Context& ctx, DType type, const CoopTile& tile, const CoopCandidate& candidate) {
+  uint32_t M = 2 * tile.bm + 24, N = tile.bn + 40, K = check_k(type);
+  CheckInputs in = check_inputs(ctx, type, M, K, N);
+  if (!in.error.empty()) return {.state = CoopCheck::State::Off, .note = in.error};
+  return judge(ctx, uint64_t(N) * M, fmt::format("{} x {} x {}", M, N, K),
+               [&](Stream& s, BufferView want, BufferView got) {
+                 matmul_tiled(s, type, *in.w, *in.x, want, M, N, K);
+                 candidate(s, *in.w, *in.x, got, M, N, K);
+               });
+}
+
+// Expert products of 2·bn tokens, 2 of 3 experts each (token t: experts t % 3 and (t + 1) % 3),
+// x per token: every expert's pairs fill a tile and part of another.
+CoopCheck run_check_id(const Context& ctx, DType type, const CoopTile& tile, const CoopIdCandidate& candidate) {
+  const uint32_t E = 3, used = 2, N = 2 * tile.bn, M = 2 * tile.bm + 24, K = check_k(type);
+  if (tile.bn != ctx.profile().matmul_bn)  // the tiled matmul_id reads tiles of matmul_bn pairs
+    return {.state = CoopCheck::State::Off,
+            .note = fmt::format("tiles of {} pairs, not the profile's matmul_bn {}", tile.bn, ctx.profile().matmul_bn)};
+  CheckInputs in = check_inputs(ctx, type, uint64_t(E) * M, K, N);
+  if (!in.error.empty()) return {.state = CoopCheck::State::Off, .note = in.error};
+  ExpertPlan plan = tiled_expert_plan(N, used, E, tile.bn);
+  std::vector<int32_t> ids(size_t(N) * used);
+  for (uint32_t t = 0; t < N; ++t) ids[t * used] = int32_t(t % E), ids[t * used + 1] = int32_t((t + 1) % E);
+  std::optional<Buffer> id_buf, plan_buf;
+  return judge(
+      ctx, uint64_t(plan.n_pairs()) * M, fmt::format("{} tokens x {} of {} experts of {} x {}", N, used, E, M, K),
+      [&](Stream& s, BufferView want, BufferView got) {
+        id_buf.emplace(ctx, ids.size() * 4, Memory::Device, "coopmat check ids");
+        plan_buf.emplace(ctx, plan.bytes(), Memory::Device, "coopmat check plan");
+        id_buf->upload(std::span<const int32_t>(ids));
+        moe_plan(s, plan, *id_buf, *plan_buf);
+        ExpertSlice all{.first = 0, .count = E, .w = *in.w};
+        matmul_id(s, plan, type, std::span(&all, 1), *in.x, *plan_buf, want, M, K, used, 0, MatmulKernel::Tiled);
+        candidate(s, plan, *in.w, *in.x, *plan_buf, got, M, K);
+      });
 }
 
 }  // namespace
@@ -174,40 +240,92 @@ std::optional<CoopTile> coop_tile_for(const DeviceCaps& caps, const Profile& p, 
 std::optional<CoopTile> coop_choice(const Context& ctx, DType type, uint32_t M, uint32_t N) {
   std::optional<CoopTile> tile = coop_tile_for(ctx.caps(), ctx.profile(), ctx.coopmat(), type, M, N);
   if (!tile) return std::nullopt;
-  if (ensure_coop_checked(ctx, type, *tile).state != CoopCheck::State::Kept) return std::nullopt;
+  if (ensure_coop_checked(ctx, CoopOp::Matmul, type, *tile).state != CoopCheck::State::Kept) return std::nullopt;
   return tile;
 }
 
-void dispatch_coop(Stream& s, DType type, const CoopTile& t, BufferView w, BufferView x, BufferView y, BufferView bias,
-                   const push::MatmulPush& pc, uint32_t B, bool accumulate) {
-  const Context& ctx = s.context();
+std::optional<CoopTile> coop_id_choice(const Context& ctx, DType type, uint32_t pairs) {
+  const Profile& p = ctx.profile();
+  if (ctx.coopmat().api == CoopApi::None || !p.coopmat || !coop_supports(type) || pairs != p.matmul_bn)
+    return std::nullopt;
+  for (const CoopTile& tile : {p.coop_tile, p.coop_tile_small})
+    if (tile.bn == pairs && tile_fits(ctx.caps(), p, ctx.coopmat(), type, tile))
+      return ensure_coop_checked(ctx, CoopOp::MatmulId, type, tile).state == CoopCheck::State::Kept
+                 ? std::optional<CoopTile>(tile)
+                 : std::nullopt;
+  return std::nullopt;
+}
+
+namespace {
+
+// The kernel of `op` for `type` in the device's form, its threads for the tile; an error where
+// there is none.
+std::pair<const spirv::Shader*, uint32_t> coop_kernel(const Context& ctx, CoopOp op, DType type, const CoopTile& t) {
   const CoopPlan& plan = ctx.coopmat();
   const CoopKernels* k = coop_kernels(type);
-  ENSURE(plan.api != CoopApi::None && k,
-         fmt::format("matmul: no cooperative-matrix kernel for {} on this device ({})", info(type).name, plan.why_not));
+  ENSURE(plan.api != CoopApi::None && k, fmt::format("{}: no cooperative-matrix kernel for {} on this device ({})",
+                                                     coop_op_name(op), info(type).name, plan.why_not));
   CoopTileNeeds needs = coop_tile_needs(t, plan.shape, planned_subgroup(ctx.caps(), ctx.profile()), type);
-  ENSURE(fits(ctx.caps(), needs), fmt::format("matmul: cooperative-matrix tile {}x{}x{} ({}x{} per subgroup) does "
-                                              "not fit this device or shape {}x{}x{}",
-                                              t.bm, t.bn, t.bk, t.wm, t.wn, plan.shape.m, plan.shape.n, plan.shape.k));
+  ENSURE(fits(ctx.caps(), needs), fmt::format("{}: cooperative-matrix tile {} does not fit this device or shape {}",
+                                              coop_op_name(op), coop_tile_name(t), coop_shape_name(plan.shape)));
+  bool nv = plan.api == CoopApi::Nv, id = op == CoopOp::MatmulId;
+  return {id ? (nv ? k->id_nv : k->id_khr) : (nv ? k->nv : k->khr), needs.threads};
+}
+
+}  // namespace
+
+void dispatch_coop(Stream& s, DType type, const CoopTile& t, BufferView w, BufferView x, BufferView y, BufferView bias,
+                   const push::MatmulPush& pc, uint32_t B, bool accumulate) {
+  const CoopPlan& plan = s.context().coopmat();
+  auto [shader, threads] = coop_kernel(s.context(), CoopOp::Matmul, type, t);
   bool has_bias = bias.size > 0;
   BufferView b = has_bias ? bias : x;  // the bias binding exists either way; x stands in
   w.size = uint64_t(B) * pc.M * row_bytes(type, pc.K);
   bool x_vec4 = x.offset % 16 == 0 && pc.x_row_stride % 4 == 0 && (B == 1 || pc.x_batch_stride % 4 == 0);
-  s.dispatch(plan.api == CoopApi::Nv ? *k->nv : *k->khr,
-             {needs.threads, t.bm, t.bn, t.bk, t.wm, t.wn, has_bias, accumulate, plan.shape.m, plan.shape.n,
-              plan.shape.k, x_vec4},
-             {.reads = {w, x, b}, .writes = {y}, .writes_read = {accumulate ? y : BufferView{}}}, pc,
-             Groups{ceil_div(pc.M, t.bm), ceil_div(pc.N, t.bn), B});
+  s.dispatch(
+      *shader,
+      {threads, t.bm, t.bn, t.bk, t.wm, t.wn, has_bias, accumulate, plan.shape.m, plan.shape.n, plan.shape.k, x_vec4},
+      {.reads = {w, x, b}, .writes = {y}, .writes_read = {accumulate ? y : BufferView{}}}, pc,
+      Groups{ceil_div(pc.M, t.bm), ceil_div(pc.N, t.bn), B});
+}
+
+void dispatch_coop_id(Stream& s, DType type, const CoopTile& t, const Bindings& b, const push::MatmulIdPush& pc,
+                      uint32_t tiles, bool x_vec4) {
+  const CoopPlan& plan = s.context().coopmat();
+  auto [shader, threads] = coop_kernel(s.context(), CoopOp::MatmulId, type, t);
+  s.dispatch(*shader,
+             {threads, t.bm, t.bn, t.bk, t.wm, t.wn, false, false, plan.shape.m, plan.shape.n, plan.shape.k, x_vec4}, b,
+             pc, Groups{tiles, ceil_div(pc.M, t.bm), 1});
 }
 
 const CoopCheck& check_coop(const Context& ctx, DType type, const CoopTile& tile, const CoopCandidate& candidate) {
-  CoopCheck c = run_check(ctx, type, tile, candidate);
-  return ctx.coop_checks().done[{type, tile}] = std::move(c);
+  return ctx.coop_checks().done[{CoopOp::Matmul, type, tile}] = run_check(ctx, type, tile, candidate);
 }
 
-const CoopCheck& ensure_coop_checked(const Context& ctx, DType type, const CoopTile& tile) {
-  auto it = ctx.coop_checks().done.find({type, tile});
+const CoopCheck& check_coop_id(const Context& ctx, DType type, const CoopTile& tile, const CoopIdCandidate& candidate) {
+  return ctx.coop_checks().done[{CoopOp::MatmulId, type, tile}] = run_check_id(ctx, type, tile, candidate);
+}
+
+const CoopCheck& ensure_coop_checked(const Context& ctx, CoopOp op, DType type, const CoopTile& tile) {
+  auto it = ctx.coop_checks().done.find({op, type, tile});
   if (it != ctx.coop_checks().done.end() && it->second.state != CoopCheck::State::Unchecked) return it->second;
+  if (op == CoopOp::MatmulId)
+    return check_coop_id(
+        ctx, type, tile,
+        [&](Stream& s, const ExpertPlan& plan, BufferView w, BufferView x, BufferView plan_buf, BufferView y,
+            uint32_t M, uint32_t K) {
+          push::MatmulIdPush pc{.M = M,
+                                .K = K,
+                                .n_pairs = plan.n_pairs(),
+                                .n_experts = plan.n_experts,
+                                .max_tiles = plan.max_tiles,
+                                .x_div = plan.n_used,
+                                .x_row_stride = K,
+                                .y_row_stride = M,
+                                .expert0 = 0,
+                                .expert1 = plan.n_experts};
+          dispatch_coop_id(s, type, tile, {.reads = {w, x, plan_buf}, .writes = {y}}, pc, plan.max_tiles, K % 4 == 0);
+        });
   return check_coop(
       ctx, type, tile, [&](Stream& s, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K) {
         push::MatmulPush pc{.M = M, .N = N, .K = K, .x_row_stride = K, .y_row_stride = M, .split1 = M, .split2 = M};
@@ -219,8 +337,11 @@ void check_all_coop(const Context& ctx) {
   const Profile& p = ctx.profile();
   if (ctx.coopmat().api == CoopApi::None || !p.coopmat) return;
   for (const CoopKernels& k : kCoopKernels)
-    for (const CoopTile& tile : {p.coop_tile, p.coop_tile_small})
-      if (tile_fits(ctx.caps(), p, ctx.coopmat(), k.type, tile)) ensure_coop_checked(ctx, k.type, tile);
+    for (const CoopTile& tile : {p.coop_tile, p.coop_tile_small}) {
+      if (!tile_fits(ctx.caps(), p, ctx.coopmat(), k.type, tile)) continue;
+      ensure_coop_checked(ctx, CoopOp::Matmul, k.type, tile);
+      if (tile.bn == p.matmul_bn) ensure_coop_checked(ctx, CoopOp::MatmulId, k.type, tile);
+    }
 }
 
 }  // namespace vkllm::ops

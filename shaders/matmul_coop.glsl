@@ -20,6 +20,9 @@
 // planar parts) is matmul.glsl's. A shape the device lacks never reaches this code: the host
 // specialises CM, CN, CK to one that vkGetPhysicalDeviceCooperativeMatrixProperties lists.
 // Bindings: 0 w (stored type), 1 x f32, 2 bias f32 (bound even when unused), 3 y f32.
+// With MOE (the matmul_coop_id_<type> variants): matmul_id.glsl's expert products instead, the
+// workgroup's tokens the up to BN pairs of one plan tile (moe_tile.glsl), gathered from x and
+// scattered to y; bindings 0 w (the experts), 1 x, 2 plan int32, 3 y; no bias or accumulate.
 #include "push.h"
 #include "quant.glsl"
 
@@ -42,10 +45,44 @@ layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 1) readonly restrict buffer X { float x[]; };
 layout(std430, binding = 1) readonly restrict buffer X4 { vec4 x4[]; };
+uint m0, w0, row_len;  // the workgroup's first weight row, its matrix, the row length (quant.glsl)
+
+#ifdef MOE
+layout(std430, binding = 2) readonly restrict buffer Plan { int plan[]; };
+layout(std430, binding = 3) writeonly restrict buffer Y { float y[]; };
+layout(push_constant) uniform PushBlock { MatmulIdPush p; };
+#include "moe_tile.glsl"
+shared uint pair_s[BN];  // the tile's pairs
+uint pairs;              // how many it holds
+
+// Where the x row of the tile's token nn starts, and whether there is one.
+bool x_row(uint nn, out uint start) {
+  start = pair_s[min(nn, BN - 1)] / p.x_div * p.x_row_stride;
+  return nn < pairs;
+}
+void store(uint m, uint nn, float v) {
+  if (m < p.M && nn < pairs) y[pair_s[nn] * p.y_row_stride + m] = v;
+}
+#else
 layout(std430, binding = 2) readonly restrict buffer Bias { float bias[]; };
 layout(std430, binding = 3) restrict buffer Y { float y[]; };  // read too when ACCUMULATE
 layout(push_constant) uniform PushBlock { MatmulPush p; };
 #include "matmul_out.glsl"
+uint n0, x0, batch;  // the workgroup's first token and its batch
+
+bool x_row(uint nn, out uint start) {
+  uint n = n0 + nn;
+  start = x0 + min(n, p.N - 1) * p.x_row_stride;
+  return n < p.N;
+}
+void store(uint m, uint nn, float v) {
+  uint n = n0 + nn;
+  if (m >= p.M || n >= p.N) return;
+  if (HAS_BIAS) v += bias[batch * p.M + m];
+  uint at = y_index(batch, n, m);
+  y[at] = ACCUMULATE ? y[at] + v : v;
+}
+#endif
 
 // A tile row: BK f16 values as 16-byte words, plus one word of padding so that the rows of a
 // matrix load fall in different shared-memory banks.
@@ -70,7 +107,7 @@ uvec4 pack8(vec4 lo, vec4 hi) {
 // Weight values k .. k+7 of row m (zeros past M or K). Branch-free where rows are whole blocks:
 // past the edges the address is clamped and the values selected away, so that a step's loads and
 // the multiply-adds after them are one block of straight-line code the compiler can interleave.
-uvec4 load_w(uint w0, uint row_len, uint m, uint k) {
+uvec4 load_w(uint m, uint k) {
   bool whole = all(bvec2(m < p.M, k + 8 <= p.K));  // no short-circuit branch
   vec4 lo, hi;
   dequant8(w0 + min(m, p.M - 1) * row_len, whole ? k / 8 : 0, lo, hi);
@@ -87,19 +124,21 @@ uvec4 load_w(uint w0, uint row_len, uint m, uint k) {
   return pack8(lo, hi);
 }
 
-// x values k .. k+7 of token n (zeros past N or K); branch-free as load_w where rows are aligned.
-uvec4 load_x(uint x0, uint n, uint k) {
+// x values k .. k+7 of the tile's token nn (zeros past the tokens or K); branch-free as load_w
+// where rows are aligned.
+uvec4 load_x(uint nn, uint k) {
   vec4 lo = vec4(0.0), hi = vec4(0.0);
+  uint start;
+  bool row = x_row(nn, start);
   if (X_VEC4) {
-    bool in_range = all(bvec2(n < p.N, k + 8 <= p.K));
-    uint i = x0 + min(n, p.N - 1) * p.x_row_stride + (in_range ? k : 0);
+    bool in_range = all(bvec2(row, k + 8 <= p.K));
+    uint i = start + (in_range ? k : 0);
     lo = mix(vec4(0.0), x4[i / 4], bvec4(in_range));
     hi = mix(vec4(0.0), x4[i / 4 + 1], bvec4(in_range));
-  } else if (n < p.N) {
-    uint i = x0 + n * p.x_row_stride + k;
+  } else if (row) {
     for (uint j = 0; j < 4; ++j) {
-      if (k + j < p.K) lo[j] = x[i + j];
-      if (k + 4 + j < p.K) hi[j] = x[i + 4 + j];
+      if (k + j < p.K) lo[j] = x[start + k + j];
+      if (k + 4 + j < p.K) hi[j] = x[start + k + 4 + j];
     }
   }
   return pack8(lo, hi);
@@ -107,24 +146,34 @@ uvec4 load_x(uint x0, uint n, uint k) {
 
 // Thread t's runs of step k0: run t + r·WG is run (t + r·WG) % RUNS of tile row (t + r·WG) / RUNS,
 // so neighbouring threads read neighbouring bytes of one weight row or token.
-void fetch(uint k0, uint m0, uint n0, uint w0, uint row_len, uint x0) {
+void fetch(uint k0) {
   uint tid = gl_LocalInvocationIndex;
   [[unroll]] for (uint r = 0; r < A_RUNS; ++r) {
     uint i = tid + r * WG;
-    a_reg[r] = load_w(w0, row_len, m0 + i / RUNS, k0 + 8 * (i % RUNS));
+    a_reg[r] = load_w(m0 + i / RUNS, k0 + 8 * (i % RUNS));
   }
   [[unroll]] for (uint r = 0; r < B_RUNS; ++r) {
     uint i = tid + r * WG;
-    b_reg[r] = load_x(x0, n0 + i / RUNS, k0 + 8 * (i % RUNS));
+    b_reg[r] = load_x(i / RUNS, k0 + 8 * (i % RUNS));
   }
 }
 
 void main() {
   uint tid = gl_LocalInvocationIndex;
   quant_init(tid, WG);
-  uint m0 = gl_WorkGroupID.x * BM, n0 = gl_WorkGroupID.y * BN, batch = gl_WorkGroupID.z;
-  uint row_len = row_size(p.K);  // in row addresses (quant.glsl)
-  uint w0 = batch * p.M * row_len, x0 = batch * p.x_batch_stride;
+  row_len = row_size(p.K);  // in row addresses (quant.glsl)
+#ifdef MOE
+  uint expert, first, count;
+  if (!read_tile(gl_WorkGroupID.x, BN, expert, first, count)) return;  // uniform
+  for (uint i = tid; i < BN; i += WG) pair_s[i] = i < count ? uint(plan[first + i]) : 0;
+  barrier();
+  pairs = count;
+  m0 = gl_WorkGroupID.y * BM;
+  w0 = expert * p.M * row_len;
+#else
+  m0 = gl_WorkGroupID.x * BM, n0 = gl_WorkGroupID.y * BN, batch = gl_WorkGroupID.z;
+  w0 = batch * p.M * row_len, x0 = batch * p.x_batch_stride;
+#endif
   // Subgroups past NSG (a device that runs smaller subgroups than the host planned for) repeat the
   // last tile and store nothing; fewer than NSG would leave tiles out, which the pipeline's
   // self-check catches.
@@ -135,7 +184,7 @@ void main() {
   fcoopmatNV<32, gl_ScopeSubgroup, CM, CN> acc[TI * TJ];
   [[unroll]] for (uint i = 0; i < TI * TJ; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, CM, CN>(0.0);
 
-  fetch(0, m0, n0, w0, row_len, x0);
+  fetch(0);
   for (uint k0 = 0; k0 < p.K; k0 += BK) {
     barrier();  // every subgroup is done with the previous step's tiles
     [[unroll]] for (uint r = 0; r < A_RUNS; ++r) {
@@ -149,7 +198,7 @@ void main() {
     barrier();
     // The next step's loads (past K they read clamped addresses and yield zeros), then this
     // step's multiply-adds: no branch between them.
-    fetch(k0 + BK, m0, n0, w0, row_len, x0);
+    fetch(k0 + BK);
     [[unroll]] for (uint kk = 0; kk < BK; kk += CK) {
       fcoopmatNV<16, gl_ScopeSubgroup, CK, CN> b[TJ];
       [[unroll]] for (uint j = 0; j < TJ; ++j) coopMatLoadNV(b[j], b_sh, (wn + j * CN) * ROW + kk / 8, ROW, true);
@@ -170,14 +219,8 @@ void main() {
       coopMatStoreNV(acc[i * TJ + j], stage, base, CM, true);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
-      for (uint e = gl_SubgroupInvocationID; e < CM * CN; e += gl_SubgroupSize) {
-        uint m = m0 + wm + i * CM + e % CM, n = n0 + wn + j * CN + e / CM;
-        if (m >= p.M || n >= p.N) continue;
-        float v = stage[base + e];
-        if (HAS_BIAS) v += bias[batch * p.M + m];
-        uint at = y_index(batch, n, m);
-        y[at] = ACCUMULATE ? y[at] + v : v;
-      }
+      for (uint e = gl_SubgroupInvocationID; e < CM * CN; e += gl_SubgroupSize)
+        store(m0 + wm + i * CM + e % CM, wn + j * CN + e / CM, stage[base + e]);
       subgroupBarrier();
     }
   }

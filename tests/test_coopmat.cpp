@@ -127,11 +127,11 @@ TEST_CASE("a pipeline's self-check keeps a right result and turns off a wrong on
   CHECK(std::abs(wrong.nmse - 1e-4) < 1e-5);
   CHECK(has(wrong.note, "differs from the tiled kernel"));
   // The verdict is what the device keeps for that pipeline, and what `vkllm devices` reports.
-  CHECK(ctx.coop_checks().done.at({DType::Q4_0, tile}).state == CoopCheck::State::Off);
+  CHECK(ctx.coop_checks().done.at({CoopOp::Matmul, DType::Q4_0, tile}).state == CoopCheck::State::Off);
   std::vector<std::string> lines = coop_report({.api = CoopApi::Nv, .shape = {16, 16, 16}}, ctx.coop_checks());
   CHECK(has(lines.front(), "turned off"));
   CHECK(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
-    return has(l, "off for q4_0 32x32x32") && has(l, "differs from the tiled kernel");
+    return has(l, "off for matmul q4_0 32x32x32") && has(l, "differs from the tiled kernel");
   }));
 
   // A pipeline that cannot be created (or throws running) is turned off with the reason.
@@ -143,7 +143,7 @@ TEST_CASE("a pipeline's self-check keeps a right result and turns off a wrong on
   CHECK(broken.note == "vkCreateComputePipelines failed");
   // A kept pipeline is not checked again (the real kernel cannot run here; a rerun would fail).
   ops::check_coop(ctx, DType::Q6_K, tile, tiled(DType::Q6_K));
-  CHECK(ops::ensure_coop_checked(ctx, DType::Q6_K, tile).state == CoopCheck::State::Kept);
+  CHECK(ops::ensure_coop_checked(ctx, CoopOp::Matmul, DType::Q6_K, tile).state == CoopCheck::State::Kept);
   // The check multiplies values, not zeros, for the types whose weight bytes are special.
   for (DType t : {DType::BF16, DType::MXFP4}) {
     auto zeros = [](Stream& s, BufferView, BufferView, BufferView y, uint32_t, uint32_t, uint32_t) { s.fill(y, 0); };
@@ -151,6 +151,34 @@ TEST_CASE("a pipeline's self-check keeps a right result and turns off a wrong on
     CHECK(c.state == CoopCheck::State::Off);
     CHECK(c.nmse == 1);
   }
+  ctx.coop_checks().done.clear();
+}
+
+TEST_CASE("an expert-product pipeline's self-check keeps a right result and turns off a wrong one",
+          "[coopmat][check]") {
+  Context& ctx = test::gpu();
+  const uint32_t bn = ctx.profile().matmul_bn;  // the tiled matmul_id's tile of pairs
+  const CoopTile tile{.bm = 32, .bn = bn, .bk = 32, .wm = 16, .wn = 16};
+  auto tiled = [](Stream& s, const ops::ExpertPlan& plan, BufferView w, BufferView x, BufferView plan_buf, BufferView y,
+                  uint32_t M, uint32_t K) {
+    ops::ExpertSlice all{.first = 0, .count = plan.n_experts, .w = w};
+    ops::matmul_id(s, plan, DType::Q8_0, std::span(&all, 1), x, plan_buf, y, M, K, plan.n_used, 0,
+                   ops::MatmulKernel::Tiled);
+  };
+  const CoopCheck& right = ops::check_coop_id(ctx, DType::Q8_0, tile, tiled);
+  INFO(right.note);
+  CHECK(right.state == CoopCheck::State::Kept);
+  CHECK(right.nmse == 0);
+  auto zeros = [](Stream& s, const ops::ExpertPlan&, BufferView, BufferView, BufferView, BufferView y, uint32_t,
+                  uint32_t) { s.fill(y, 0); };
+  const CoopCheck& wrong = ops::check_coop_id(ctx, DType::Q8_0, tile, zeros);
+  CHECK(wrong.state == CoopCheck::State::Off);
+  CHECK(wrong.nmse == 1);
+  CHECK(has(wrong.note, "experts"));
+  CHECK(ctx.coop_checks().done.at({CoopOp::MatmulId, DType::Q8_0, tile}).state == CoopCheck::State::Off);
+  CoopTile other = tile;
+  other.bn = 2 * bn;  // a plan tile the tiled kernel does not read
+  CHECK(has(ops::check_coop_id(ctx, DType::Q8_0, other, tiled).note, "not the profile's matmul_bn"));
   ctx.coop_checks().done.clear();
 }
 
@@ -238,4 +266,31 @@ TEST_CASE("cooperative-matrix products match the reference where the device has 
   ctx.set_profile(saved);
   // ops::matmul takes this kernel by itself from matmul_tiled_min_n tokens.
   CHECK(ops::coop_choice(ctx, DType::Q4_0, 4096, saved.matmul_tiled_min_n));
+}
+
+// Expert products on cooperative matrices against the reference, where the device has them.
+TEST_CASE("cooperative-matrix expert products match the reference where the device has them", "[coopmat][gpu]") {
+  Context& ctx = test::gpu();
+  if (ctx.coopmat().api == CoopApi::None) return test::skip("no cooperative matrices: " + ctx.coopmat().why_not);
+  const uint32_t n = 70, k = 2, E = 6, M = 75;  // tiled from matmul_tiled_min_n tokens
+  for (DType t : test::weight_types()) {
+    if (!ops::coop_supports(t)) continue;
+    uint32_t K = test::awkward_k(t)[1], P = n * k;
+    std::vector<int32_t> ids(P);
+    for (uint32_t p = 0; p < P; ++p) ids[p] = int32_t((p * 7 + p / k) % E);
+    test::Weights w = test::random_weights(t, size_t(E) * M, K, 11);
+    ops::ExpertPlan plan = ops::expert_plan(ctx, n, k, E);
+    REQUIRE(plan.tiled);
+    std::vector<float> x = test::random_floats(size_t(n) * K, 12), want(size_t(P) * M);
+    ref::matmul_id(want.data(), w.values.data(), x.data(), ids.data(), P, M, K, k);
+    Buffer gw = test::bytes_to_gpu(w.stored), gx = test::to_gpu(x), gids = test::to_gpu(ids),
+           gplan(ctx, plan.bytes(), Memory::Device, "plan"), gy(ctx, want.size() * 4, Memory::Device, "y");
+    ops::ExpertSlice all{.first = 0, .count = E, .w = gw};
+    Stream s(ctx);
+    ops::moe_plan(s, plan, gids, gplan);
+    ops::matmul_id(s, plan, t, std::span(&all, 1), gx, gplan, gy, M, K, k, 0, ops::MatmulKernel::Coop);
+    s.submit_wait();
+    test::check_nmse(test::from_gpu(gy), want, test::kCoopBound,
+                     fmt::format("coopmat matmul_id {} n={} k={} E={} M={} K={}", test::type_name(t), n, k, E, M, K));
+  }
 }

@@ -207,7 +207,7 @@ OpFunctionEnd
 
 TEST_CASE("every cooperative-matrix kernel has a KHR form with KHR opcodes and operands", "[coopmat][spirv]") {
   auto all = pairs();
-  REQUIRE(all.size() == 16);  // matmul_coop for every weight type but f32
+  REQUIRE(all.size() == 32);  // matmul_coop and matmul_coop_id for every weight type but f32
   for (const auto& [nv, khr] : all) check_khr_module(*nv, *khr);
 }
 

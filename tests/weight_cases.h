@@ -64,6 +64,10 @@ inline double matmul_bound(DType t, uint32_t M, uint32_t N) {
   bool coop = N >= gpu().profile().matmul_tiled_min_n && ops::coop_choice(gpu(), t, M, N);
   return coop ? kCoopBound : nmse_bound(t);
 }
+// The same for ops::matmul_id under this plan.
+inline double matmul_id_bound(DType t, const ops::ExpertPlan& plan) {
+  return plan.tiled && ops::coop_id_choice(gpu(), t, plan.tile) ? kCoopBound : nmse_bound(t);
+}
 
 // Awkward row lengths for a type: float rows of any length, quantised rows a multiple of the block
 // (32 or 256) but, past the first, not of 8·32 or 64 (tile and workgroup strides). MXFP4 rows of

@@ -77,8 +77,10 @@ void run(const MatOptions& o, bool matvec) {
   double seconds = tm.ms_median * 1e-3;
   bool cpu = ctx.caps().type == "cpu";  // lavapipe: compare with what the CPU itself can read
   double cpu_gbps = cpu ? cpu_read_gbps() : 0;
-  bool small = o.experts ? !ops::expert_plan(ctx, N, o.used, E).tiled : N < ctx.profile().matmul_tiled_min_n;
-  const char* kernel = (matvec && !o.experts) || small ? "matvec" : "tiled";
+  ops::ExpertPlan plan = ops::expert_plan(ctx, N, o.used, E);
+  bool small = o.experts ? !plan.tiled : N < ctx.profile().matmul_tiled_min_n;
+  bool coop = o.experts ? bool(ops::coop_id_choice(ctx, t, plan.tile)) : bool(ops::coop_choice(ctx, t, M, N));
+  const char* kernel = (matvec && !o.experts) || small ? "matvec" : coop ? "coopmat" : "tiled";
   if (o.common.json) {
     nlohmann::json j = {{"op", matvec ? "matvec" : "matmul"},
                         {"kernel", kernel},
