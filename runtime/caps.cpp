@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "check.h"
+#include "coopmat.h"
 #include "shader_features.h"
 
 namespace vkllm {
@@ -84,9 +85,50 @@ void read_budget(VkPhysicalDevice pd, DeviceCaps& c) {
   }
 }
 
+// The cooperative-matrix shapes with f16 A and B, f32 C and result, in subgroup scope (the
+// component types and scope have the same numbers in both extensions). Only the extensions'
+// own entry points are called, never a pNext structure: Debian 12's validation layer would
+// report VK_KHR_cooperative_matrix's structures as unknown.
+constexpr uint32_t kComponentF16 = 0, kComponentF32 = 1, kScopeSubgroup = 3;
+
+bool f16_f32_subgroup(uint32_t a, uint32_t b, uint32_t c, uint32_t result, uint32_t scope) {
+  return a == kComponentF16 && b == kComponentF16 && c == kComponentF32 && result == kComponentF32 &&
+         scope == kScopeSubgroup;
+}
+
+// Calls an extension's vkGetPhysicalDeviceCooperativeMatrixProperties* twice (count, then list).
+template <class Props, class Get>
+std::vector<Props> coop_properties(VkPhysicalDevice pd, Get get, VkStructureType type) {
+  uint32_t n = 0;
+  if (!get || get(pd, &n, nullptr) != VK_SUCCESS) return {};
+  std::vector<Props> props(n);
+  for (Props& p : props) p.sType = type, p.pNext = nullptr;
+  if (get(pd, &n, props.data()) != VK_SUCCESS) return {};
+  props.resize(n);
+  return props;
+}
+
+void read_coop_shapes(VkInstance instance, VkPhysicalDevice pd, DeviceCaps& c) {
+  if (c.cooperative_matrix_nv) {
+    auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+    for (const auto& p :
+         coop_properties<VkCooperativeMatrixPropertiesNV>(pd, get, VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV))
+      if (f16_f32_subgroup(p.AType, p.BType, p.CType, p.DType, p.scope))
+        c.coop_shapes_nv.push_back({p.MSize, p.NSize, p.KSize});
+  }
+  if (c.cooperative_matrix) {
+    auto get = reinterpret_cast<khr::GetProperties>(
+        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+    for (const auto& p : coop_properties<khr::CooperativeMatrixProperties>(pd, get, khr::kPropertiesType))
+      if (f16_f32_subgroup(p.AType, p.BType, p.CType, p.ResultType, p.scope))
+        c.coop_shapes_khr.push_back({p.MSize, p.NSize, p.KSize});
+  }
+}
+
 }  // namespace
 
-DeviceCaps read_caps(VkPhysicalDevice pd) {
+DeviceCaps read_caps(VkInstance instance, VkPhysicalDevice pd) {
   DeviceCaps c;
   VkPhysicalDeviceProperties base;
   vkGetPhysicalDeviceProperties(pd, &base);
@@ -117,7 +159,9 @@ DeviceCaps read_caps(VkPhysicalDevice pd) {
   bool size_control = v13 || has_extension(exts, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   bool maint4 = v13 || has_extension(exts, VK_KHR_MAINTENANCE_4_EXTENSION_NAME);
   c.integer_dot_product = v13 || has_extension(exts, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
-  c.cooperative_matrix = has_extension(exts, "VK_KHR_cooperative_matrix");
+  c.cooperative_matrix = has_extension(exts, khr::kExtension);
+  c.cooperative_matrix_nv = has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  read_coop_shapes(instance, pd, c);
   c.memory_budget = has_extension(exts, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   if (c.memory_budget) read_budget(pd, c);
 
@@ -163,6 +207,7 @@ DeviceCaps read_caps(VkPhysicalDevice pd) {
   c.int64 = f2.features.shaderInt64;
   c.storage16 = f11.storageBuffer16BitAccess;
   c.storage8 = f12.storageBuffer8BitAccess;
+  c.vulkan_memory_model = f12.vulkanMemoryModel;
   c.subgroup_size_control = size_control && sscf.subgroupSizeControl;
   return c;
 }
@@ -275,10 +320,15 @@ std::vector<Profile> make_profiles() {
   nvidia.attn_br = 32, nvidia.attn_bc = 32, nvidia.attn_wg = 128, nvidia.attn_split_min = 256;
   nvidia.attn_target_wgs = 256;
   nvidia.subgroup_size = 32;
+  // Cooperative matrices (16 x 16 x 16): 4 subgroups of 64 x 64, as llama.cpp's coopmat tiles on
+  // NVIDIA; a layer's q/k/v or o product at 512 tokens (4096 x 512) makes only 128 such
+  // workgroups, fewer than two per multiprocessor of a big card, so it takes 64 x 64 tiles.
+  nvidia.coop_fill_wgs = 256;
   rdna.name = "amd_rdna";
   rdna.matvec_wg = 64, rdna.matvec_rows = 4, rdna.matvec_rows_per_thread = 2;
   rdna.attn_br = 16, rdna.attn_bc = 64, rdna.attn_wg = 128, rdna.attn_target_wgs = 128;
   rdna.subgroup_size = 32;  // wave32: matvec's 32 threads per row group are one subgroup
+  rdna.coop_tile = {.bm = 128, .bn = 128, .bk = 32, .wm = 64, .wn = 32};  // 8 subgroups (256 threads)
   gcn.name = "amd_gcn";
   gcn.matvec_wg = 64, gcn.matvec_rows = 1, gcn.wg_size = 256;
   gcn.attn_br = 16, gcn.attn_bc = 32, gcn.attn_wg = 64, gcn.attn_target_wgs = 128;
@@ -311,6 +361,7 @@ std::vector<Profile> make_profiles() {
   // (decode at hd 64-256 1.5-2.2x faster, prefill at hd 64 2.2x; docs/decisions.md has the sweep).
   llvmpipe.attn_br = 16, llvmpipe.attn_bc = 64, llvmpipe.attn_wg = 16, llvmpipe.attn_split_min = 512;
   llvmpipe.attn_target_wgs = 8;  // a few per CPU thread
+  llvmpipe.coopmat = false;      // lavapipe has no cooperative matrices
   return {generic, nvidia, rdna, gcn, intel, llvmpipe};
 }
 

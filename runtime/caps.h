@@ -18,6 +18,20 @@ struct MemoryHeap {
   uint64_t budget = 0;
 };
 
+// A cooperative-matrix shape for f16 inputs and f32 accumulation in subgroup scope (the only kind
+// vkllm's kernels use): A is m x k, B k x n, the accumulator m x n.
+struct CoopShape {
+  uint32_t m = 0, n = 0, k = 0;
+  auto operator<=>(const CoopShape&) const = default;
+};
+
+// A tile of the cooperative-matrix matrix product (shaders/matmul_coop.glsl): bm weight rows by bn
+// tokens per workgroup, K in steps of bk, each subgroup computing wm x wn of it.
+struct CoopTile {
+  uint32_t bm = 128, bn = 128, bk = 32, wm = 64, wn = 64;
+  auto operator<=>(const CoopTile&) const = default;
+};
+
 // The names of the subgroup operation classes in `ops` ("basic", "arithmetic", ...).
 std::vector<std::string> subgroup_op_names(VkSubgroupFeatureFlags ops);
 
@@ -39,9 +53,13 @@ struct DeviceCaps {
   bool storage16 = false;  // storageBuffer16BitAccess
   bool storage8 = false;   // storageBuffer8BitAccess
   bool subgroup_size_control = false;
-  bool integer_dot_product = false;  // VK_KHR_shader_integer_dot_product
-  bool cooperative_matrix = false;   // VK_KHR_cooperative_matrix (reported, not yet used)
-  bool memory_budget = false;        // VK_EXT_memory_budget
+  bool integer_dot_product = false;    // VK_KHR_shader_integer_dot_product
+  bool cooperative_matrix = false;     // VK_KHR_cooperative_matrix
+  bool cooperative_matrix_nv = false;  // VK_NV_cooperative_matrix
+  bool vulkan_memory_model = false;    // vulkanMemoryModel (the cooperative-matrix modules use it)
+  bool memory_budget = false;          // VK_EXT_memory_budget
+  // The f16 x f16 + f32 subgroup shapes each cooperative-matrix extension lists (runtime/coopmat.h).
+  std::vector<CoopShape> coop_shapes_khr, coop_shapes_nv;
 
   // Subgroups.
   uint32_t subgroup_size = 0, min_subgroup_size = 0, max_subgroup_size = 0;
@@ -88,7 +106,8 @@ struct DeviceCaps {
   std::vector<std::string> problems() const;
 };
 
-DeviceCaps read_caps(VkPhysicalDevice pd);
+// `instance` gives the extension queries (the cooperative-matrix shapes) their entry points.
+DeviceCaps read_caps(VkInstance instance, VkPhysicalDevice pd);
 
 // Tunables per GPU family, passed to kernels as specialization constants. Every profile must
 // run (slowly) on lavapipe, and no result may depend on which profile ran: tests run them all.
@@ -120,7 +139,14 @@ struct Profile {
   uint32_t attn_split_min = 256;        // decode: fewest keys per split-K workgroup
   uint32_t attn_target_wgs = 64;        // decode: workgroups that fill the device (split-K aims here;
                                         // Vulkan does not report compute units, so it is per family)
-  bool subgroup_ops = true;             // use subgroup reductions where the device has them
+  // Prefill on cooperative matrices where the device has them (runtime/coopmat.h): from
+  // matmul_tiled_min_n tokens, f16 inputs and f32 accumulation instead of the tiled f32 kernel.
+  // coop_tile, or coop_tile_small where coop_tile would make fewer than coop_fill_wgs workgroups.
+  bool coopmat = true;
+  CoopTile coop_tile{};
+  CoopTile coop_tile_small{.bm = 64, .bn = 64, .bk = 32, .wm = 32, .wn = 32};
+  uint32_t coop_fill_wgs = 128;
+  bool subgroup_ops = true;  // use subgroup reductions where the device has them
   // The subgroup size the kernels were planned for (matvec's TK threads per row group must be a
   // multiple of it for the subgroup reduction; 0: whatever the device uses). Pipelines require it
   // where the device allows (subgroup size control); fit_profile sets run_subgroup_size to the

@@ -94,3 +94,36 @@ TEST_CASE("vkllm devices reports the choice run makes under VKLLM_DEVICE and VKL
   CHECK(missing.err.starts_with("warning: VKLLM_DEVICE=99 is not a device index"));
   CHECK(missing.out.find("<- chosen") == std::string::npos);
 }
+
+TEST_CASE("vkllm devices says whether prefill runs on cooperative matrices, and what its checks found", "[cli]") {
+  auto r = run_vkllm("devices --json");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  for (auto& d : j["devices"]) {
+    auto& c = d["cooperative_matrices"];
+    REQUIRE(c.is_object());
+    CHECK(c["offered"].contains("nv"));
+    if (c["api"] == "none") {  // lavapipe: no extension, no checks
+      CHECK(!c["why_not"].get<std::string>().empty());
+      CHECK(c["checks"].empty());
+      continue;
+    }
+    CHECK((c["api"] == "nv" || c["api"] == "khr"));
+    if (!d["chosen"].get<bool>()) continue;
+    CHECK(!c["checks"].empty());  // the chosen device's pipelines, each against the tiled kernel
+    for (auto& check : c["checks"]) {
+      INFO(check.dump());
+      CHECK(check["state"] == "kept");
+    }
+  }
+  auto text = run_vkllm("devices");
+  CHECK(text.out.find("    cooperative matrices: ") != std::string::npos);
+  auto off = run_vkllm("devices --json", "VKLLM_COOPMAT=off");
+  for (auto& d : nlohmann::json::parse(off.out)["devices"])
+    CHECK(d["cooperative_matrices"]["why_not"] == "turned off by VKLLM_COOPMAT=off");
+  for (const char* cmd : {"devices", "run -p x -n 1"}) {
+    auto bad = run_vkllm(cmd, "VKLLM_COOPMAT=fast");
+    CHECK(bad.exit_code == 1);
+    CHECK(bad.err == "error: VKLLM_COOPMAT='fast' is not one of auto, off, nv, khr\n");
+  }
+}
