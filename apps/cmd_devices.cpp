@@ -8,6 +8,7 @@
 #include "context.h"
 #include "error.h"
 #include "output.h"
+#include "profile_overrides.h"
 #include "shader_features.h"
 
 namespace vkllm::cli {
@@ -21,7 +22,7 @@ std::string version_string(uint32_t v) {
 // The choice a Context would make; unknown names are warnings here, not errors.
 struct Choice {
   std::optional<uint32_t> device;
-  std::optional<Profile> profile;  // forced by VKLLM_PROFILE
+  std::optional<ProfileRequest> profile;  // forced by VKLLM_PROFILE
 };
 
 Choice choose(std::vector<DeviceReport>& reports) {
@@ -33,14 +34,14 @@ Choice choose(std::vector<DeviceReport>& reports) {
   c.device = requested ? (*requested < reports.size() ? requested : std::nullopt) : preferred_device(reports);
   if (std::string name = requested_profile({}); !name.empty()) {
     try {
-      c.profile = profile_named(name);
+      c.profile = parse_profile_request(name);
     } catch (const Error& e) {
       std::fprintf(stderr, "warning: VKLLM_PROFILE: %s; each device shows its own\n", e.what());
     }
   }
   if (c.profile)
     for (DeviceReport& r : reports)
-      r.profile = fit_profile(*c.profile, r.caps), r.problems = problems(r.caps, r.profile);
+      r.profile = profile_for(*c.profile, r.caps), r.problems = problems(r.caps, r.profile);
   return c;
 }
 
@@ -69,6 +70,7 @@ nlohmann::json to_json(const DeviceReport& r, bool chosen) {
       {"chosen", chosen},
       {"profile", r.profile.name},
       {"profile_tuned", r.profile.tuned},
+      {"profile_overrides", r.profile.overrides},  // VKLLM_PROFILE's field=value list ("": none)
       // Kernels that cannot take their intended path here (empty: all run as planned).
       {"path_notes", path_notes(c, r.profile)},
       {"features",
@@ -115,9 +117,11 @@ void print_text(const DeviceReport& r, bool chosen, bool forced) {
   fmt::print("{} {}: {} ({}, Vulkan {}){}\n", chosen ? '*' : ' ', r.index, c.name, c.type,
              version_string(c.api_version), chosen ? "  <- chosen" : "");
   fmt::print("    driver: {}\n", c.driver);
-  fmt::print("    profile: {}{}{}\n", r.profile.name, forced ? " (VKLLM_PROFILE)" : "",
-             r.profile.tuned ? ", tuned by measurement"
-                             : ", untuned: values reasoned from vendor documentation, not measured on hardware");
+  std::string tuning = !r.profile.overrides.empty() ? ", overridden: " + r.profile.overrides
+                       : r.profile.tuned
+                           ? ", tuned by measurement"
+                           : ", untuned: values reasoned from vendor documentation, not measured on hardware";
+  fmt::print("    profile: {}{}{}\n", r.profile.name, forced ? " (VKLLM_PROFILE)" : "", tuning);
   if (!r.problems.empty()) fmt::print("    cannot run vkllm: {}\n", fmt::join(r.problems, "; "));
   fmt::print("    fp16 {}, int8 {}, 16-bit storage {}, 8-bit storage {}, integer dot {}\n", yes_no(c.fp16),
              yes_no(c.int8), yes_no(c.storage16), yes_no(c.storage8), yes_no(c.integer_dot_product));

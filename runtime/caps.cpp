@@ -240,8 +240,40 @@ KernelNeeds kernel_needs(const Profile& p) {
   return n;
 }
 
+namespace {
+
+// What the kernels assume of a profile's own numbers (VKLLM_PROFILE can set any of them): the
+// tree reductions and tile splits are over powers of two, matvec's row groups split its threads,
+// matmul's micro-tiles divide its tile.
+std::vector<std::string> profile_problems(const Profile& p) {
+  std::vector<std::string> why;
+  auto pow2 = [&](uint32_t v, const char* field) {
+    if (v == 0 || (v & (v - 1)) != 0)
+      why.push_back(fmt::format("profile {}: {} {} is not a power of two", p.name, field, v));
+  };
+  pow2(p.wg_size, "wg_size"), pow2(p.matvec_wg, "matvec_wg"), pow2(p.matvec_rows, "matvec_rows");
+  pow2(p.matvec_rows_per_thread, "matvec_rows_per_thread");
+  pow2(p.attn_br, "attn_br"), pow2(p.attn_bc, "attn_bc"), pow2(p.attn_wg, "attn_wg");
+  if (p.subgroup_size) pow2(p.subgroup_size, "subgroup_size");
+  if (p.matvec_rows % p.matvec_rows_per_thread || uint64_t(p.matvec_wg) * p.matvec_rows_per_thread < p.matvec_rows)
+    why.push_back(
+        fmt::format("profile {}: matvec_rows {} must be a multiple of matvec_rows_per_thread {} and at most "
+                    "matvec_wg x matvec_rows_per_thread ({})",
+                    p.name, p.matvec_rows, p.matvec_rows_per_thread, uint64_t(p.matvec_wg) * p.matvec_rows_per_thread));
+  if (p.matmul_bm % p.matmul_tm || p.matmul_bn % p.matmul_tn || p.matmul_bk % 8)
+    why.push_back(
+        fmt::format("profile {}: the matmul tile {}x{}x{} does not split into {}x{} micro-tiles with a K "
+                    "step that is a multiple of 8",
+                    p.name, p.matmul_bm, p.matmul_bn, p.matmul_bk, p.matmul_tm, p.matmul_tn));
+  return why;
+}
+
+}  // namespace
+
 std::vector<std::string> problems(const DeviceCaps& caps, const Profile& p) {
   std::vector<std::string> why = caps.problems();
+  if (!why.empty()) return why;
+  why = profile_problems(p);
   if (!why.empty()) return why;
   KernelNeeds n = kernel_needs(p);
   if (caps.max_shared_memory < n.shared_bytes)

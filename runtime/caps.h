@@ -124,6 +124,9 @@ struct Profile {
   // size they will run with, and path_notes() says when that changes a kernel's path.
   uint32_t subgroup_size = 0;
   uint32_t run_subgroup_size = 0;
+  // The fields VKLLM_PROFILE set on top of the named profile, "field=value,..." ("": none;
+  // runtime/profile_overrides.h). A field added above must be added to that file's table too.
+  std::string overrides;
 };
 
 // What the kernels need of a device under a profile, whatever the model: the most shared memory
