@@ -101,6 +101,7 @@ nlohmann::json to_json(const DeviceReport& r, bool chosen) {
         {"timestamp_period_ns", c.timestamp_period_ns}}},
       {"memory_heaps", heaps},
       {"uma", c.uma},
+      {"denorm_preserve_f32", c.denorm_preserve_f32},
   };
 }
 
@@ -137,6 +138,9 @@ void print_text(const DeviceReport& r, bool chosen, bool forced) {
     fmt::print("    heap {}: {}{}{}\n", i, bytes(c.heaps[i].size), c.heaps[i].device_local ? ", device-local" : "",
                c.heaps[i].host_visible ? ", host-visible" : "");
   fmt::print("    unified memory: {}\n", yes_no(c.uma));
+  fmt::print("    f32 subnormals: {}\n", c.denorm_preserve_f32
+                                             ? "kept where a kernel asks (shaderDenormPreserveFloat32)"
+                                             : "the driver's choice (no shaderDenormPreserveFloat32)");
 }
 
 }  // namespace

@@ -135,6 +135,7 @@ DeviceCaps read_caps(VkPhysicalDevice pd) {
   VkPhysicalDeviceProperties2 p2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = chain};
   vkGetPhysicalDeviceProperties2(pd, &p2);
   c.driver = fmt::format("{} {}", p12.driverName, p12.driverInfo);
+  c.denorm_preserve_f32 = p12.shaderDenormPreserveFloat32;
   if (p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) c.loop_iteration_limit = 65535;  // LP_MAX_TGSI_LOOP_ITERATIONS
   c.subgroup_size = p11.subgroupSize;
   c.min_subgroup_size = c.max_subgroup_size = p11.subgroupSize;

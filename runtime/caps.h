@@ -69,6 +69,10 @@ struct DeviceCaps {
   uint64_t storage_offset_alignment = 0;
   std::vector<MemoryHeap> heaps;
   bool uma = false;  // one memory for CPU and GPU: device-local memory can be mapped, no staging
+  // shaderDenormPreserveFloat32: kernels that declare the DenormPreserve execution mode keep f32
+  // subnormals; without it the mode is dropped when their module is created, and the driver may
+  // flush subnormals to zero (docs/design.md, Numerics).
+  bool denorm_preserve_f32 = false;
   // Quirk: lavapipe (llvmpipe) ends every loop of a shader invocation, silently, once the loops
   // of that invocation have run this many iterations in total (entries count too). 0: no limit.
   // Kernels with long loops must keep each invocation's work under it.

@@ -236,10 +236,14 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   return attention_plan(ctx.caps(), ctx.profile(), shape);
 }
 
-uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape) {
-  AttentionPlan plan = attention_plan(ctx, shape);
+uint64_t attention_scratch_bytes(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape) {
+  AttentionPlan plan = attention_plan(caps, prof, shape);
   if (plan.splits == 1) return 0;
   return uint64_t(plan.splits) * shape.n_q * shape.n_heads * (shape.dv + 2) * sizeof(float);
+}
+
+uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape) {
+  return attention_scratch_bytes(ctx.caps(), ctx.profile(), shape);
 }
 
 void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,

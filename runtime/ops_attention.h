@@ -75,7 +75,9 @@ struct AttentionPlan {
 AttentionPlan attention_plan(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape);
 AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape);
 
-// Bytes of the scratch buffer attention() needs for split-K partials (0: none).
+// Bytes of the scratch buffer attention() needs for split-K partials (0: none); planned for a
+// device description and profile, or for the Context's own.
+uint64_t attention_scratch_bytes(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape);
 uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape);
 
 // o = softmax(q k^T * scale + mask) v, flash attention. step: `seqs` StepParams. scratch:

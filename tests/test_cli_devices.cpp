@@ -35,6 +35,7 @@ TEST_CASE("vkllm devices --json lists devices with their limits", "[cli]") {
       CHECK(d["limits"]["max_storage_buffer_range"] == 134217728);
       CHECK(d["profile"] == "llvmpipe");
       CHECK(d["uma"] == true);
+      CHECK(d["denorm_preserve_f32"] == vkllm::test::gpu().caps().denorm_preserve_f32);
     }
   }
   CHECK(chosen);
@@ -44,6 +45,7 @@ TEST_CASE("vkllm devices prints a readable list", "[cli]") {
   auto r = run_vkllm("devices");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("maxStorageBufferRange") != std::string::npos);
+  CHECK(r.out.find("    f32 subnormals: ") != std::string::npos);
   CHECK(r.out.find("<- chosen") != std::string::npos);
 }
 
