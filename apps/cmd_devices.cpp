@@ -101,6 +101,11 @@ nlohmann::json to_json(const DeviceReport& r, bool chosen) {
         {"timestamp_period_ns", c.timestamp_period_ns}}},
       {"memory_heaps", heaps},
       {"uma", c.uma},
+      // Multiprocessors as a vendor extension reports them (0: not reported), and the workgroups
+      // decode attention's split-K aims at from them (or from the profile's guess).
+      {"compute_units", c.compute_units},
+      {"compute_units_source", c.compute_units_source},
+      {"attention_split_target", attention_target_workgroups(c, r.profile)},
       {"denorm_preserve_f32", c.denorm_preserve_f32},
   };
 }
@@ -138,6 +143,13 @@ void print_text(const DeviceReport& r, bool chosen, bool forced) {
     fmt::print("    heap {}: {}{}{}\n", i, bytes(c.heaps[i].size), c.heaps[i].device_local ? ", device-local" : "",
                c.heaps[i].host_visible ? ", host-visible" : "");
   fmt::print("    unified memory: {}\n", yes_no(c.uma));
+  uint32_t target = attention_target_workgroups(c, r.profile);
+  if (c.compute_units)
+    fmt::print("    compute units: {} ({}); decode attention splits the keys for {} workgroups ({} per unit)\n",
+               c.compute_units, c.compute_units_source, target, r.profile.attn_wgs_per_cu);
+  else
+    fmt::print("    compute units: not reported; decode attention splits the keys for the profile's {} workgroups\n",
+               target);
   fmt::print("    f32 subnormals: {}\n", c.denorm_preserve_f32
                                              ? "kept where a kernel asks (shaderDenormPreserveFloat32)"
                                              : "the driver's choice (no shaderDenormPreserveFloat32)");

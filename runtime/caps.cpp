@@ -129,6 +129,18 @@ DeviceCaps read_caps(VkPhysicalDevice pd) {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
   VkPhysicalDeviceVulkan12Properties p12{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
   VkPhysicalDeviceVulkan11Properties p11{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  // The multiprocessor counts Vulkan core does not report, where a vendor extension does.
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  VkPhysicalDeviceShaderCorePropertiesAMD amd{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+  VkPhysicalDeviceShaderCoreProperties2AMD amd2{.sType =
+                                                    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD};
+  bool has_sm = has_extension(exts, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+  bool has_amd = has_extension(exts, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME);
+  bool has_amd2 = has_extension(exts, VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME);
+  if (has_sm) link(sm);
+  if (has_amd) link(amd);
+  if (has_amd2) link(amd2);
   if (maint4) link(m4);
   if (size_control) link(ssc);
   link(p12), link(p11);
@@ -136,6 +148,15 @@ DeviceCaps read_caps(VkPhysicalDevice pd) {
   vkGetPhysicalDeviceProperties2(pd, &p2);
   c.driver = fmt::format("{} {}", p12.driverName, p12.driverInfo);
   c.denorm_preserve_f32 = p12.shaderDenormPreserveFloat32;
+  if (has_sm && sm.shaderSMCount) {
+    c.compute_units = sm.shaderSMCount, c.compute_units_source = VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME;
+  } else if (has_amd2 && amd2.activeComputeUnitCount) {  // disabled units left out
+    c.compute_units = amd2.activeComputeUnitCount;
+    c.compute_units_source = VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME;
+  } else if (has_amd) {
+    c.compute_units = amd.shaderEngineCount * amd.shaderArraysPerEngineCount * amd.computeUnitsPerShaderArray;
+    c.compute_units_source = VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME;
+  }
   if (p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) c.loop_iteration_limit = 65535;  // LP_MAX_TGSI_LOOP_ITERATIONS
   c.subgroup_size = p11.subgroupSize;
   c.min_subgroup_size = c.max_subgroup_size = p11.subgroupSize;
@@ -340,6 +361,11 @@ std::vector<Profile> make_profiles() {
 }
 
 }  // namespace
+
+uint32_t attention_target_workgroups(const DeviceCaps& caps, const Profile& p) {
+  if (caps.compute_units == 0) return p.attn_target_wgs;
+  return uint32_t(std::min<uint64_t>(uint64_t(caps.compute_units) * p.attn_wgs_per_cu, UINT32_MAX));
+}
 
 const std::vector<Profile>& all_profiles() {
   static const std::vector<Profile> profiles = make_profiles();

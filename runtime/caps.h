@@ -69,6 +69,11 @@ struct DeviceCaps {
   uint64_t storage_offset_alignment = 0;
   std::vector<MemoryHeap> heaps;
   bool uma = false;  // one memory for CPU and GPU: device-local memory can be mapped, no staging
+  // Multiprocessors (NVIDIA SMs, AMD compute units) as the driver reports them, where it does
+  // (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties); 0: unknown (Vulkan core has no
+  // such count). compute_units_source names the extension it came from.
+  uint32_t compute_units = 0;
+  std::string compute_units_source;
   // shaderDenormPreserveFloat32: kernels that declare the DenormPreserve execution mode keep f32
   // subnormals; without it the mode is dropped when their module is created, and the driver may
   // flush subnormals to zero (docs/design.md, Numerics).
@@ -119,8 +124,10 @@ struct Profile {
   uint32_t attn_bc = 32;                // keys per shared-memory tile
   uint32_t attn_wg = 128;               // threads per attention workgroup
   uint32_t attn_split_min = 256;        // decode: fewest keys per split-K workgroup
-  uint32_t attn_target_wgs = 64;        // decode: workgroups that fill the device (split-K aims here;
-                                        // Vulkan does not report compute units, so it is per family)
+  uint32_t attn_target_wgs = 64;        // decode: workgroups that fill the device, where it does not
+                                        // report its compute units (split-K aims here)
+  uint32_t attn_wgs_per_cu = 2;         // decode: split-K aims at this many workgroups per compute unit
+                                        // where the device reports them (DeviceCaps::compute_units)
   bool subgroup_ops = true;             // use subgroup reductions where the device has them
   // The subgroup size the kernels were planned for (matvec's TK threads per row group must be a
   // multiple of it for the subgroup reduction; 0: whatever the device uses). Pipelines require it
@@ -151,6 +158,10 @@ std::vector<std::string> problems(const DeviceCaps& caps, const Profile& p);
 // other than planned, matvec's shared-memory tree instead of its subgroup reduction), one line
 // each; `vkllm devices` prints them. Empty: every kernel runs as planned.
 std::vector<std::string> path_notes(const DeviceCaps& caps, const Profile& p);
+
+// The workgroups decode attention's split-K aims at on this device: attn_wgs_per_cu per compute
+// unit where the device reports its compute units, else the profile's attn_target_wgs.
+uint32_t attention_target_workgroups(const DeviceCaps& caps, const Profile& p);
 
 // All built-in profiles, in a fixed order (tests iterate over them).
 const std::vector<Profile>& all_profiles();

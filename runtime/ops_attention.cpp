@@ -220,8 +220,9 @@ AttentionPlan attention_plan(const DeviceCaps& caps, const Profile& prof, const 
   uint32_t kv = sh.plan_kv ? std::min(sh.plan_kv, sh.max_kv) : sh.max_kv;
   if (sh.force_splits > 0) {
     plan.splits = sh.force_splits;
-  } else if (base < prof.attn_target_wgs && kv > plan.bc && kv >= 2 * prof.attn_split_min) {
-    plan.splits = std::min({ceil_div(prof.attn_target_wgs, base), kv / prof.attn_split_min, kMaxSplits});
+  } else if (uint32_t target = attention_target_workgroups(caps, prof);
+             base < target && kv > plan.bc && kv >= 2 * prof.attn_split_min) {
+    plan.splits = std::min({ceil_div(target, base), kv / prof.attn_split_min, kMaxSplits});
   }
   // A device that cuts long loops short (lavapipe) gets enough splits that no workgroup walks
   // more tiles than its loops may iterate, with a factor 2 of margin.

@@ -43,6 +43,7 @@ const std::vector<Field>& fields() {
       {"attn_wg", &Profile::attn_wg},
       {"attn_split_min", &Profile::attn_split_min},
       {"attn_target_wgs", &Profile::attn_target_wgs},
+      {"attn_wgs_per_cu", &Profile::attn_wgs_per_cu},
       {"subgroup_ops", nullptr, &Profile::subgroup_ops},
       {"subgroup_size", &Profile::subgroup_size, nullptr, 0},
   };
