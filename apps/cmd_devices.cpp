@@ -11,6 +11,7 @@
 #include "error.h"
 #include "ops_matmul_coop.h"
 #include "output.h"
+#include "profile_overrides.h"
 #include "shader_features.h"
 
 namespace vkllm::cli {
@@ -24,7 +25,7 @@ std::string version_string(uint32_t v) {
 // The choice a Context would make; unknown names are warnings here, not errors.
 struct Choice {
   std::optional<uint32_t> device;
-  std::optional<Profile> profile;  // forced by VKLLM_PROFILE
+  std::optional<ProfileRequest> profile;  // forced by VKLLM_PROFILE
 };
 
 Choice choose(std::vector<DeviceReport>& reports) {
@@ -36,14 +37,14 @@ Choice choose(std::vector<DeviceReport>& reports) {
   c.device = requested ? (*requested < reports.size() ? requested : std::nullopt) : preferred_device(reports);
   if (std::string name = requested_profile({}); !name.empty()) {
     try {
-      c.profile = profile_named(name);
+      c.profile = parse_profile_request(name);
     } catch (const Error& e) {
       std::fprintf(stderr, "warning: VKLLM_PROFILE: %s; each device shows its own\n", e.what());
     }
   }
   if (c.profile)
     for (DeviceReport& r : reports)
-      r.profile = fit_profile(*c.profile, r.caps), r.problems = problems(r.caps, r.profile);
+      r.profile = profile_for(*c.profile, r.caps), r.problems = problems(r.caps, r.profile);
   return c;
 }
 
@@ -102,6 +103,7 @@ nlohmann::json to_json(const DeviceReport& r, bool chosen, const CoopChecks& che
       {"chosen", chosen},
       {"profile", r.profile.name},
       {"profile_tuned", r.profile.tuned},
+      {"profile_overrides", r.profile.overrides},  // VKLLM_PROFILE's field=value list ("": none)
       // Kernels that cannot take their intended path here (empty: all run as planned).
       {"path_notes", path_notes(c, r.profile)},
       {"features",
@@ -136,6 +138,12 @@ nlohmann::json to_json(const DeviceReport& r, bool chosen, const CoopChecks& che
         {"timestamp_period_ns", c.timestamp_period_ns}}},
       {"memory_heaps", heaps},
       {"uma", c.uma},
+      // Multiprocessors as a vendor extension reports them (0: not reported), and the workgroups
+      // decode attention's split-K aims at from them (or from the profile's guess).
+      {"compute_units", c.compute_units},
+      {"compute_units_source", c.compute_units_source},
+      {"attention_split_target", attention_target_workgroups(c, r.profile)},
+      {"denorm_preserve_f32", c.denorm_preserve_f32},
   };
 }
 
@@ -152,9 +160,11 @@ void print_text(const DeviceReport& r, bool chosen, bool forced, const CoopCheck
   fmt::print("{} {}: {} ({}, Vulkan {}){}\n", chosen ? '*' : ' ', r.index, c.name, c.type,
              version_string(c.api_version), chosen ? "  <- chosen" : "");
   fmt::print("    driver: {}\n", c.driver);
-  fmt::print("    profile: {}{}{}\n", r.profile.name, forced ? " (VKLLM_PROFILE)" : "",
-             r.profile.tuned ? ", tuned by measurement"
-                             : ", untuned: values reasoned from vendor documentation, not measured on hardware");
+  std::string tuning = !r.profile.overrides.empty() ? ", overridden: " + r.profile.overrides
+                       : r.profile.tuned
+                           ? ", tuned by measurement"
+                           : ", untuned: values reasoned from vendor documentation, not measured on hardware";
+  fmt::print("    profile: {}{}{}\n", r.profile.name, forced ? " (VKLLM_PROFILE)" : "", tuning);
   if (!r.problems.empty()) fmt::print("    cannot run vkllm: {}\n", fmt::join(r.problems, "; "));
   fmt::print("    fp16 {}, int8 {}, 16-bit storage {}, 8-bit storage {}, integer dot {}\n", yes_no(c.fp16),
              yes_no(c.int8), yes_no(c.storage16), yes_no(c.storage8), yes_no(c.integer_dot_product));
@@ -171,6 +181,16 @@ void print_text(const DeviceReport& r, bool chosen, bool forced, const CoopCheck
     fmt::print("    heap {}: {}{}{}\n", i, bytes(c.heaps[i].size), c.heaps[i].device_local ? ", device-local" : "",
                c.heaps[i].host_visible ? ", host-visible" : "");
   fmt::print("    unified memory: {}\n", yes_no(c.uma));
+  uint32_t target = attention_target_workgroups(c, r.profile);
+  if (c.compute_units)
+    fmt::print("    compute units: {} ({}); decode attention splits the keys for {} workgroups ({} per unit)\n",
+               c.compute_units, c.compute_units_source, target, r.profile.attn_wgs_per_cu);
+  else
+    fmt::print("    compute units: not reported; decode attention splits the keys for the profile's {} workgroups\n",
+               target);
+  fmt::print("    f32 subnormals: {}\n", c.denorm_preserve_f32
+                                             ? "kept where a kernel asks (shaderDenormPreserveFloat32)"
+                                             : "the driver's choice (no shaderDenormPreserveFloat32)");
 }
 
 }  // namespace

@@ -173,12 +173,34 @@ DeviceCaps read_caps(VkInstance instance, VkPhysicalDevice pd) {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
   VkPhysicalDeviceVulkan12Properties p12{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
   VkPhysicalDeviceVulkan11Properties p11{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  // The multiprocessor counts Vulkan core does not report, where a vendor extension does.
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  VkPhysicalDeviceShaderCorePropertiesAMD amd{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+  VkPhysicalDeviceShaderCoreProperties2AMD amd2{.sType =
+                                                    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD};
+  bool has_sm = has_extension(exts, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+  bool has_amd = has_extension(exts, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME);
+  bool has_amd2 = has_extension(exts, VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME);
+  if (has_sm) link(sm);
+  if (has_amd) link(amd);
+  if (has_amd2) link(amd2);
   if (maint4) link(m4);
   if (size_control) link(ssc);
   link(p12), link(p11);
   VkPhysicalDeviceProperties2 p2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = chain};
   vkGetPhysicalDeviceProperties2(pd, &p2);
   c.driver = fmt::format("{} {}", p12.driverName, p12.driverInfo);
+  c.denorm_preserve_f32 = p12.shaderDenormPreserveFloat32;
+  if (has_sm && sm.shaderSMCount) {
+    c.compute_units = sm.shaderSMCount, c.compute_units_source = VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME;
+  } else if (has_amd2 && amd2.activeComputeUnitCount) {  // disabled units left out
+    c.compute_units = amd2.activeComputeUnitCount;
+    c.compute_units_source = VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME;
+  } else if (has_amd) {
+    c.compute_units = amd.shaderEngineCount * amd.shaderArraysPerEngineCount * amd.computeUnitsPerShaderArray;
+    c.compute_units_source = VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME;
+  }
   if (p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) c.loop_iteration_limit = 65535;  // LP_MAX_TGSI_LOOP_ITERATIONS
   c.subgroup_size = p11.subgroupSize;
   c.min_subgroup_size = c.max_subgroup_size = p11.subgroupSize;
@@ -286,8 +308,40 @@ KernelNeeds kernel_needs(const Profile& p) {
   return n;
 }
 
+namespace {
+
+// What the kernels assume of a profile's own numbers (VKLLM_PROFILE can set any of them): the
+// tree reductions and tile splits are over powers of two, matvec's row groups split its threads,
+// matmul's micro-tiles divide its tile.
+std::vector<std::string> profile_problems(const Profile& p) {
+  std::vector<std::string> why;
+  auto pow2 = [&](uint32_t v, const char* field) {
+    if (v == 0 || (v & (v - 1)) != 0)
+      why.push_back(fmt::format("profile {}: {} {} is not a power of two", p.name, field, v));
+  };
+  pow2(p.wg_size, "wg_size"), pow2(p.matvec_wg, "matvec_wg"), pow2(p.matvec_rows, "matvec_rows");
+  pow2(p.matvec_rows_per_thread, "matvec_rows_per_thread");
+  pow2(p.attn_br, "attn_br"), pow2(p.attn_bc, "attn_bc"), pow2(p.attn_wg, "attn_wg");
+  if (p.subgroup_size) pow2(p.subgroup_size, "subgroup_size");
+  if (p.matvec_rows % p.matvec_rows_per_thread || uint64_t(p.matvec_wg) * p.matvec_rows_per_thread < p.matvec_rows)
+    why.push_back(
+        fmt::format("profile {}: matvec_rows {} must be a multiple of matvec_rows_per_thread {} and at most "
+                    "matvec_wg x matvec_rows_per_thread ({})",
+                    p.name, p.matvec_rows, p.matvec_rows_per_thread, uint64_t(p.matvec_wg) * p.matvec_rows_per_thread));
+  if (p.matmul_bm % p.matmul_tm || p.matmul_bn % p.matmul_tn || p.matmul_bk % 8)
+    why.push_back(
+        fmt::format("profile {}: the matmul tile {}x{}x{} does not split into {}x{} micro-tiles with a K "
+                    "step that is a multiple of 8",
+                    p.name, p.matmul_bm, p.matmul_bn, p.matmul_bk, p.matmul_tm, p.matmul_tn));
+  return why;
+}
+
+}  // namespace
+
 std::vector<std::string> problems(const DeviceCaps& caps, const Profile& p) {
   std::vector<std::string> why = caps.problems();
+  if (!why.empty()) return why;
+  why = profile_problems(p);
   if (!why.empty()) return why;
   KernelNeeds n = kernel_needs(p);
   if (caps.max_shared_memory < n.shared_bytes)
@@ -366,6 +420,11 @@ std::vector<Profile> make_profiles() {
 }
 
 }  // namespace
+
+uint32_t attention_target_workgroups(const DeviceCaps& caps, const Profile& p) {
+  if (caps.compute_units == 0) return p.attn_target_wgs;
+  return uint32_t(std::min<uint64_t>(uint64_t(caps.compute_units) * p.attn_wgs_per_cu, UINT32_MAX));
+}
 
 const std::vector<Profile>& all_profiles() {
   static const std::vector<Profile> profiles = make_profiles();

@@ -87,6 +87,15 @@ struct DeviceCaps {
   uint64_t storage_offset_alignment = 0;
   std::vector<MemoryHeap> heaps;
   bool uma = false;  // one memory for CPU and GPU: device-local memory can be mapped, no staging
+  // Multiprocessors (NVIDIA SMs, AMD compute units) as the driver reports them, where it does
+  // (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties); 0: unknown (Vulkan core has no
+  // such count). compute_units_source names the extension it came from.
+  uint32_t compute_units = 0;
+  std::string compute_units_source;
+  // shaderDenormPreserveFloat32: kernels that declare the DenormPreserve execution mode keep f32
+  // subnormals; without it the mode is dropped when their module is created, and the driver may
+  // flush subnormals to zero (docs/design.md, Numerics).
+  bool denorm_preserve_f32 = false;
   // Quirk: lavapipe (llvmpipe) ends every loop of a shader invocation, silently, once the loops
   // of that invocation have run this many iterations in total (entries count too). 0: no limit.
   // Kernels with long loops must keep each invocation's work under it.
@@ -137,8 +146,10 @@ struct Profile {
   uint32_t attn_bc = 32;                // keys per shared-memory tile
   uint32_t attn_wg = 128;               // threads per attention workgroup
   uint32_t attn_split_min = 256;        // decode: fewest keys per split-K workgroup
-  uint32_t attn_target_wgs = 64;        // decode: workgroups that fill the device (split-K aims here;
-                                        // Vulkan does not report compute units, so it is per family)
+  uint32_t attn_target_wgs = 64;        // decode: workgroups that fill the device, where it does not
+                                        // report its compute units (split-K aims here)
+  uint32_t attn_wgs_per_cu = 2;         // decode: split-K aims at this many workgroups per compute unit
+                                        // where the device reports them (DeviceCaps::compute_units)
   // Prefill on cooperative matrices where the device has them (runtime/coopmat.h): from
   // matmul_tiled_min_n tokens, f16 inputs and f32 accumulation instead of the tiled f32 kernel.
   // coop_tile, or coop_tile_small where coop_tile would make fewer than coop_fill_wgs workgroups.
@@ -146,13 +157,16 @@ struct Profile {
   CoopTile coop_tile{};
   CoopTile coop_tile_small{.bm = 64, .bn = 64, .bk = 32, .wm = 32, .wn = 32};
   uint32_t coop_fill_wgs = 128;
-  bool subgroup_ops = true;  // use subgroup reductions where the device has them
+  bool subgroup_ops = true;             // use subgroup reductions where the device has them
   // The subgroup size the kernels were planned for (matvec's TK threads per row group must be a
   // multiple of it for the subgroup reduction; 0: whatever the device uses). Pipelines require it
   // where the device allows (subgroup size control); fit_profile sets run_subgroup_size to the
   // size they will run with, and path_notes() says when that changes a kernel's path.
   uint32_t subgroup_size = 0;
   uint32_t run_subgroup_size = 0;
+  // The fields VKLLM_PROFILE set on top of the named profile, "field=value,..." ("": none;
+  // runtime/profile_overrides.h). A field added above must be added to that file's table too.
+  std::string overrides;
 };
 
 // What the kernels need of a device under a profile, whatever the model: the most shared memory
@@ -173,6 +187,10 @@ std::vector<std::string> problems(const DeviceCaps& caps, const Profile& p);
 // other than planned, matvec's shared-memory tree instead of its subgroup reduction), one line
 // each; `vkllm devices` prints them. Empty: every kernel runs as planned.
 std::vector<std::string> path_notes(const DeviceCaps& caps, const Profile& p);
+
+// The workgroups decode attention's split-K aims at on this device: attn_wgs_per_cu per compute
+// unit where the device reports its compute units, else the profile's attn_target_wgs.
+uint32_t attention_target_workgroups(const DeviceCaps& caps, const Profile& p);
 
 // All built-in profiles, in a fixed order (tests iterate over them).
 const std::vector<Profile>& all_profiles();

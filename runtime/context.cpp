@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "kernel.h"
+#include "profile_overrides.h"
 #include "shader_features.h"
 
 namespace vkllm {
@@ -257,7 +258,7 @@ Context::Context(const ContextOptions& options) : instance_(validation_requested
   physical_ = instance_.physical_devices()[index_];
   caps_ = reports[index_].caps;
   std::string profile = requested_profile(options);
-  profile_ = profile.empty() ? reports[index_].profile : fit_profile(profile_named(profile), caps_);
+  profile_ = profile.empty() ? reports[index_].profile : profile_for(parse_profile_request(profile), caps_);
   std::vector<std::string> why = problems(caps_, profile_);
   ENSURE(why.empty(), fmt::format("device {} ({}) cannot run profile {}: {}", index_, caps_.name, profile_.name,
                                   fmt::join(why, "; ")));

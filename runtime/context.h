@@ -23,7 +23,9 @@ class KernelCache;
 struct ContextOptions {
   std::optional<uint32_t> device;  // index in the device list; else $VKLLM_DEVICE; else the best one
   std::optional<bool> validation;  // else $VKLLM_VALIDATE=1; a missing layer is then an error
-  std::string profile;             // else $VKLLM_PROFILE; else chosen from the device's caps
+  // A profile name, with overrides ("nvidia:matvec_wg=256", ":attn_br=64": profile_overrides.h);
+  // else $VKLLM_PROFILE; else chosen from the device's caps.
+  std::string profile;
   // Most bytes of buffer memory held at once (0: no limit beyond the device's); else
   // $VKLLM_MEMORY_LIMIT ("512M", "2G", bytes). Past it an allocation fails as out of memory.
   uint64_t memory_limit = 0;
@@ -61,7 +63,7 @@ bool validation_requested(const ContextOptions& options);
 // $VKLLM_CHECK=1: model code should run its reference beside the GPU and report where they part
 // (read here, as every environment variable).
 bool check_requested();
-// The device index and profile name options (or $VKLLM_DEVICE, $VKLLM_PROFILE) ask for, as a
+// The device index and profile request options (or $VKLLM_DEVICE, $VKLLM_PROFILE) ask for, as a
 // Context would read them; `vkllm devices` reports the choice run would make.
 std::optional<uint32_t> requested_device(const ContextOptions& options);
 std::string requested_profile(const ContextOptions& options);

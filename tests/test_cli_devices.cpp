@@ -35,7 +35,14 @@ TEST_CASE("vkllm devices --json lists devices with their limits", "[cli]") {
       CHECK(d["limits"]["max_storage_buffer_range"] == 134217728);
       CHECK(d["profile"] == "llvmpipe");
       CHECK(d["uma"] == true);
+      // lavapipe reports no compute units: split-K aims at the profile's guess.
+      CHECK(d["compute_units"] == 0);
+      CHECK(d["compute_units_source"] == "");
+      CHECK(d["attention_split_target"] == vkllm::profile_named("llvmpipe").attn_target_wgs);
+      CHECK(d["denorm_preserve_f32"] == vkllm::test::gpu().caps().denorm_preserve_f32);
     }
+    uint32_t units = d["compute_units"], target = d["attention_split_target"];
+    if (units) CHECK(target == units * vkllm::profile_named(d["profile"].get<std::string>()).attn_wgs_per_cu);
   }
   CHECK(chosen);
 }
@@ -44,6 +51,8 @@ TEST_CASE("vkllm devices prints a readable list", "[cli]") {
   auto r = run_vkllm("devices");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("maxStorageBufferRange") != std::string::npos);
+  CHECK(r.out.find("    compute units: ") != std::string::npos);
+  CHECK(r.out.find("    f32 subnormals: ") != std::string::npos);
   CHECK(r.out.find("<- chosen") != std::string::npos);
 }
 
