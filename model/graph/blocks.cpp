@@ -179,28 +179,35 @@ void rope_qk(const RecordContext& r, BufferView q, BufferView k, uint32_t H, uin
   ops::rope(r.s, both, r.positions(), freq_factors(r, l), both, p);
 }
 
-// rope_qk and the K/V store by one dispatch (ops::rope_kv_store), where q, k and v follow each
-// other in one buffer and the layer's K and V caches share one of f16 or f32; false: not done.
-bool rope_store(const RecordContext& r, BufferView q, BufferView k, BufferView v, const LayerAttention& la,
-                uint32_t l) {
+// Whether rope_store can run layer l: q, k and v follow each other in one buffer and the layer's
+// K and V caches share one of f16 or f32.
+bool rope_store_fits(const RecordContext& r, BufferView q, BufferView k, BufferView v, uint32_t l) {
+  return ops::rope_kv_store_fits(r.cache.k(l), r.cache.v(l), r.cache.type()) && q.buffer == k.buffer &&
+         k.buffer == v.buffer && k.offset >= q.offset + q.size && v.offset >= k.offset + k.size &&
+         (k.offset - q.offset) % 4 == 0 && (v.offset - q.offset) % 4 == 0;
+}
+
+// The head norms of q and k (where given), rope_qk and the K/V store by one dispatch
+// (ops::rope_kv_store).
+void rope_store(const RecordContext& r, BufferView q, BufferView k, BufferView v, const LayerAttention& la,
+                uint32_t l, const Tensor* q_norm, const Tensor* k_norm) {
   uint32_t H = la.n_heads, G = la.n_kv_heads, hd = la.head_dim, vd = la.v_head_dim;
   BufferView kc = r.cache.k(l), vc = r.cache.v(l);
-  if (!ops::rope_kv_store_fits(kc, vc, r.cache.type()) || q.buffer != k.buffer || k.buffer != v.buffer ||
-      k.offset < q.offset + q.size || v.offset < k.offset + k.size || (k.offset - q.offset) % 4 ||
-      (v.offset - q.offset) % 4)
-    return false;
   ops::RopeParams p = rope_params(r, H, hd, H * hd, l);
   p.n_heads2 = G, p.token_stride2 = G * hd, p.offset2 = uint32_t((k.offset - q.offset) / 4);
   uint64_t word = r.cache.type() == DType::F32 ? 4 : 2;
-  BufferView x{q.buffer, q.offset, v.offset + v.size - q.offset}, cache{kc.buffer, kc.offset, vc.offset + vc.size - kc.offset};
+  BufferView x{q.buffer, q.offset, v.offset + v.size - q.offset};
+  BufferView cache{kc.buffer, kc.offset, vc.offset + vc.size - kc.offset};
   ops::rope_kv_store(r.s, x, r.positions(), freq_factors(r, l), p, r.kv_rows(), cache,
                      {.cache_type = r.cache.type(),
                       .n_ctx = r.cache.rows(),
                       .v_head_dim = vd,
                       .v_offset = uint32_t((v.offset - q.offset) / 4),
                       .v_token_stride = G * vd,
-                      .v_cache_offset = uint32_t((vc.offset - kc.offset) / word)});
-  return true;
+                      .v_cache_offset = uint32_t((vc.offset - kc.offset) / word),
+                      .q_norm = q_norm ? q_norm->view : BufferView{},
+                      .k_norm = k_norm ? k_norm->view : BufferView{},
+                      .norm_eps = r.c.norm_eps});
 }
 
 }  // namespace
@@ -250,14 +257,17 @@ void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l) {
     project_qkv(r, w, h);
   else
     project(r, *w.q, h, q, n, w.q_bias);
-  if (w.q_norm) ops::rmsnorm(r.s, q, w.q_norm->view, q, n * H, hd, c.norm_eps);  // per head
+  // Each token's K/V go to its row of the cache (slot * n_ctx + position): with the head norms
+  // and the rope of q and k in one dispatch where the cache allows, else norms, rope, then the store.
+  bool fused = la.rotates && own_kv && !w.q_norm == !w.k_norm && rope_store_fits(r, q, k, v, l);
+  if (w.q_norm && !fused) ops::rmsnorm(r.s, q, w.q_norm->view, q, n * H, hd, c.norm_eps);  // per head
   if (own_kv) {
-    if (w.k_norm) ops::rmsnorm(r.s, k, w.k_norm->view, k, n * G, hd, c.norm_eps);
+    if (w.k_norm && !fused) ops::rmsnorm(r.s, k, w.k_norm->view, k, n * G, hd, c.norm_eps);
     if (recipe.v_norm) ops::rmsnorm(r.s, v, {}, v, n * G, vd, c.norm_eps);
   }
-  // Each token's K/V go to its row of the cache (slot * n_ctx + position): with the rope of q and
-  // k in one dispatch where the cache allows, else rope, then the store.
-  if (!(la.rotates && own_kv && rope_store(r, q, k, v, la, l))) {
+  if (fused) {
+    rope_store(r, q, k, v, la, l, w.q_norm, w.k_norm);
+  } else {
     if (la.rotates && own_kv)
       rope_qk(r, q, k, H, G, hd, l);
     else if (la.rotates)
