@@ -39,11 +39,15 @@ extern const Architecture mistral3_architecture = {
     .recipe = {.attention = {.form = AttentionForm::Standard,
                              .qkv_bias = Presence::Optional,
                              .out_bias = Presence::Optional},
-               .position = {.rope_mode = RopeMode::Norm}},
+               .position = {.rope_mode = RopeMode::Norm},
+               .ffn = {.bias = Presence::Optional},
+               .layouts = {.qkv = Fusion::Optional}},
     .read_hparams = read_hparams,
     .write_hparams = write_hparams,
     .validate = validate,
     .layer_tensors = layer_tensors,
+    .unrun_tensors = {{"rope_factors_long.weight", "LongRoPE factors"},
+                      {"rope_factors_short.weight", "LongRoPE factors"}},
 };
 
 }  // namespace vkllm

@@ -16,7 +16,7 @@ namespace {
 void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
   uint64_t E = c.dim, H = c.n_heads, G = c.n_kv_heads, F = c.hidden_dim[l];
   t.add(l, TensorRole::AttnNorm, "attn_norm.weight", {E});
-  t.add(l, TensorRole::AttnQkv, "attn_qkv.weight", {E, H * c.head_dim + G * c.head_dim + G * c.v_head_dim});
+  add_qkv(c, l, t, H * c.head_dim, G * c.head_dim, G * c.v_head_dim);
   t.add(l, TensorRole::AttnOut, "attn_output.weight", {H * c.v_head_dim, E});
   t.add(l, TensorRole::FfnNorm, "ffn_norm.weight", {E});
   t.add(l, TensorRole::FfnDown, "ffn_down.weight", {F, E});
@@ -28,12 +28,15 @@ void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
 extern const Architecture phi3_architecture = {
     .name = "phi3",
     .gguf_names = {"phi3"},
-    .recipe = {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::None},
-               .position = {.rope_mode = RopeMode::Neox, .full_rotary = false}},
+    .recipe = {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Optional},
+               .position = {.rope_mode = RopeMode::Neox, .full_rotary = false},
+               .layouts = {.qkv = Fusion::Usual}},
     .read_hparams = read_standard_heads,
     .write_hparams = write_standard_heads,
     .validate = nullptr,
     .layer_tensors = layer_tensors,
+    .unrun_tensors = {{"rope_factors_long.weight", "LongRoPE factors"},
+                      {"rope_factors_short.weight", "LongRoPE factors"}},
 };
 
 }  // namespace vkllm

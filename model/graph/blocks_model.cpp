@@ -89,6 +89,7 @@ void output(const RecordContext& r, OutputMode mode) {
   uint32_t n = r.n, dim = c.dim, vocab = c.vocab_size, m = r.seqs;
   BufferView x = r.act_rows(a.x, dim), h = r.act_rows(a.h, dim);
   const Tensor& out = r.w.output();
+  BufferView bias = r.w.output_bias() ? r.w.output_bias()->view : BufferView{};  // qwen2's, where the file has it
   if (mode == OutputMode::Hidden) {
     ops::rmsnorm(s, x, r.w.output_norm().view, r.logits.view(0, 4ull * n * dim), n, dim, c.norm_eps);
     return;
@@ -98,7 +99,7 @@ void output(const RecordContext& r, OutputMode mode) {
     ops::get_rows(s, DType::F32, x, r.in.last_rows(m), hm, m, dim);
     ops::rmsnorm(s, hm, r.w.output_norm().view, hm, m, dim, c.norm_eps);
     BufferView lv = r.logits.view(0, 4ull * m * vocab);
-    ops::matmul(s, out.type, out.view, hm, lv, vocab, m, dim);
+    ops::matmul(s, out.type, out.view, hm, lv, vocab, m, dim, {}, bias);
     if (c.final_softcap > 0) ops::softcap(s, lv, lv, m * vocab, c.final_softcap);
     return;
   }
@@ -114,7 +115,7 @@ void output(const RecordContext& r, OutputMode mode) {
     BufferView rows_h = h;
     rows_h.offset += r0 * 4 * dim, rows_h.size = 4ull * k * dim;
     BufferView rows_out = r.logits.view(r0 * 4 * vocab, 4ull * k * vocab);
-    ops::matmul(s, out.type, out.view, rows_h, rows_out, vocab, k, dim);
+    ops::matmul(s, out.type, out.view, rows_h, rows_out, vocab, k, dim, {}, bias);
     if (c.final_softcap > 0) ops::softcap(s, rows_out, rows_out, k * vocab, c.final_softcap);
   }
 }
