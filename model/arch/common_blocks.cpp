@@ -13,6 +13,17 @@
 
 namespace vkllm {
 
+BlockRecipe llama_recipe() {
+  return {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Optional, .out_bias = Presence::Optional},
+          .position = {.rope_mode = RopeMode::Norm},
+          .ffn = {.bias = Presence::Optional},
+          .layouts = {.qkv = Fusion::Optional}};
+}
+
+std::vector<UnrunTensor> longrope_factors() {
+  return {{"rope_factors_long.weight", "LongRoPE factors"}, {"rope_factors_short.weight", "LongRoPE factors"}};
+}
+
 void read_standard_heads(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
   if (c.n_heads == 0) f.fail("attention.head_count is 0");
   c.head_dim = read_u32(f, k("attention.key_length"), c.dim / c.n_heads);
@@ -95,8 +106,14 @@ void add_moe_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::stri
   t.add(l, TensorRole::FfnNorm, norm, {E});
   t.add(l, TensorRole::FfnGateInp, "ffn_gate_inp.weight", {E, n});
   if (m.probs_bias) t.add(l, TensorRole::ExpProbsB, "exp_probs_b.bias", {n});
-  t.add(l, TensorRole::FfnDownExps, "ffn_down_exps.weight", {F, E, n});
-  add_gate_up_exps(c, l, t);
+  if (c.layout.fused_gate_up_exps) {
+    add_gate_up_exps(c, l, t);
+    t.add(l, TensorRole::FfnDownExps, "ffn_down_exps.weight", {F, E, n});
+  } else {  // the order the fixtures draw their weights in
+    t.add(l, TensorRole::FfnGateExps, "ffn_gate_exps.weight", {E, F, n});
+    t.add(l, TensorRole::FfnDownExps, "ffn_down_exps.weight", {F, E, n});
+    t.add(l, TensorRole::FfnUpExps, "ffn_up_exps.weight", {E, F, n});
+  }
   if (S == 0) return;
   if (m.shared_gate) t.add(l, TensorRole::FfnGateInpShexp, "ffn_gate_inp_shexp.weight", {E});
   t.add(l, TensorRole::FfnGateShexp, "ffn_gate_shexp.weight", {E, S});

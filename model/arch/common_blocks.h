@@ -3,6 +3,9 @@
 #pragma once
 #include <cstdint>
 #include <string_view>
+#include <vector>
+
+#include "arch/architecture.h"
 
 namespace vkllm {
 
@@ -11,6 +14,13 @@ class GgufWriter;
 class TensorCatalogue;
 struct KeyPrefix;
 struct ModelConfig;
+
+// llama.cpp's llama block (src/models/llama.cpp; mistral3.cpp reads the same tensors): standard
+// attention with optional q/k/v and output-projection biases, Q/K/V optionally in one attn_qkv,
+// adjacent-pair rope, a SiLU-gated FFN with optional biases (docs/formats.md §13).
+BlockRecipe llama_recipe();
+// The LongRoPE factors llama.cpp reads for llama, mistral3 and phi3, which vkllm does not run.
+std::vector<UnrunTensor> longrope_factors();
 
 // attention.key_length / value_length (default dim / heads), rope.dimension_count (default the
 // head dim).

@@ -89,6 +89,11 @@ void validate_hybrid(const ModelConfig& c) {
          fmt::format("rope.dimension_sections add up to {} pairs, not 1..{}", pairs, c.head_dim / 2));
 }
 
+std::vector<UnrunTensor> nextn_own_head() {
+  return {{"nextn.embed_tokens.weight", "a multi-token-prediction block's own embeddings"},
+          {"nextn.shared_head_head.weight", "a multi-token-prediction block's own output head"}};
+}
+
 void add_hybrid_attention(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
   const LinearAttentionConfig& a = c.linear;
   uint64_t E = c.dim, H = c.n_heads, G = c.n_kv_heads, hd = c.head_dim, V = a.value_dim(), Hv = a.v_heads;

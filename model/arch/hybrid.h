@@ -33,8 +33,6 @@ inline constexpr const char* kHybridFfnNorm = "post_attention_norm.weight";
 
 // What a multi-token-prediction block may have that llama.cpp reads and vkllm does not: its own
 // embeddings and output head (the blocks are loaded, not run).
-inline const std::vector<UnrunTensor> kNextnOwnHead = {
-    {"nextn.embed_tokens.weight", "a multi-token-prediction block's own embeddings"},
-    {"nextn.shared_head_head.weight", "a multi-token-prediction block's own output head"}};
+std::vector<UnrunTensor> nextn_own_head();
 
 }  // namespace vkllm

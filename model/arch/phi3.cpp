@@ -3,8 +3,9 @@
 // ffn_up holds the gate rows and then the up rows (silu(gate)·up), with no ffn_gate. NEOX rope,
 // optional output matrix. The file's sliding_window key is ignored, as llama.cpp does (its phi3
 // attention is global); LongRoPE files (rope_factors_long/short) are not supported
-// (docs/formats.md §1.4, §9.4). Weights splits the fused matrices into q/k/v and gate/up rows at
-// load, so the graph runs the standard block.
+// (docs/formats.md §1.4, §9.4). Older files have attn_q/k/v instead, and either may have q/k/v
+// biases (§13). Weights splits the fused matrices into q/k/v and gate/up rows at load, so the
+// graph runs the standard block.
 #include "arch/architecture.h"
 #include "arch/common_blocks.h"
 #include "arch/tensors.h"
@@ -35,8 +36,7 @@ extern const Architecture phi3_architecture = {
     .write_hparams = write_standard_heads,
     .validate = nullptr,
     .layer_tensors = layer_tensors,
-    .unrun_tensors = {{"rope_factors_long.weight", "LongRoPE factors"},
-                      {"rope_factors_short.weight", "LongRoPE factors"}},
+    .unrun_tensors = longrope_factors(),
 };
 
 }  // namespace vkllm

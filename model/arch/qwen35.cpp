@@ -41,7 +41,7 @@ extern const Architecture qwen35_architecture = {
     .validate = validate_hybrid,
     .layer_tensors = layer_tensors,
     .nextn_blocks = true,
-    .unrun_tensors = kNextnOwnHead,
+    .unrun_tensors = nextn_own_head(),
 };
 
 }  // namespace vkllm

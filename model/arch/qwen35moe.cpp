@@ -58,7 +58,7 @@ extern const Architecture qwen35moe_architecture = {
     .validate = validate,
     .layer_tensors = layer_tensors,
     .nextn_blocks = true,
-    .unrun_tensors = kNextnOwnHead,
+    .unrun_tensors = nextn_own_head(),
 };
 
 }  // namespace vkllm
