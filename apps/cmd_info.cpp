@@ -284,8 +284,8 @@ std::string layout_line(const ModelConfig& c) {
   const TensorLayout& l = c.layout;
   std::vector<std::string> parts;
   if (r.qkv != Fusion::Never)
-    parts.push_back(!l.fused_qkv   ? "separate Q, K, V"
-                    : !c.qkv_bias  ? "fused QKV"
+    parts.push_back(!l.fused_qkv       ? "separate Q, K, V"
+                    : !c.qkv_bias      ? "fused QKV"
                     : l.fused_qkv_bias ? "fused QKV (and its bias)"
                                        : "fused QKV (biases apart)");
   if (r.gate_up_exps != Fusion::Never && c.moe.n_experts)

@@ -272,12 +272,16 @@ TEST_CASE("an unexpected tensor's error says whether llama.cpp reads it", "[conf
   CHECK(error_of([&] { ModelConfig::from_gguf(rewrite(f, keep, "blk.0.ffn_up.bias", {96})); }) ==
         "model.gguf: unexpected tensor blk.0.ffn_up.bias for a llama model: llama.cpp reads this tensor, vkllm does "
         "not yet (it reads every block in the first one's layout, each set of optional tensors whole)");
-  CHECK(error_of([&] { ModelConfig::from_gguf(rewrite(f, keep, "blk.0.attn_gate.weight", {64, 64})); }) ==
+  CHECK(error_of([&] {
+          ModelConfig::from_gguf(rewrite(f, keep, "blk.0.attn_gate.weight", {64, 64}));
+        }) ==
         "model.gguf: unexpected tensor blk.0.attn_gate.weight for a llama model: llama.cpp does not read it either, "
         "so the file is damaged or of another architecture");
   // A qwen3 reranker's head, and a family that has no fused layout in llama.cpp (qwen3moe's experts).
   GgufFile q = GgufFile::parse(make_fixture_model(small("qwen3", 4, 2)), "q.gguf");
-  CHECK_THAT(error_of([&] { ModelConfig::from_gguf(rewrite(q, keep, "cls.output.weight", {64, 2})); }),
+  CHECK_THAT(error_of([&] {
+               ModelConfig::from_gguf(rewrite(q, keep, "cls.output.weight", {64, 2}));
+             }),
              Catch::Contains("(a reranker's classification head): llama.cpp reads this tensor, vkllm does not yet"));
   FixtureSpec moe = test::family_fixture("qwen3moe", DType::F16).spec;
   GgufFile m = GgufFile::parse(make_fixture_model(moe), "m.gguf");

@@ -14,10 +14,11 @@
 namespace vkllm {
 
 BlockRecipe llama_recipe() {
-  return {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Optional, .out_bias = Presence::Optional},
-          .position = {.rope_mode = RopeMode::Norm},
-          .ffn = {.bias = Presence::Optional},
-          .layouts = {.qkv = Fusion::Optional}};
+  return {
+      .attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Optional, .out_bias = Presence::Optional},
+      .position = {.rope_mode = RopeMode::Norm},
+      .ffn = {.bias = Presence::Optional},
+      .layouts = {.qkv = Fusion::Optional}};
 }
 
 std::vector<UnrunTensor> longrope_factors() {

@@ -72,7 +72,8 @@ void tensor_flags(const GgufFile& f, ModelConfig& c) {
     }
   for (uint32_t l = 0; l < c.n_layers && !c.layout.fused_qkv; ++l)
     if (!c.has_kv(l)) {
-      c.kv_in_shared_layers = file_has(f, c, l, TensorRole::AttnK, [](ModelConfig& p) { p.kv_in_shared_layers = true; });
+      c.kv_in_shared_layers =
+          file_has(f, c, l, TensorRole::AttnK, [](ModelConfig& p) { p.kv_in_shared_layers = true; });
       break;
     }
   c.layer_out_scale = file_has(f, c, 0, TensorRole::LayerOutScale, [](ModelConfig& p) { p.layer_out_scale = true; });

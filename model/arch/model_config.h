@@ -111,8 +111,8 @@ struct LinearAttentionConfig {
 // Which of the tensor layouts llama.cpp's loader reads a file uses, where a family has more than one
 // (docs/formats.md §13), from its tensors (read_tensor_flags); every layer alike.
 struct TensorLayout {
-  bool fused_qkv = false;       // attn_qkv: the q rows, then k, then v (standard attention layers)
-  bool fused_qkv_bias = false;  // attn_qkv.bias for attn_q/k/v.bias (with fused_qkv and qkv_bias)
+  bool fused_qkv = false;           // attn_qkv: the q rows, then k, then v (standard attention layers)
+  bool fused_qkv_bias = false;      // attn_qkv.bias for attn_q/k/v.bias (with fused_qkv and qkv_bias)
   bool fused_gate_up_exps = false;  // ffn_gate_up_exps: per expert its gate rows, then its up rows
 };
 // "fused QKV, fused expert gate/up" (what `vkllm info` prints), "" for the separate layout.

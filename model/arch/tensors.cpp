@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <iterator>
 
@@ -256,11 +257,11 @@ void read_layout(const GgufFile& f, ModelConfig& c) {
     lay.fused_gate_up_exps =
         file_has(f, c, moe, TensorRole::FfnGateUpExps, [](ModelConfig& p) { p.layout.fused_gate_up_exps = true; });
   if (r.attention.qkv_bias != Presence::None && lay.fused_qkv && attn < c.n_layers)
-    lay.fused_qkv_bias = file_has(f, c, attn, TensorRole::AttnQkvBias, [](ModelConfig& p) {
-      p.qkv_bias = p.layout.fused_qkv_bias = true;
-    });
+    lay.fused_qkv_bias = file_has(f, c, attn, TensorRole::AttnQkvBias,
+                                  [](ModelConfig& p) { p.qkv_bias = p.layout.fused_qkv_bias = true; });
   if (varies(r.attention.qkv_bias))
-    c.qkv_bias = lay.fused_qkv_bias || has_with(f, c, attn, TensorRole::AttnQBias, [](ModelConfig& p) { p.qkv_bias = true; });
+    c.qkv_bias =
+        lay.fused_qkv_bias || has_with(f, c, attn, TensorRole::AttnQBias, [](ModelConfig& p) { p.qkv_bias = true; });
   if (varies(r.attention.out_bias))
     c.attn_out_bias = has_with(f, c, attn, TensorRole::AttnOutBias, [](ModelConfig& p) { p.attn_out_bias = true; });
   if (varies(r.ffn.bias))
@@ -320,14 +321,19 @@ std::vector<std::function<void(ModelConfig&)>> choices(const ModelConfig& c) {
   return out;
 }
 
-// Whether some block of c's family holds a tensor of this name under other choices than c's.
+// Whether block N of c's family holds a tensor of this name ("blk.N. ...") under other choices
+// than c's (the global tensors do not depend on them).
 bool in_other_layout(std::string_view name, const ModelConfig& c) {
+  uint32_t l = 0;
+  if (std::sscanf(std::string(name).c_str(), "blk.%u.", &l) != 1 || l >= c.n_layers + c.n_nextn_layers) return false;
   auto toggles = choices(c);
   for (uint32_t mask = 1; mask < (1u << toggles.size()); ++mask) {
     ModelConfig other = c;
     for (size_t i = 0; i < toggles.size(); ++i)
       if (mask >> i & 1) toggles[i](other);
-    if (tensor_catalogue(other).find(name)) return true;
+    TensorCatalogue t;
+    c.architecture().layer_tensors(other, l, t);
+    if (t.find(name)) return true;
   }
   return false;
 }
@@ -344,8 +350,8 @@ std::string unexpected(std::string_view name, const ModelConfig& c) {
         "{}: llama.cpp reads this tensor, vkllm does not yet (it reads every block in the first one's layout, each "
         "set of optional tensors whole)",
         head);
-  return fmt::format("{}{}: llama.cpp does not read it either, so the file is damaged or of another architecture",
-                     head, unexpected_hint(name, c));
+  return fmt::format("{}{}: llama.cpp does not read it either, so the file is damaged or of another architecture", head,
+                     unexpected_hint(name, c));
 }
 
 }  // namespace

@@ -227,8 +227,8 @@ void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l) {
 // One product with the activation in its epilogue where gate and up lie back to back (Weights
 // places them so), have no biases and matmul takes the matvec kernel, else two products and the
 // activation.
-BufferView gated_hidden(const RecordContext& r, const Tensor& gate_w, const Tensor& up_w, BufferView h,
-                        uint32_t hidden, const Tensor* gate_bias, const Tensor* up_bias) {
+BufferView gated_hidden(const RecordContext& r, const Tensor& gate_w, const Tensor& up_w, BufferView h, uint32_t hidden,
+                        const Tensor* gate_bias, const Tensor* up_bias) {
   uint32_t n = r.n;
   BufferView gate = r.act(r.acts.gate, 4ull * n * hidden), up = r.act(r.acts.up, 4ull * n * hidden);
   FfnActivation act = r.c.architecture().recipe.ffn.activation;
@@ -236,8 +236,7 @@ BufferView gated_hidden(const RecordContext& r, const Tensor& gate_w, const Tens
   ops::MatmulFusion glu{.glu = gelu ? ops::Glu::Gelu : ops::Glu::Silu};
   std::optional<BufferView> both = joined({&gate_w, &up_w});
   if (act != FfnActivation::SwigluOai && both && !gate_bias && !up_bias && gate_w.type == up_w.type &&
-      gate_w.cols == up_w.cols &&
-      gate_w.rows == up_w.rows && both->size <= r.ctx.caps().max_storage_buffer_range &&
+      gate_w.cols == up_w.cols && gate_w.rows == up_w.rows && both->size <= r.ctx.caps().max_storage_buffer_range &&
       ops::matmul_fusable(r.s, glu, n)) {
     ops::matmul_fused(r.s, gate_w.type, *both, h, gate, hidden, n, gate_w.cols, glu);
     return gate;

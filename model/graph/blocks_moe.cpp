@@ -99,8 +99,8 @@ void moe(const RecordContext& r, const MoeWeights& w, uint32_t l) {
   // a bias per expert (gpt-oss) is added by the pair's expert. Fused experts (gate rows, then up
   // rows) give both by one product.
   if (w.gate_up) {
-    ops::matmul_id(s, plan, w.gate_up->type, w.gate_up->experts, h, plan_buf, r.act(a.exp_gate_up, 2 * half),
-                   2 * F, dim, k, 0, half / 4);
+    ops::matmul_id(s, plan, w.gate_up->type, w.gate_up->experts, h, plan_buf, r.act(a.exp_gate_up, 2 * half), 2 * F,
+                   dim, k, 0, half / 4);
   } else {
     ops::matmul_id(s, plan, w.gate->type, w.gate->experts, h, plan_buf, gate, F, dim, k);
     ops::matmul_id(s, plan, w.up->type, w.up->experts, h, plan_buf, up, F, dim, k);

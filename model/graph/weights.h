@@ -70,14 +70,14 @@ struct FfnWeights {                                              // gated feed-f
   const Tensor *gate_bias = nullptr, *up_bias = nullptr;         // (hidden) f32 (llama, mistral3)
   const Tensor* down_bias = nullptr;                             // (dim) f32
 };
-struct MoeWeights {                                       // mixture of experts (docs/formats.md §8)
-  const Tensor* norm = nullptr;                           // (dim) f32
-  const Tensor* router = nullptr;                         // (n_experts, dim)
-  const Tensor* router_bias = nullptr;                    // (n_experts) f32 (gpt-oss)
-  const Tensor* probs_bias = nullptr;                     // (n_experts) f32, exp_probs_b
-  const Tensor *gate = nullptr, *up = nullptr;            // experts × (F, dim)
+struct MoeWeights {                             // mixture of experts (docs/formats.md §8)
+  const Tensor* norm = nullptr;                 // (dim) f32
+  const Tensor* router = nullptr;               // (n_experts, dim)
+  const Tensor* router_bias = nullptr;          // (n_experts) f32 (gpt-oss)
+  const Tensor* probs_bias = nullptr;           // (n_experts) f32, exp_probs_b
+  const Tensor *gate = nullptr, *up = nullptr;  // experts × (F, dim)
   const Tensor* gate_up = nullptr;  // experts × (2F, dim): gate rows then up rows, for gate and up (fused layout)
-  const Tensor* down = nullptr;                           // experts × (dim, F)
+  const Tensor* down = nullptr;     // experts × (dim, F)
   const Tensor *gate_bias = nullptr, *up_bias = nullptr;  // (n_experts, F) f32, per expert (gpt-oss)
   const Tensor* down_bias = nullptr;                      // (n_experts, dim) f32
   const Tensor *shared_gate = nullptr, *shared_up = nullptr, *shared_down = nullptr;  // the shared FFN

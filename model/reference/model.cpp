@@ -147,8 +147,8 @@ void Model::qkv(const std::vector<float>& h, uint32_t l, size_t n, std::vector<f
   if (has(TensorRole::AttnQkv, int(l))) {
     std::vector<FusedPart> parts = fused_parts(c_, TensorRole::AttnQkv, int(l));
     size_t Q = parts[0].rows, K = parts[1].rows, V = parts[2].rows;
-    std::vector<float> bias = has(TensorRole::AttnQkvBias, int(l)) ? weight(TensorRole::AttnQkvBias, l)
-                                                                   : std::vector<float>{};
+    std::vector<float> bias =
+        has(TensorRole::AttnQkvBias, int(l)) ? weight(TensorRole::AttnQkvBias, l) : std::vector<float>{};
     if (bias.empty() && has(TensorRole::AttnQBias, int(l)))
       for (TensorRole r : {TensorRole::AttnQBias, TensorRole::AttnKBias, TensorRole::AttnVBias}) {
         std::vector<float> b = weight(r, l);
@@ -183,7 +183,7 @@ void Model::attention_block(std::vector<float>& x, uint32_t l, const Step& step)
   rmsnorm(h.data(), x.data(), weight(TensorRole::AttnNorm, l).data(), n, dim, c_.norm_eps);
   emit(int(l), "attn_norm", h, dim);
   qkv(h, l, n, q, k, v);  // a shared-KV layer uses its queries only
-  if (recipe.gated) {  // per head q_h then gate_h, hd rows each
+  if (recipe.gated) {     // per head q_h then gate_h, hd rows each
     std::vector<float> both = std::move(q);
     q.resize(n * H * hd), gate.resize(n * H * hd);
     for (size_t t = 0; t < n; ++t)
