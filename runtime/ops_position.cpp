@@ -33,7 +33,11 @@ YarnCorrDims rope_yarn_corr_dims(uint32_t rot_dim, uint32_t n_ctx_orig, float th
   return {float(std::max(0.0, low)), float(std::min(double(rot_dim) - 1, high))};
 }
 
-void rope(Stream& s, BufferView x, BufferView positions, BufferView freq_factors, BufferView y, const RopeParams& p) {
+namespace {
+
+// The push constants of a rope over x and y (checked to hold what it touches), and its threads.
+push::RopePush rope_push(const RopeParams& p, BufferView x, BufferView positions, BufferView freq_factors,
+                         BufferView y, uint32_t& threads) {
   ENSURE(p.rot_dim % 2 == 0 && p.head_dim % 2 == 0 && p.rot_dim <= p.head_dim && p.rot_dim > 0,
          fmt::format("rope: rot_dim {} and head_dim {} must be even, 0 < rot_dim <= head_dim", p.rot_dim, p.head_dim));
   ENSURE(p.theta_base > 1 && p.freq_scale > 0, "rope: theta_base must exceed 1 and freq_scale be positive");
@@ -52,8 +56,7 @@ void rope(Stream& s, BufferView x, BufferView positions, BufferView freq_factors
   ensure_holds(x, extent, "rope", "x");
   ensure_holds(y, extent, "rope", "y");
   ensure_holds(positions, uint64_t(p.n_tokens) * 4, "rope", "positions");
-  bool has_ff = is_bound(freq_factors);
-  if (has_ff) ensure_holds(freq_factors, p.rot_dim / 2 * 4, "rope", "freq_factors");
+  if (is_bound(freq_factors)) ensure_holds(freq_factors, p.rot_dim / 2 * 4, "rope", "freq_factors");
 
   // theta_scale = base^(-2/rot_dim) in double, passed as an f32 and its relative rounding error.
   double theta_scale = std::pow(double(p.theta_base), -2.0 / p.rot_dim);
@@ -64,33 +67,79 @@ void rope(Stream& s, BufferView x, BufferView positions, BufferView freq_factors
     corr = rope_yarn_corr_dims(p.rot_dim, p.n_ctx_orig, p.theta_base, p.beta_fast, p.beta_slow);
     mscale *= float(1 + 0.1 * std::log(1.0 / p.freq_scale));
   }
-  push::RopePush push{.n_rows = p.n_tokens * heads,
-                      .n_heads = p.n_heads,
-                      .head_dim = p.head_dim,
-                      .rot_half = p.rot_dim / 2,
-                      .token_stride = token_stride,
-                      .head_stride = head_stride,
-                      .neox = p.mode == RopeMode::Neox ? 1u : 0u,
-                      .theta_scale_hi = ts_hi,
-                      .theta_scale_lo = float((theta_scale - ts_hi) / ts_hi),
-                      .freq_scale = p.freq_scale,
-                      .ext_factor = p.ext_factor,
-                      .corr_low = corr.low,
-                      .corr_high = corr.high,
-                      .mscale = mscale,
-                      .n_heads2 = p.n_heads2,
-                      .token_stride2 = p.token_stride2,
-                      .offset2 = p.offset2,
-                      .sec0 = p.sections[0],
-                      .sec1 = p.sections[1],
-                      .sec2 = p.sections[2],
-                      .sec3 = p.sections[3],
-                      .interleaved = p.interleaved ? 1u : 0u};
+  threads = p.n_tokens * heads * (p.head_dim / 2);
+  return {.n_rows = p.n_tokens * heads,
+          .n_heads = p.n_heads,
+          .head_dim = p.head_dim,
+          .rot_half = p.rot_dim / 2,
+          .token_stride = token_stride,
+          .head_stride = head_stride,
+          .neox = p.mode == RopeMode::Neox ? 1u : 0u,
+          .theta_scale_hi = ts_hi,
+          .theta_scale_lo = float((theta_scale - ts_hi) / ts_hi),
+          .freq_scale = p.freq_scale,
+          .ext_factor = p.ext_factor,
+          .corr_low = corr.low,
+          .corr_high = corr.high,
+          .mscale = mscale,
+          .n_heads2 = p.n_heads2,
+          .token_stride2 = p.token_stride2,
+          .offset2 = p.offset2,
+          .sec0 = p.sections[0],
+          .sec1 = p.sections[1],
+          .sec2 = p.sections[2],
+          .sec3 = p.sections[3],
+          .interleaved = p.interleaved ? 1u : 0u};
+}
+
+}  // namespace
+
+void rope(Stream& s, BufferView x, BufferView positions, BufferView freq_factors, BufferView y, const RopeParams& p) {
+  uint32_t threads = 0;
+  push::RopePush push = rope_push(p, x, positions, freq_factors, y, threads);
+  bool has_ff = is_bound(freq_factors);
   uint32_t wg = s.context().profile().wg_size;
-  uint32_t threads = p.n_tokens * heads * (p.head_dim / 2);
   // Without factors the kernel never reads binding 2; positions fill it, as every binding must be valid.
   s.dispatch(spirv::rope, {wg, has_ff}, {.reads = {x, positions, has_ff ? freq_factors : positions}, .writes = {y}},
              push, grid(ceil_div(threads, wg)));
+}
+
+bool rope_kv_store_fits(const BufferView& k_cache, const BufferView& v_cache, DType cache_type) {
+  return (cache_type == DType::F16 || cache_type == DType::F32) && k_cache.buffer == v_cache.buffer &&
+         v_cache.offset >= k_cache.offset && (v_cache.offset - k_cache.offset) % (cache_type == DType::F32 ? 4 : 2) == 0;
+}
+
+void rope_kv_store(Stream& s, BufferView x, BufferView positions, BufferView freq_factors, const RopeParams& p,
+                   BufferView rows, BufferView cache, const RopeKvStore& kv) {
+  ENSURE(kv.cache_type == DType::F16 || kv.cache_type == DType::F32,
+         fmt::format("rope_kv_store: a {} cache is stored by kv_store (f16 and f32 caches only)",
+                     info(kv.cache_type).name));
+  ENSURE(p.n_heads2 > 0, "rope_kv_store: k's heads (n_heads2) are missing");
+  uint32_t threads = 0;
+  push::RopePush rp = rope_push(p, x, positions, freq_factors, x, threads);
+  uint32_t word = kv.cache_type == DType::F32 ? 4 : 2;
+  uint64_t v_threads = uint64_t(p.n_tokens) * p.n_heads2 * kv.v_head_dim;
+  ENSURE(threads + v_threads <= UINT32_MAX, "rope_kv_store: too many elements");
+  ensure_holds(x, (kv.v_offset + uint64_t(p.n_tokens ? p.n_tokens - 1 : 0) * kv.v_token_stride +
+                   uint64_t(p.n_heads2) * kv.v_head_dim) * 4,
+               "rope_kv_store", "x (v)");
+  ensure_holds(rows, uint64_t(p.n_tokens) * 4, "rope_kv_store", "rows");
+  ensure_holds(cache, (kv.v_cache_offset + uint64_t(p.n_heads2) * kv.n_ctx * kv.v_head_dim) * word,
+               "rope_kv_store", "cache (v)");
+  ensure_holds(cache, uint64_t(p.n_heads2) * kv.n_ctx * p.head_dim * word, "rope_kv_store", "cache (k)");
+  push::RopeStorePush push{.rope = rp,
+                           .n_ctx = kv.n_ctx,
+                           .cache_head_dim = p.head_dim,
+                           .v_head_dim = kv.v_head_dim,
+                           .v_offset = kv.v_offset,
+                           .v_token_stride = kv.v_token_stride,
+                           .v_cache_offset = kv.v_cache_offset};
+  bool has_ff = is_bound(freq_factors);
+  uint32_t wg = s.context().profile().wg_size;
+  const spirv::Shader& shader = kv.cache_type == DType::F32 ? spirv::rope_store_f32 : spirv::rope_store_f16;
+  s.dispatch(shader, {wg, has_ff},
+             {.reads = {positions, has_ff ? freq_factors : positions, rows}, .writes = {x, cache}, .writes_read = {x}},
+             push, grid(ceil_div(uint32_t(threads + v_threads), wg)));
 }
 
 namespace {

@@ -83,6 +83,26 @@ struct KvStoreParams {
 };
 void kv_store(Stream& s, BufferView src, BufferView positions, BufferView cache, const KvStoreParams& p);
 
+// Rope and the KV store in one dispatch (f16 and f32 caches): as rope of q and k (p: q's heads,
+// and k's as its second tensor) in place, then kv_store_pair of k and v, but k's rotated values go
+// straight to the cache (x keeps k as it was) — the same bits, one dispatch and no pass over k.
+//   x: q and k as p lays them out, v at v_offset floats (tokens v_token_stride apart, n_heads2
+//      heads of v_head_dim)   rows: (n_tokens) int32 cache rows (outside [0, n_ctx): skipped)
+//   cache: K (n_heads2, n_ctx, p.head_dim) from its start, V (n_heads2, n_ctx, v_head_dim) from
+//          element v_cache_offset: a layer's K and V in one buffer
+struct RopeKvStore {
+  DType cache_type = DType::F16;
+  uint32_t n_ctx = 0;
+  uint32_t v_head_dim = 0;
+  uint32_t v_offset = 0;
+  uint32_t v_token_stride = 0;
+  uint32_t v_cache_offset = 0;
+};
+void rope_kv_store(Stream& s, BufferView x, BufferView positions, BufferView freq_factors, const RopeParams& p,
+                   BufferView rows, BufferView cache, const RopeKvStore& kv);
+// Whether rope_kv_store can store into these K and V caches (one buffer, V after K, f16/f32).
+bool rope_kv_store_fits(const BufferView& k_cache, const BufferView& v_cache, DType cache_type);
+
 // Llama 4's attention temperature (mistral3), in place: the width values of each token t of x
 // (tokens token_stride floats apart) times 1 + beta·ln(floor(positions[t] / length) + 1).
 void attn_temperature(Stream& s, BufferView x, BufferView positions, uint32_t n_tokens, uint32_t width,

@@ -18,6 +18,8 @@ struct MatmulPush {
   uint split2;
   uint part1_offset;
   uint part2_offset;
+  // matvec with NORM: x is read as rmsnorm(x)·g, eps in the root (1 / sqrt(mean(x²) + norm_eps)).
+  float norm_eps;
 };
 
 // y(n_ids, K) = table rows ids[i] as f32. The binding holds table rows row0 .. row0+n_rows-1 (a

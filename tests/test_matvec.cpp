@@ -18,15 +18,24 @@ TEST_CASE("matvec matches the reference for every weight type", "[matvec]") {
   }
 }
 
-// llvmpipe reads Q8_0 rows in aligned 16-byte words where the weight view runs to a multiple of
-// 16 bytes: blocks start at every even byte offset of a word, and the last one ends at the view.
-TEST_CASE("matvec reads Q8_0 in 16-byte words where the view allows", "[matvec]") {
-  for (uint32_t k : test::awkward_k(DType::Q8_0))
-    for (test::MatmulCase c : {test::MatmulCase{1, 1, k}, {37, 1, k}, {19, 3, k}, {130, 2, k}}) {
-      size_t bytes = size_t(c.M) * row_bytes(DType::Q8_0, c.K);
-      test::check_matmul_case(ops::matvec, "matvec", DType::Q8_0, c, c.M + k, false, " padded", (16 - bytes % 16) % 16);
-      test::check_matmul_case(ops::matvec, "matvec", DType::Q8_0, c, c.M + k, true, " slack 40", 40);
-    }
+// With matvec_wide_loads (Q8_0) and matvec_wide_q4 (Q4_0, IQ4_NL), rows are read in aligned 16-byte words where the
+// weight view runs to a multiple of 16 bytes: blocks start at every even byte offset of a word,
+// and the last one ends at the view.
+TEST_CASE("matvec reads 32-value blocks in 16-byte words where the view allows", "[matvec]") {
+  struct Restore {
+    ~Restore() { test::gpu().set_profile(choose_profile(test::gpu().caps())); }
+  } restore;
+  Profile p = test::gpu().profile();
+  p.matvec_wide_loads = p.matvec_wide_q4 = true;
+  test::gpu().set_profile(p);
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::IQ4_NL})
+    for (uint32_t k : test::awkward_k(t))
+      for (test::MatmulCase c : {test::MatmulCase{1, 1, k}, {37, 1, k}, {19, 3, k}, {130, 2, k}}) {
+        if (t != DType::Q8_0 && c.M == 130) continue;  // fewer pipelines: the odd shapes suffice
+        size_t bytes = size_t(c.M) * row_bytes(t, c.K);
+        test::check_matmul_case(ops::matvec, "matvec", t, c, c.M + k, false, " padded", (16 - bytes % 16) % 16);
+        test::check_matmul_case(ops::matvec, "matvec", t, c, c.M + k, true, " slack 40", 40);
+      }
 }
 
 TEST_CASE("matvec over several token blocks", "[matvec]") {
@@ -47,6 +56,23 @@ TEST_CASE("matvec under every profile", "[matvec]") {
       test::check_matmul_case(ops::matvec, "matvec", t, {13, 1, test::awkward_k(t)[1]}, 3, false, note);
     test::check_matmul_case(ops::matvec, "matvec", DType::F16, {13, 11, 96}, 3, false, note);  // token blocks
   });
+}
+
+// A row group that is exactly one subgroup reduces by the subgroup alone (no shared memory, no
+// barrier), as the GPU profiles plan it; here on the device's own subgroup size, with an odd
+// unroll so that the units left after the unrolled steps run too.
+TEST_CASE("matvec with one subgroup per row group", "[matvec]") {
+  struct Restore {
+    ~Restore() { test::gpu().set_profile(choose_profile(test::gpu().caps())); }
+  } restore;
+  Profile p = fit_profile(profile_named("generic"), test::gpu().caps());
+  uint32_t sg = p.run_subgroup_size;
+  p.matvec_wg = 4 * sg, p.matvec_rows = 8, p.matvec_rows_per_thread = 2, p.matvec_unroll = 3;
+  test::gpu().set_profile(p);
+  for (DType t : {DType::F32, DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K})
+    for (uint32_t n : {1u, 3u})
+      test::check_matmul_case(ops::matvec, "matvec", t, {19, n, test::awkward_k(t).back()}, 50 + n, n == 3,
+                              fmt::format(" one subgroup of {}", sg));
 }
 
 TEST_CASE("matvec adds a bias", "[matvec]") {

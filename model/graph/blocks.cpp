@@ -20,6 +20,35 @@ void project(const RecordContext& r, const Tensor& w, BufferView x, BufferView y
   ops::matmul(r.s, w.type, w.view, x, y, w.rows, n, w.cols, {}, bias ? bias->view : BufferView{});
 }
 
+namespace {
+
+// The norm's part of a product's fusion.
+ops::MatmulFusion norm_fusion(const RecordContext& r, const ProjIn& in, ops::MatmulFusion f = {}) {
+  if (in.norm) f.norm = in.norm->view, f.norm_eps = r.c.norm_eps;
+  return f;
+}
+
+}  // namespace
+
+void project(const RecordContext& r, const Tensor& w, const ProjIn& in, BufferView y, uint32_t n, const Tensor* bias) {
+  if (!in.norm) return project(r, w, in.x, y, n, bias);
+  ops::matmul_fused(r.s, w.type, w.view, in.x, y, w.rows, n, w.cols, norm_fusion(r, in),
+                    bias ? bias->view : BufferView{});
+}
+
+ProjIn normed_input(const RecordContext& r, const Tensor& norm, uint32_t l, const char* tap) {
+  const ModelConfig& c = r.c;
+  BufferView x = r.act_rows(r.acts.x, c.dim);
+  // The arena's planning trace (unshared) takes the unfused path, so that h has its lifetimes
+  // for the recordings that use it (tapped forwards, and wherever matvec does not run).
+  bool tracing = r.unshared != VK_NULL_HANDLE;
+  if (!r.taps && !tracing && ops::matmul_fusable(r.s, {.norm = norm.view}, r.n)) return {x, &norm};
+  BufferView h = r.act_rows(r.acts.h, c.dim);
+  ops::rmsnorm(r.s, x, norm.view, h, r.n, c.dim, c.norm_eps);
+  r.tap(int(l), tap, h, r.n, c.dim);
+  return {h};
+}
+
 // Without a post norm the add is the product's epilogue (one dispatch, no pass over proj); then the
 // product itself is never stored, so a tapped forward sees no `name` tap (ffn_inp / l_out after
 // it still are).
@@ -59,7 +88,7 @@ std::optional<BufferView> joined(std::initializer_list<const Tensor*> ts) {
 // q, k and v of h: one product over Wq, Wk and Wv (and their biases) where they lie back to back in
 // one type, its rows stored into the three parts of the qkv activation; else three products. A
 // layer without Wv (gemma4's attention_k_eq_v) takes V as a copy of K's projection.
-void project_qkv(const RecordContext& r, const AttentionWeights& w, BufferView h) {
+void project_qkv(const RecordContext& r, const AttentionWeights& w, const ProjIn& h) {
   const Tensor &wq = *w.q, &wk = *w.k;
   const uint64_t* at = r.acts.qkv_offsets;
   uint32_t n = r.n;
@@ -85,12 +114,13 @@ void project_qkv(const RecordContext& r, const AttentionWeights& w, BufferView h
   uint32_t M = wq.rows + wk.rows + wv.rows;
   ops::MatmulFusion parts{.split = {wq.rows, wq.rows + wk.rows}, .offset = {uint32_t(at[1] / 4), uint32_t(at[2] / 4)}};
   BufferView y = r.act(r.acts.qkv, at[2] + 4ull * n * wv.rows);
-  ops::matmul_fused(r.s, wq.type, *weights, h, y, M, n, wq.cols, parts, any_bias ? *biases : BufferView{});
+  ops::matmul_fused(r.s, wq.type, *weights, h.x, y, M, n, wq.cols, norm_fusion(r, h, parts),
+                    any_bias ? *biases : BufferView{});
 }
 
 // Gated attention's projections (qwen35): Wq gives q_h then gate_h per head; q goes to the q part
 // of the qkv activation, the gate to its own, k and v to theirs.
-void gated_query(const RecordContext& r, const AttentionWeights& w, BufferView h) {
+void gated_query(const RecordContext& r, const AttentionWeights& w, const ProjIn& h) {
   const Acts& a = r.acts;
   uint32_t n = r.n, H = r.c.n_heads, hd = r.c.head_dim;
   BufferView both = r.act_rows(a.q, 2 * H * hd), q = r.act(a.qkv, 4ull * n * H * hd, a.qkv_offsets[0]);
@@ -149,6 +179,31 @@ void rope_qk(const RecordContext& r, BufferView q, BufferView k, uint32_t H, uin
   ops::rope(r.s, both, r.positions(), freq_factors(r, l), both, p);
 }
 
+// rope_qk and the K/V store by one dispatch (ops::rope_kv_store), where q, k and v follow each
+// other in one buffer and the layer's K and V caches share one of f16 or f32; false: not done.
+bool rope_store(const RecordContext& r, BufferView q, BufferView k, BufferView v, const LayerAttention& la,
+                uint32_t l) {
+  uint32_t H = la.n_heads, G = la.n_kv_heads, hd = la.head_dim, vd = la.v_head_dim;
+  BufferView kc = r.cache.k(l), vc = r.cache.v(l);
+  if (!ops::rope_kv_store_fits(kc, vc, r.cache.type()) || q.buffer != k.buffer || k.buffer != v.buffer ||
+      k.offset < q.offset + q.size || v.offset < k.offset + k.size || (k.offset - q.offset) % 4 ||
+      (v.offset - q.offset) % 4)
+    return false;
+  ops::RopeParams p = rope_params(r, H, hd, H * hd, l);
+  p.n_heads2 = G, p.token_stride2 = G * hd, p.offset2 = uint32_t((k.offset - q.offset) / 4);
+  uint64_t word = r.cache.type() == DType::F32 ? 4 : 2;
+  BufferView x{q.buffer, q.offset, v.offset + v.size - q.offset},
+      cache{kc.buffer, kc.offset, vc.offset + vc.size - kc.offset};
+  ops::rope_kv_store(r.s, x, r.positions(), freq_factors(r, l), p, r.kv_rows(), cache,
+                     {.cache_type = r.cache.type(),
+                      .n_ctx = r.cache.rows(),
+                      .v_head_dim = vd,
+                      .v_offset = uint32_t((v.offset - q.offset) / 4),
+                      .v_token_stride = G * vd,
+                      .v_cache_offset = uint32_t((vc.offset - kc.offset) / word)});
+  return true;
+}
+
 }  // namespace
 
 void rope(const RecordContext& r, BufferView x, uint32_t heads, uint32_t head_dim, uint32_t token_stride, uint32_t l) {
@@ -184,12 +239,11 @@ void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l) {
   LayerAttention la = c.attention_of(l);
   uint32_t n = r.n, H = la.n_heads, G = la.n_kv_heads, hd = la.head_dim, vd = la.v_head_dim;
   bool own_kv = la.kv_layer == l;
-  BufferView h = r.act_rows(a.h, c.dim), q = r.act(a.qkv, n * 4ull * H * hd, a.qkv_offsets[0]);
+  BufferView q = r.act(a.qkv, n * 4ull * H * hd, a.qkv_offsets[0]);
   BufferView k = r.act(a.qkv, n * 4ull * G * hd, a.qkv_offsets[1]),
              v = r.act(a.qkv, n * 4ull * G * vd, a.qkv_offsets[2]);
   BufferView o = r.act_rows(a.attn, H * vd);
-  ops::rmsnorm(r.s, r.act_rows(a.x, c.dim), w.norm->view, h, n, c.dim, c.norm_eps);
-  r.tap(int(l), "attn_norm", h, n, c.dim);
+  ProjIn h = normed_input(r, *w.norm, l, "attn_norm");
   const AttentionRecipe& recipe = c.architecture().recipe.attention;
   if (recipe.gated)
     gated_query(r, w, h);
@@ -202,17 +256,20 @@ void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l) {
     if (w.k_norm) ops::rmsnorm(r.s, k, w.k_norm->view, k, n * G, hd, c.norm_eps);
     if (recipe.v_norm) ops::rmsnorm(r.s, v, {}, v, n * G, vd, c.norm_eps);
   }
-  if (la.rotates && own_kv)
-    rope_qk(r, q, k, H, G, hd, l);
-  else if (la.rotates)
-    rope(r, q, H, hd, H * hd, l);
+  // Each token's K/V go to its row of the cache (slot * n_ctx + position): with the rope of q and
+  // k in one dispatch where the cache allows, else rope, then the store.
+  if (!(la.rotates && own_kv && rope_store(r, q, k, v, la, l))) {
+    if (la.rotates && own_kv)
+      rope_qk(r, q, k, H, G, hd, l);
+    else if (la.rotates)
+      rope(r, q, H, hd, H * hd, l);
+    if (own_kv)
+      ops::kv_store_pair(
+          r.s, k, v, r.kv_rows(), r.cache.k(l), r.cache.v(l),
+          {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = r.cache.rows(), .cache_type = r.cache.type()}, vd);
+  }
   if (c.attn_temperature_beta != 0)
     ops::attn_temperature(r.s, q, r.positions(), n, H * hd, H * hd, c.attn_temperature_beta, c.attn_temperature_length);
-  // Each token's K/V go to its row of the cache (slot * n_ctx + position).
-  if (own_kv)
-    ops::kv_store_pair(
-        r.s, k, v, r.kv_rows(), r.cache.k(l), r.cache.v(l),
-        {.n_tokens = n, .n_kv_heads = G, .head_dim = hd, .n_ctx = r.cache.rows(), .cache_type = r.cache.type()}, vd);
   ops::AttentionShape shape = attention_shape(r, l, G, hd, vd);
   shape.n_heads = H;
   BufferView sinks = w.sinks ? w.sinks->view : BufferView{};
@@ -227,18 +284,18 @@ void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l) {
 // One product with the activation in its epilogue where gate and up lie back to back (Weights
 // places them so), have no biases and matmul takes the matvec kernel, else two products and the
 // activation.
-BufferView gated_hidden(const RecordContext& r, const Tensor& gate_w, const Tensor& up_w, BufferView h, uint32_t hidden,
-                        const Tensor* gate_bias, const Tensor* up_bias) {
+BufferView gated_hidden(const RecordContext& r, const Tensor& gate_w, const Tensor& up_w, const ProjIn& h,
+                        uint32_t hidden, const Tensor* gate_bias, const Tensor* up_bias) {
   uint32_t n = r.n;
   BufferView gate = r.act(r.acts.gate, 4ull * n * hidden), up = r.act(r.acts.up, 4ull * n * hidden);
   FfnActivation act = r.c.architecture().recipe.ffn.activation;
   bool gelu = act == FfnActivation::Gelu;
-  ops::MatmulFusion glu{.glu = gelu ? ops::Glu::Gelu : ops::Glu::Silu};
+  ops::MatmulFusion glu = norm_fusion(r, h, {.glu = gelu ? ops::Glu::Gelu : ops::Glu::Silu});
   std::optional<BufferView> both = joined({&gate_w, &up_w});
   if (act != FfnActivation::SwigluOai && both && !gate_bias && !up_bias && gate_w.type == up_w.type &&
       gate_w.cols == up_w.cols && gate_w.rows == up_w.rows && both->size <= r.ctx.caps().max_storage_buffer_range &&
       ops::matmul_fusable(r.s, glu, n)) {
-    ops::matmul_fused(r.s, gate_w.type, *both, h, gate, hidden, n, gate_w.cols, glu);
+    ops::matmul_fused(r.s, gate_w.type, *both, h.x, gate, hidden, n, gate_w.cols, glu);
     return gate;
   }
   project(r, gate_w, h, gate, n, gate_bias);
@@ -256,14 +313,13 @@ BufferView gated_hidden(const RecordContext& r, const Tensor& gate_w, const Tens
 
 void gated(const RecordContext& r, const Tensor& gate_w, const Tensor& up_w, const Tensor& down_w, BufferView h,
            BufferView out, uint32_t hidden) {
-  project(r, down_w, gated_hidden(r, gate_w, up_w, h, hidden), out, r.n);
+  project(r, down_w, gated_hidden(r, gate_w, up_w, ProjIn{h}, hidden), out, r.n);
 }
 
 // Gated feed-forward (+ biases where present) (→ post norm) added to the residual.
 void ffn(const RecordContext& r, const FfnWeights& w, uint32_t l) {
   const ModelConfig& c = r.c;
-  BufferView x = r.act_rows(r.acts.x, c.dim), h = r.act_rows(r.acts.h, c.dim);
-  ops::rmsnorm(r.s, x, w.norm->view, h, r.n, c.dim, c.norm_eps);
+  ProjIn h = normed_input(r, *w.norm, l, "ffn_norm");
   BufferView hidden = gated_hidden(r, *w.gate, *w.up, h, c.hidden_dim[l], w.gate_bias, w.up_bias);
   block_output(r, *w.down, w.post_norm, hidden, l, "ffn_out", w.down_bias);
 }

@@ -26,15 +26,29 @@ void linear_attention(const RecordContext& r, const LinearAttentionWeights& w, u
 void ffn(const RecordContext& r, const FfnWeights& w, uint32_t l);
 void moe(const RecordContext& r, const MoeWeights& w, uint32_t l);
 
+// The input of a block's projections: x itself, or with `norm` rmsnorm(x)·norm, which the matvec
+// kernel reads in as it goes (ops::MatmulFusion::norm): the norm then costs no dispatch.
+struct ProjIn {
+  BufferView x;
+  const Tensor* norm = nullptr;
+};
+// The input of a block whose first op is the RMSNorm `norm` of the residual stream: fused into
+// the projections where they run on the matvec kernel (decode) and no tap wants the normed
+// values, else normed into the h activation (tapped as `tap`; the arena's planning trace takes
+// this path).
+ProjIn normed_input(const RecordContext& r, const Tensor& norm, uint32_t l, const char* tap);
+
 // Shared pieces. y = x · wᵀ (+ bias) for n rows.
 void project(const RecordContext& r, const Tensor& w, BufferView x, BufferView y, uint32_t n,
+             const Tensor* bias = nullptr);
+void project(const RecordContext& r, const Tensor& w, const ProjIn& in, BufferView y, uint32_t n,
              const Tensor* bias = nullptr);
 // x += post_norm(in · wᵀ), a block's last projection into the residual stream; `name` is its tap.
 void block_output(const RecordContext& r, const Tensor& w, const Tensor* post_norm, BufferView in, uint32_t l,
                   const char* name, const Tensor* bias = nullptr);
 // act(gate(h) (+ gate_bias)) ⊙ (up(h) (+ up_bias)) for the step's tokens, into the gate activation
 // (which it returns).
-BufferView gated_hidden(const RecordContext& r, const Tensor& gate, const Tensor& up, BufferView h, uint32_t hidden,
+BufferView gated_hidden(const RecordContext& r, const Tensor& gate, const Tensor& up, const ProjIn& h, uint32_t hidden,
                         const Tensor* gate_bias = nullptr, const Tensor* up_bias = nullptr);
 // out = down(gated_hidden(h)).
 void gated(const RecordContext& r, const Tensor& gate, const Tensor& up, const Tensor& down, BufferView h,

@@ -97,9 +97,13 @@ void output(const RecordContext& r, OutputMode mode) {
   if (mode == OutputMode::Last) {
     BufferView hm = r.act(a.h, 4ull * m * dim);
     ops::get_rows(s, DType::F32, x, r.in.last_rows(m), hm, m, dim);
-    ops::rmsnorm(s, hm, r.w.output_norm().view, hm, m, dim, c.norm_eps);
+    ProjIn in{hm, &r.w.output_norm()};  // the final norm read in by the matvec where it runs
+    if (!ops::matmul_fusable(s, {.norm = in.norm->view}, m)) {
+      ops::rmsnorm(s, hm, r.w.output_norm().view, hm, m, dim, c.norm_eps);
+      in.norm = nullptr;
+    }
     BufferView lv = r.logits.view(0, 4ull * m * vocab);
-    ops::matmul(s, out.type, out.view, hm, lv, vocab, m, dim, {}, bias);
+    project(r, out, in, lv, m, r.w.output_bias());
     if (c.final_softcap > 0) ops::softcap(s, lv, lv, m * vocab, c.final_softcap);
     return;
   }

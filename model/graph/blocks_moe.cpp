@@ -100,7 +100,7 @@ void moe(const RecordContext& r, const MoeWeights& w, uint32_t l) {
   // rows) give both by one product.
   if (w.gate_up) {
     ops::matmul_id(s, plan, w.gate_up->type, w.gate_up->experts, h, plan_buf, r.act(a.exp_gate_up, 2 * half), 2 * F,
-                   dim, k, 0, half / 4);
+                   dim, k, 0, ops::MatmulKernel::Auto, half / 4);
   } else {
     ops::matmul_id(s, plan, w.gate->type, w.gate->experts, h, plan_buf, gate, F, dim, k);
     ops::matmul_id(s, plan, w.up->type, w.up->experts, h, plan_buf, up, F, dim, k);

@@ -41,6 +41,12 @@ size_t matmul_fused_size(size_t M, size_t N, const MatmulFusion& f) {
 
 void matmul_fused(float* y, const float* w, const float* x, size_t M, size_t N, size_t K, const MatmulFusion& f,
                   const float* bias) {
+  std::vector<float> normed;
+  if (f.norm) {  // as the unfused graph: rmsnorm into h, then the product of h
+    normed.resize(N * K);
+    rmsnorm(normed.data(), x, f.norm, N, K, f.norm_eps);
+    x = normed.data();
+  }
   if (f.glu) {  // the gate's and the up projection's products, then the activation, as unfused
     std::vector<float> p(2 * M * N), act(M);
     matmul(p.data(), w, x, 2 * M, N, K, 0, 0, bias);

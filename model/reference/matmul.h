@@ -30,6 +30,9 @@ struct MatmulFusion {
   // 1 (SiLU) or 2 (tanh-GELU): a gated FFN's hidden state; w holds 2M rows, the gate's then the
   // up projection's, and y (N, M) = act(x·gateᵀ) ⊙ (x·upᵀ) (no split or accumulate).
   int glu = 0;
+  // The RMSNorm before the product: x is read as rmsnorm(x)·norm (K weights) per token.
+  const float* norm = nullptr;
+  float norm_eps = 0;
 };
 // Floats of y a fused product spans for N tokens.
 size_t matmul_fused_size(size_t M, size_t N, const MatmulFusion& f);
