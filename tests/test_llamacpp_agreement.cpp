@@ -403,7 +403,7 @@ void add_cases() {
   // optional biases): F32 only, the layouts change where values are read, not how they round.
   for (const test::EngineFixture& f : test::layout_fixtures(DType::F32)) {
     auto* name = new std::string("llama.cpp agrees with vkllm on " + family(f) + " (F32 weights)");
-    new Catch::AutoReg(new Invoker(f, check_f32), CATCH_INTERNAL_LINEINFO, "",
+    new Catch::AutoReg(new Invoker(f, check_f32, "F32"), CATCH_INTERNAL_LINEINFO, "",
                        Catch::NameAndTags{*name, "[llamacpp][layouts]"});
   }
 }
