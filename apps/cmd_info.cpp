@@ -262,7 +262,6 @@ std::vector<std::string> features(const ModelConfig& c) {
   std::vector<std::string> f;
   TensorCatalogue t;
   c.architecture().layer_tensors(c, 0, t);
-  if (t.find(TensorRole::AttnQkv, 0)) f.push_back("fused qkv");
   if (t.find(TensorRole::FfnGateUp, 0)) f.push_back("fused gate|up");
   if (c.qkv_bias) f.push_back("qkv bias");
   if (r.attention.qk_norm) f.push_back("q/k head norms");
@@ -285,6 +284,21 @@ std::vector<std::string> features(const ModelConfig& c) {
                             c.n_nextn_layers == 1 ? "" : "s"));
   layout_features(c, f);
   return f;
+}
+
+// The tensor layout of a family that has more than one (docs/formats.md §13): which the file uses.
+std::string layout_line(const ModelConfig& c) {
+  const LayoutRecipe& r = c.architecture().recipe.layouts;
+  const TensorLayout& l = c.layout;
+  std::vector<std::string> parts;
+  if (r.qkv != Fusion::Never)
+    parts.push_back(!l.fused_qkv       ? "separate Q, K, V"
+                    : !c.qkv_bias      ? "fused QKV"
+                    : l.fused_qkv_bias ? "fused QKV (and its bias)"
+                                       : "fused QKV (biases apart)");
+  if (r.gate_up_exps != Fusion::Never && c.moe.n_experts)
+    parts.push_back(l.fused_gate_up_exps ? "fused expert gate/up" : "separate expert gate and up");
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::string hidden_str(const std::vector<uint32_t>& h) {
@@ -325,6 +339,7 @@ std::string model_text(const Info& i) {
   if (c.moe.n_experts) out += fmt::format("experts     {}\n", experts_line(c));
   std::vector<std::string> feats = features(c);
   if (!feats.empty()) out += fmt::format("blocks      {}\n", fmt::join(feats, ", "));
+  if (std::string layout = layout_line(c); !layout.empty()) out += fmt::format("layout      {}\n", layout);
   out += fmt::format("rope        {}, dim {}, theta {}, scaling {}{}{}\n", to_string(c.rope.mode), c.rope.dim,
                      c.rope.theta, to_string(c.rope.scaling),
                      c.rope.scaling == RopeScaling::None ? "" : fmt::format(" x{}", c.rope.factor),
@@ -461,6 +476,11 @@ nlohmann::json model_json(const Info& i) {
   };
   add_kv_json(j, c, i.kv_type);
   j["features"] = features(c);
+  std::string names = layout_names(c.layout);
+  j["layout"] = {{"fused_qkv", c.layout.fused_qkv},
+                 {"fused_qkv_bias", c.layout.fused_qkv_bias},
+                 {"fused_gate_up_exps", c.layout.fused_gate_up_exps},
+                 {"name", names.empty() ? "separate" : names}};
   j["layers"] = layers_json(c, i.kv_type);
   j["kv_shared_saving_bytes_per_token"] = c.shared_kv_saving_per_token(i.kv_type);
   if (c.moe.n_experts) {

@@ -124,9 +124,9 @@ void gated_query(const RecordContext& r, const AttentionWeights& w, const ProjIn
   const Acts& a = r.acts;
   uint32_t n = r.n, H = r.c.n_heads, hd = r.c.head_dim;
   BufferView both = r.act_rows(a.q, 2 * H * hd), q = r.act(a.qkv, 4ull * n * H * hd, a.qkv_offsets[0]);
-  project(r, *w.q, h, both, n);
-  project(r, *w.k, h, r.act(a.qkv, 4ull * n * w.k->rows, a.qkv_offsets[1]), n);
-  project(r, *w.v, h, r.act(a.qkv, 4ull * n * w.v->rows, a.qkv_offsets[2]), n);
+  project(r, *w.q, h, both, n, w.q_bias);
+  project(r, *w.k, h, r.act(a.qkv, 4ull * n * w.k->rows, a.qkv_offsets[1]), n, w.k_bias);
+  project(r, *w.v, h, r.act(a.qkv, 4ull * n * w.v->rows, a.qkv_offsets[2]), n, w.v_bias);
   push::CopyPush half{.rows = n,
                       .cols = H,
                       .len = hd,
@@ -291,23 +291,24 @@ void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l) {
 }
 
 // One product with the activation in its epilogue where gate and up lie back to back (Weights
-// places them so) and matmul takes the matvec kernel, else two products and the activation.
+// places them so), have no biases and matmul takes the matvec kernel, else two products and the
+// activation.
 BufferView gated_hidden(const RecordContext& r, const Tensor& gate_w, const Tensor& up_w, const ProjIn& h,
-                        uint32_t hidden) {
+                        uint32_t hidden, const Tensor* gate_bias, const Tensor* up_bias) {
   uint32_t n = r.n;
   BufferView gate = r.act(r.acts.gate, 4ull * n * hidden), up = r.act(r.acts.up, 4ull * n * hidden);
   FfnActivation act = r.c.architecture().recipe.ffn.activation;
   bool gelu = act == FfnActivation::Gelu;
   ops::MatmulFusion glu = norm_fusion(r, h, {.glu = gelu ? ops::Glu::Gelu : ops::Glu::Silu});
   std::optional<BufferView> both = joined({&gate_w, &up_w});
-  if (act != FfnActivation::SwigluOai && both && gate_w.type == up_w.type && gate_w.cols == up_w.cols &&
-      gate_w.rows == up_w.rows && both->size <= r.ctx.caps().max_storage_buffer_range &&
+  if (act != FfnActivation::SwigluOai && both && !gate_bias && !up_bias && gate_w.type == up_w.type &&
+      gate_w.cols == up_w.cols && gate_w.rows == up_w.rows && both->size <= r.ctx.caps().max_storage_buffer_range &&
       ops::matmul_fusable(r.s, glu, n)) {
     ops::matmul_fused(r.s, gate_w.type, *both, h.x, gate, hidden, n, gate_w.cols, glu);
     return gate;
   }
-  project(r, gate_w, h, gate, n);
-  project(r, up_w, h, up, n);
+  project(r, gate_w, h, gate, n, gate_bias);
+  project(r, up_w, h, up, n, up_bias);
   if (gelu) {
     ops::gelu(r.s, gate, gate, n * hidden);
     ops::mul(r.s, gate, up, gate, n * hidden);
@@ -324,11 +325,12 @@ void gated(const RecordContext& r, const Tensor& gate_w, const Tensor& up_w, con
   project(r, down_w, gated_hidden(r, gate_w, up_w, ProjIn{h}, hidden), out, r.n);
 }
 
-// Gated feed-forward (→ post norm) added to the residual.
+// Gated feed-forward (+ biases where present) (→ post norm) added to the residual.
 void ffn(const RecordContext& r, const FfnWeights& w, uint32_t l) {
   const ModelConfig& c = r.c;
   ProjIn h = normed_input(r, *w.norm, l, "ffn_norm");
-  block_output(r, *w.down, w.post_norm, gated_hidden(r, *w.gate, *w.up, h, c.hidden_dim[l]), l, "ffn_out");
+  BufferView hidden = gated_hidden(r, *w.gate, *w.up, h, c.hidden_dim[l], w.gate_bias, w.up_bias);
+  block_output(r, *w.down, w.post_norm, hidden, l, "ffn_out", w.down_bias);
 }
 
 }  // namespace vkllm::blocks

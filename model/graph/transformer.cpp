@@ -94,8 +94,7 @@ void Transformer::declare_activations() {
                                                       .n_experts = m.n_experts,
                                                       .max_tiles = m.n_experts + max_batch_ * m.n_experts_used}
                                           .bytes());
-    a.exp_gate = t("moe gate", k * m.expert_hidden_dim);
-    a.exp_up = t("moe up", k * m.expert_hidden_dim);
+    a.exp_gate_up = t("moe gate|up", 2 * k * m.expert_hidden_dim);
     a.exp_down = t("moe down", k * c_.dim);
     if (m.shared_gate) a.shared_gate = t("moe shared gate", 1);
     if (c_.architecture().recipe.ffn.moe_beside_dense) a.moe_out = t("moe out", c_.dim);
