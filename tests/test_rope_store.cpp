@@ -58,8 +58,15 @@ void check_case(const Case& c, DType t) {
          gf = test::to_gpu(ff);
   Buffer c1(ctx, zeros.size(), Memory::Device, "kv1"), c2(ctx, zeros.size(), Memory::Device, "kv2");
   c1.upload(zeros.data(), zeros.size()), c2.upload(zeros.data(), zeros.size());
-  ops::RopeParams p{.n_tokens = c.n, .n_heads = c.H, .head_dim = c.hd, .rot_dim = c.rot, .mode = c.mode,
-                    .theta_base = 500000.0f, .n_heads2 = c.G, .token_stride2 = k_len, .offset2 = k_at};
+  ops::RopeParams p{.n_tokens = c.n,
+                    .n_heads = c.H,
+                    .head_dim = c.hd,
+                    .rot_dim = c.rot,
+                    .mode = c.mode,
+                    .theta_base = 500000.0f,
+                    .n_heads2 = c.G,
+                    .token_stride2 = k_len,
+                    .offset2 = k_at};
   BufferView factors = c.ff ? gf.view() : BufferView{};
   std::vector<float> qn = test::random_floats(c.hd, 72, 0.5f, 1.5f), kn = test::random_floats(c.hd, 73, 0.5f, 1.5f);
   Buffer gqn = test::to_gpu(qn), gkn = test::to_gpu(kn);
@@ -75,7 +82,11 @@ void check_case(const Case& c, DType t) {
                      {.n_tokens = c.n, .n_kv_heads = c.G, .head_dim = c.hd, .n_ctx = c.n_ctx, .cache_type = t}, c.vd);
   REQUIRE(ops::rope_kv_store_fits(c2.view(0, k_bytes), c2.view(v_off, v_bytes), t));
   ops::rope_kv_store(s, gx2, gp, factors, p, gr, c2.view(0, v_off + v_bytes),
-                     {.cache_type = t, .n_ctx = c.n_ctx, .v_head_dim = c.vd, .v_offset = v_at, .v_token_stride = v_len,
+                     {.cache_type = t,
+                      .n_ctx = c.n_ctx,
+                      .v_head_dim = c.vd,
+                      .v_offset = v_at,
+                      .v_token_stride = v_len,
                       .v_cache_offset = uint32_t(v_off / word),
                       .q_norm = c.qk_norm ? gqn.view() : BufferView{},
                       .k_norm = c.qk_norm ? gkn.view() : BufferView{},
