@@ -51,7 +51,8 @@ ProjIn normed_input(const RecordContext& r, const Tensor& norm, uint32_t l, cons
 
 // Without a post norm the add is the product's epilogue (one dispatch, no pass over proj); then the
 // product itself is never stored, so a tapped forward sees no `name` tap (ffn_inp / l_out after
-// it still are).
+// it still are). With one, the norm and the add are one pass (ops::rmsnorm_add) but in a tapped
+// forward, which stores the normed product for its tap.
 void block_output(const RecordContext& r, const Tensor& w, const Tensor* post_norm, BufferView in, uint32_t l,
                   const char* name, const Tensor* bias) {
   const ModelConfig& c = r.c;
@@ -63,6 +64,10 @@ void block_output(const RecordContext& r, const Tensor& w, const Tensor* post_no
   }
   BufferView proj = r.act_rows(r.acts.proj, c.dim);
   project(r, w, in, proj, r.n, bias);
+  if (!r.taps) {  // the post norm and the add in one pass (nothing wants the normed product)
+    ops::rmsnorm_add(r.s, proj, post_norm->view, x, r.n, c.dim, c.norm_eps);
+    return;
+  }
   ops::rmsnorm(r.s, proj, post_norm->view, proj, r.n, c.dim, c.norm_eps);
   r.tap(int(l), name, proj, r.n, c.dim);
   ops::add(r.s, x, proj, x, r.n * c.dim);
@@ -189,8 +194,8 @@ bool rope_store_fits(const RecordContext& r, BufferView q, BufferView k, BufferV
 
 // The head norms of q and k (where given), rope_qk and the K/V store by one dispatch
 // (ops::rope_kv_store).
-void rope_store(const RecordContext& r, BufferView q, BufferView k, BufferView v, const LayerAttention& la,
-                uint32_t l, const Tensor* q_norm, const Tensor* k_norm) {
+void rope_store(const RecordContext& r, BufferView q, BufferView k, BufferView v, const LayerAttention& la, uint32_t l,
+                const Tensor* q_norm, const Tensor* k_norm) {
   uint32_t H = la.n_heads, G = la.n_kv_heads, hd = la.head_dim, vd = la.v_head_dim;
   BufferView kc = r.cache.k(l), vc = r.cache.v(l);
   ops::RopeParams p = rope_params(r, H, hd, H * hd, l);

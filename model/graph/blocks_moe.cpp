@@ -57,6 +57,10 @@ void beside_dense(const RecordContext& r, const MoeWeights& w, BufferView expert
   gated(r, *w.shared_gate, *w.shared_up, *w.shared_down, h, out, c.hidden_dim[l]);
   ops::rmsnorm(r.s, out, w.shared_post_norm->view, out, n, dim, c.norm_eps);
   ops::add(r.s, out, experts, out, n * dim);
+  if (!r.taps) {  // the last norm and the residual add in one pass
+    ops::rmsnorm_add(r.s, out, w.post_norm->view, x, n, dim, c.norm_eps);
+    return;
+  }
   ops::rmsnorm(r.s, out, w.post_norm->view, out, n, dim, c.norm_eps);
   r.tap(int(l), "ffn_out", out, n, dim);
   ops::add(r.s, x, out, x, n * dim);
