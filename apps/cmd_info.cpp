@@ -339,7 +339,8 @@ std::string model_text(const Info& i) {
   if (c.moe.n_experts) out += fmt::format("experts     {}\n", experts_line(c));
   std::vector<std::string> feats = features(c);
   if (!feats.empty()) out += fmt::format("blocks      {}\n", fmt::join(feats, ", "));
-  if (std::string layout = layout_line(c); !layout.empty()) out += fmt::format("layout      {}\n", layout);
+  std::string layout = layout_line(c);  // read from the tensors: none in a metadata-only file
+  if (!layout.empty() && !i.parameters_from_config) out += fmt::format("layout      {}\n", layout);
   out += fmt::format("rope        {}, dim {}, theta {}, scaling {}{}{}\n", to_string(c.rope.mode), c.rope.dim,
                      c.rope.theta, to_string(c.rope.scaling),
                      c.rope.scaling == RopeScaling::None ? "" : fmt::format(" x{}", c.rope.factor),
@@ -477,10 +478,13 @@ nlohmann::json model_json(const Info& i) {
   add_kv_json(j, c, i.kv_type);
   j["features"] = features(c);
   std::string names = layout_names(c.layout);
-  j["layout"] = {{"fused_qkv", c.layout.fused_qkv},
-                 {"fused_qkv_bias", c.layout.fused_qkv_bias},
-                 {"fused_gate_up_exps", c.layout.fused_gate_up_exps},
-                 {"name", names.empty() ? "separate" : names}};
+  if (i.parameters_from_config)  // no tensors to tell
+    j["layout"] = nullptr;
+  else
+    j["layout"] = {{"fused_qkv", c.layout.fused_qkv},
+                   {"fused_qkv_bias", c.layout.fused_qkv_bias},
+                   {"fused_gate_up_exps", c.layout.fused_gate_up_exps},
+                   {"name", names.empty() ? "separate" : names}};
   j["layers"] = layers_json(c, i.kv_type);
   j["kv_shared_saving_bytes_per_token"] = c.shared_kv_saving_per_token(i.kv_type);
   if (c.moe.n_experts) {
