@@ -118,6 +118,7 @@ const std::vector<SchemaCase>& schema_cases() {
            R"({"type": "array", "prefixItems": [{"const": 0}], "items": {"type": "boolean"}, "minItems": 2, "maxItems": 3})"),
        {"[0, true]", "[0, false, true]"},
        {"[0]", "[0, true, true, true]", "[1, true]"}},
+      {json::parse(R"({"items": false})"), {"[]"}, {"[1]", "[[]]"}},  // no item at all (found by fuzz_grammar)
       {json::parse(R"({"const": 1})"), {"1", "1.0", "1.00"}, {"2", "1.01", "10"}},
       {json::parse(R"({"enum": [1.5, "x", {"a": [1]}]})"), {"1.5", "1.50", R"("x")", R"({"a":[1]})"}, {"1.05", "15"}},
       // properties beyond the listed ones never take a listed name, however spelt

@@ -252,12 +252,12 @@ std::optional<std::string> GrammarBuilder::array(const SchemaNode& g, const std:
   }
   // The items from position i on, i items written before (so each starts with a comma if i > 0).
   std::string body;
-  if (p == 0) {
+  if (p == 0 && hi != 0) {  // (hi 0: no item at all; `item` may then be none)
     int64_t more = std::max<int64_t>(lo - 1, 0);
     std::string rest = hi < 0 ? fmt::format("( {} {} ){{{},}}", sep, *item, more)
                               : fmt::format("( {} {} ){{{},{}}}", sep, *item, more, hi - 1);
-    body = hi == 0 ? "" : lo == 0 ? fmt::format("( {} {} )?", *item, rest) : fmt::format("{} {}", *item, rest);
-  } else {
+    body = lo == 0 ? fmt::format("( {} {} )?", *item, rest) : fmt::format("{} {}", *item, rest);
+  } else if (p > 0) {
     int64_t from = std::max<int64_t>(lo - p, 0);
     if (item && (hi < 0 || hi > p))
       body = hi < 0 ? fmt::format("( {} {} ){{{},}}", sep, *item, from)

@@ -382,9 +382,9 @@ SchemaNode SchemaReader::intersect(const SchemaNode& a, const SchemaNode& b) {
   n.min_items = std::max(a.min_items, b.min_items);
   n.max_items = a.max_items < 0 ? b.max_items : b.max_items < 0 ? a.max_items : std::min(a.max_items, b.max_items);
   for (const auto& [k, s] : a.properties) n.properties.emplace_back(k, all_of(s, b.property(k)));
-  for (const auto& [k, s] : b.properties)
-    if (std::none_of(a.properties.begin(), a.properties.end(), [&](const auto& p) { return p.first == k; }))
-      n.properties.emplace_back(k, all_of(a.additional, s));
+  for (const auto& kv : b.properties)
+    if (std::none_of(a.properties.begin(), a.properties.end(), [&](const auto& p) { return p.first == kv.first; }))
+      n.properties.emplace_back(kv.first, all_of(a.additional, kv.second));
   n.required = a.required;
   for (const std::string& r : b.required)
     if (!contains(n.required, r)) n.required.push_back(r);
