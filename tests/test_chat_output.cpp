@@ -206,13 +206,16 @@ TEST_CASE("chat output: the replies where vkllm and llama.cpp's readers differed
     CHECK(r.tool_calls[0].name == "get_weather");
     CHECK(json::parse(r.tool_calls[0].arguments) == json{{"location", "Paris"}});
     stream_extends(reply, o);
-    // Without tools offered it stays reasoning; closed reasoning keeps a mention of the tag inside.
-    CHECK(parse_chat_reply(reply, {.format = f, .reasoning_open = opened}, false).reasoning ==
-          reply.substr(0, reply.size()));
-    ChatReply closed = parse_chat_reply("I could use <tool_call> here.\n</think>\n\nParis is sunny.", o, false);
-    CHECK(closed.reasoning == "I could use <tool_call> here.");
-    CHECK(closed.content == "Paris is sunny.");
+    // Without tools offered it stays reasoning. With them the first of </think> and <tool_call>
+    // ends it (as llama.cpp reads Qwen3.5), so a longer reply never undoes a shorter one's reading.
+    CHECK(parse_chat_reply(reply, {.format = f, .reasoning_open = opened}, false).reasoning == reply);
+    ChatReply closed = parse_chat_reply("Paris, I think.\n</think>\n\nIt is sunny. <tool_call>", o, false);
+    CHECK(closed.reasoning == "Paris, I think.");
+    CHECK(closed.content == "It is sunny. <tool_call>");
     CHECK(closed.tool_calls.empty());
+    ChatReply early = parse_chat_reply("I could use <tool_call> here.\n</think>\n\nParis is sunny.", o, false);
+    CHECK(early.reasoning == "I could use");
+    CHECK(early.tool_calls.empty());
     // reasoning_format none: the content gives the opened tag back, so the pair matches
     ChatReply none = parse_chat_reply("I'm\nthinking\n</think>\n\nHello, world!\nWhat's up?",
                                       {.format = f, .split_reasoning = false, .reasoning_open = opened}, false);

@@ -115,11 +115,14 @@ TEST_CASE("reply grammar: every family's forced tool calls parse and validate", 
             "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"unit\": "
             "\"celsius\"}}\n</tool_call>";
         CHECK(accepts(*a, "Thinking.</think>\n" + call));
-        // A call from inside the reasoning, without </think> (Qwen3.5 does so): the grammar lets
-        // the reasoning end at the call, and the reader takes the call there, never dropping it.
-        CHECK(accepts(*a, "Thinking.\n" + call));
-        CHECK(read_calls("Thinking.\n" + call, f, "<think>\n", "get_weather").size() == 1);
-        CHECK_FALSE(accepts(*a, "Thinking. " + call + "\nMore thought.</think>\n" + call));
+        // Hermes' reasoning must close before the call: its reader would keep a call inside the
+        // reasoning as reasoning (only Qwen3.5's calls from inside it; the walks above read
+        // every call the grammar lets through, closed or not).
+        CHECK_FALSE(accepts(*a, "Thinking.\n" + call));
+        std::string mention =
+            "Thinking. " + call + "\nMore thought.</think>\n" + call;  // a call spelt in the reasoning
+        CHECK(accepts(*a, mention));
+        CHECK(read_calls(mention, f, "<think>\n", "get_weather").size() == 1);
         CHECK_FALSE(accepts(*a, "Thinking.</think>\n" + std::string(call).replace(call.find("celsius"), 7, "kelvin")));
       }
     }

@@ -90,6 +90,10 @@ std::string_view ChatFormat::reasoning_close() const {
   }
 }
 
+std::string_view ChatFormat::call_in_reasoning() const {
+  return tools == ToolCallFormat::QwenXml && reasoning == Reasoning::Think ? "<tool_call>" : "";
+}
+
 ChatFormat ChatFormat::detect(std::string_view src) {
   auto has = [&](std::string_view s) { return src.find(s) != std::string_view::npos; };
   ChatFormat f;

@@ -52,6 +52,10 @@ struct ChatFormat {
   // The tags around a reasoning block ("<think>", "</think>"); empty without them.
   std::string_view reasoning_open() const;
   std::string_view reasoning_close() const;
+  // The call marker that ends reasoning as its closing tag does, for a family that calls tools
+  // from inside its reasoning without closing it (Qwen3.5's "<tool_call>", as llama.cpp reads
+  // it: the reasoning ends at whichever comes first); empty for the others.
+  std::string_view call_in_reasoning() const;
 
   // From a chat template's source; vkllm's ChatML fallback gets Hermes.
   static ChatFormat detect(std::string_view template_source);

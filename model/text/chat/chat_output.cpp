@@ -25,8 +25,10 @@ std::string_view rtrim(std::string_view s) {
 // it). Fills r.reasoning and returns the content part, or nothing while it is still unknown
 // whether the reply starts with reasoning. Reasoning is trimmed, and so is the space between it
 // and the content; while streaming, the reasoning is cut at its last non-space character, so
-// that it only ever grows. Reasoning that never closes but reaches a tool call (Qwen3.5 calls
-// from inside <think>) ends there: the calls are read into r, and nothing is returned.
+// that it only ever grows. Where the family calls from inside its reasoning (Qwen3.5:
+// ChatFormat::call_in_reasoning), the reasoning ends at the first of the closing tag and the call
+// marker, as llama.cpp reads it; after a marker the calls are read into r, and nothing is
+// returned. Whichever comes first decides, so a longer reply never undoes a shorter one's reading.
 std::optional<std::string_view> split_think(std::string_view text, const ChatReplyOptions& o, bool partial,
                                             ChatReply& r) {
   std::string_view open = o.format.reasoning_open(), close = o.format.reasoning_close();
@@ -42,28 +44,20 @@ std::optional<std::string_view> split_think(std::string_view text, const ChatRep
     }
   }
   size_t end = text.find(close, start);
+  std::vector<std::string_view> held = {close};
+  if (std::string_view marker = o.format.call_in_reasoning(); o.tool_calls && !marker.empty()) {
+    held.push_back(marker);
+    if (size_t at = text.find(marker, start); at < end) {
+      r.reasoning = std::string(rtrim(ltrim(text.substr(start, at - start))));
+      parse_tool_calls(text.substr(at), o, partial, r);
+      return std::nullopt;
+    }
+  }
   if (end != std::string_view::npos) {
     r.reasoning = std::string(rtrim(ltrim(text.substr(start, end - start))));
     return ltrim(text.substr(end + close.size()));
   }
   std::string_view rest = text.substr(start);
-  std::vector<std::string_view> held = {close};
-  if (o.tool_calls) {
-    std::vector<std::string_view> markers = call_markers(o.format.tools);
-    held.insert(held.end(), markers.begin(), markers.end());
-    size_t at = std::string_view::npos;
-    for (std::string_view m : markers) at = std::min(at, rest.find(m));
-    if (at != std::string_view::npos) {
-      ChatReply calls;
-      parse_tool_calls(rest.substr(at), o, partial, calls);
-      if (partial || !calls.tool_calls.empty()) {
-        r.reasoning = std::string(rtrim(ltrim(rest.substr(0, at))));
-        r.content = std::move(calls.content);
-        r.tool_calls = std::move(calls.tool_calls);
-        return std::nullopt;
-      }
-    }
-  }
   r.reasoning = std::string(partial ? rtrim(ltrim(hold_back(rest, held))) : rtrim(ltrim(rest)));
   return std::string_view();
 }

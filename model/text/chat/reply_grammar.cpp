@@ -8,7 +8,6 @@
 #include <set>
 
 #include "error.h"
-#include "text/chat/tool_call_parsers.h"
 #include "text/grammar/gbnf.h"
 #include "text/grammar/json_schema_grammar.h"
 #include "text/grammar/utf8_ranges.h"
@@ -90,9 +89,10 @@ std::string text_without(GrammarBuilder& b, const std::vector<std::string_view>&
 std::string text_without(GrammarBuilder& b, std::string_view pattern) { return text_without(b, std::vector{pattern}); }
 
 // Reasoning before the constrained part: gpt-oss's analysis message, or the family's tags around
-// text that holds no closing tag (and no call marker, when a call follows: a model that calls
-// from inside its reasoning, as Qwen3.5 does, may leave the closing tag out, and the reader takes
-// the call there).
+// text that holds no closing tag. Where the family calls from inside its reasoning (Qwen3.5:
+// call_markers, ChatFormat::call_in_reasoning) the text holds no call marker either, and the
+// closing tag may be left out: the reader ends the reasoning at the marker as at the tag. Other
+// families must close it, or their reader would keep the call as reasoning.
 std::string reasoning_prefix(GrammarBuilder& b, const ChatFormat& f, const Tokenizer& vocab, ReasoningPrefix p,
                              const std::vector<std::string_view>& call_markers) {
   if (p == ReasoningPrefix::None) return "";
@@ -288,7 +288,9 @@ ReplyConstraint tool_call_constraint(const ChatFormat& f, const Tokenizer& vocab
   if (choice.kind == ToolChoice::Auto) {
     out.triggers = triggers(f, out.trigger_at_start);  // each trigger is how the call grammar starts
   } else {
-    body = reasoning_prefix(b, f, vocab, prefix, call_markers(f.tools)) + body;
+    std::vector<std::string_view> ends;  // what may end the reasoning besides its closing tag
+    if (!f.call_in_reasoning().empty()) ends.push_back(f.call_in_reasoning());
+    body = reasoning_prefix(b, f, vocab, prefix, ends) + body;
   }
   out.gbnf = b.text(body);
   return out;

@@ -494,8 +494,7 @@ void parse_leading_json(std::string_view text, const ChatReplyOptions& o, bool p
   r.content = std::string(text);
 }
 
-}  // namespace
-
+// The markers a format's calls start with (none for the formats whose call is the whole reply).
 std::vector<std::string_view> call_markers(ToolCallFormat f) {
   switch (f) {
     case ToolCallFormat::Hermes:
@@ -516,6 +515,8 @@ std::vector<std::string_view> call_markers(ToolCallFormat f) {
       return {};
   }
 }
+
+}  // namespace
 
 void parse_tool_calls(std::string_view text, const ChatReplyOptions& o, bool partial, ChatReply& r) {
   if (o.format.tools == ToolCallFormat::Unknown) {  // no reader: the reply is text

@@ -1,9 +1,8 @@
 // The tool-call syntax of each ChatFormat (chat_format.h), read from a reply's content: each
 // parser finds where calls start, reads them, and leaves the rest as content. Internal to
-// text/chat (chat_output.cpp reads with it, reply_grammar.cpp asks where calls start).
+// chat_output.cpp.
 #pragma once
 #include <string_view>
-#include <vector>
 
 #include "text/chat/chat_output.h"
 
@@ -11,7 +10,5 @@ namespace vkllm {
 
 // Fills r.content and r.tool_calls from `text` (the reply after its reasoning).
 void parse_tool_calls(std::string_view text, const ChatReplyOptions& o, bool partial, ChatReply& r);
-// The markers a format's calls start with (none for the formats whose call is the whole reply).
-std::vector<std::string_view> call_markers(ToolCallFormat f);
 
 }  // namespace vkllm
