@@ -29,6 +29,7 @@
 #include "output.h"
 #include "profile_overrides.h"
 #include "serve/kv_json.h"
+#include "text/chat/chat_format.h"
 #include "text/chat_template.h"
 #include "text/template_family.h"
 #include "text/tokenizer.h"
@@ -93,6 +94,7 @@ struct Info {
   uint64_t tensor_bytes = 0;
   std::optional<uint32_t> file_type;         // general.file_type (the mix, "Q4_K_M")
   std::optional<std::string> chat_template;  // the family of tokenizer.chat_template; none: no template
+  ChatFormat chat_format;                    // how replies are read (vkllm's ChatML when there is no template)
   uint32_t n_ctx = 0;                        // the context `run` would use
   DType kv_type = DType::F16;                // --kv-type
   uint32_t parallel = 4;                     // vkllm serve's KV-cache split: slots x n_ctx tokens each
@@ -131,8 +133,10 @@ Info gather(const GgufFile& f, const InfoOptions& o) {
   try_part(f, i.problems, "", [&] { i.config = ModelConfig::from_gguf(f); });
   if (has_vocab(f)) try_part(f, i.problems, "tokenizer: ", [&] { i.tokenizer = Tokenizer::from_gguf(f); });
   try_part(f, i.problems, "chat template: ", [&] {
+    i.chat_format = ChatFormat::detect(kChatMlTemplate);
     if (std::optional<std::string> source = read_chat_template(f)) {
       i.chat_template = chat_template_family(*source);
+      i.chat_format = ChatFormat::detect(*source);
       ChatTemplate::parse(*source);
     }
   });
@@ -405,8 +409,15 @@ std::string tokenizer_text(const Info& i) {
 }
 
 std::string template_text(const Info& i) {
-  if (!i.chat_template) return "template    none: vkllm chat and serve frame turns with ChatML\n";
-  return fmt::format("template    {} (the file's chat template)\n", *i.chat_template);
+  std::string out = i.chat_template ? fmt::format("template    {} (the file's chat template)\n", *i.chat_template)
+                                    : "template    none: vkllm chat and serve frame turns with ChatML\n";
+  const ChatFormat& f = i.chat_format;
+  if (f.tools == ToolCallFormat::Unknown)
+    return out + fmt::format(
+                     "tool calls  not read: the template ({}) writes them in a syntax vkllm does not know; served "
+                     "without tools\n",
+                     f.unknown);
+  return out + fmt::format("tool calls  {}{}\n", to_string(f.tools), f.reasons() ? ", with reasoning" : "");
 }
 
 void print_text(const Info& i) {
@@ -529,20 +540,25 @@ nlohmann::json model_json(const Info& i) {
 
 nlohmann::json to_json(const Info& i) {
   const GgufFile& f = i.file;
-  nlohmann::json j = {{"file", f.name()},
-                      {"gguf_version", f.version()},
-                      {"architecture", architecture_name(f)},
-                      {"supported", i.problems.empty()},
-                      {"problems", i.problems},
-                      {"tensor_types", i.types},
-                      {"file_type", i.file_type ? nlohmann::json(i.mix_name()) : nlohmann::json(nullptr)},
-                      {"bits_per_weight", i.bits_per_weight()},
-                      {"tensor_count", f.tensors().size()},
-                      {"file_bytes", f.file_bytes()},
-                      {"split_count", f.split_count()},
-                      {"chat_template",
-                       {{"present", i.chat_template.has_value()},
-                        {"family", i.chat_template ? nlohmann::json(*i.chat_template) : nullptr}}}};
+  nlohmann::json j = {
+      {"file", f.name()},
+      {"gguf_version", f.version()},
+      {"architecture", architecture_name(f)},
+      {"supported", i.problems.empty()},
+      {"problems", i.problems},
+      {"tensor_types", i.types},
+      {"file_type", i.file_type ? nlohmann::json(i.mix_name()) : nlohmann::json(nullptr)},
+      {"bits_per_weight", i.bits_per_weight()},
+      {"tensor_count", f.tensors().size()},
+      {"file_bytes", f.file_bytes()},
+      {"split_count", f.split_count()},
+      {"chat_template",
+       {{"present", i.chat_template.has_value()},
+        {"family", i.chat_template ? nlohmann::json(*i.chat_template) : nullptr},
+        {"tool_calls", to_string(i.chat_format.tools)},
+        {"tool_calls_unread", i.chat_format.tools == ToolCallFormat::Unknown ? nlohmann::json(i.chat_format.unknown)
+                                                                             : nlohmann::json(nullptr)},
+        {"reasoning", i.chat_format.reasons()}}}};
   if (i.config)
     j.update(model_json(i));
   else
