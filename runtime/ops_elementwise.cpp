@@ -78,6 +78,16 @@ void rmsnorm(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows,
              push::NormPush{rows, dim, eps, weighted ? 0u : 1u}, grid(rows));
 }
 
+void rmsnorm_groups(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows, uint32_t groups, uint32_t width,
+                    float eps) {
+  ENSURE(groups > 0 && uint64_t(rows) * groups <= UINT32_MAX, "rmsnorm_groups: groups must be positive");
+  check_rows(x, y, rows * groups, width, "rmsnorm_groups");
+  ensure_holds(w, uint64_t(groups) * width * kF32, "rmsnorm_groups", "w");
+  const Profile& p = s.context().profile();
+  s.dispatch(spirv::rmsnorm, {p.wg_size, p.subgroup_ops, false}, {.reads = {x, w}, .writes = {y}},
+             push::NormPush{rows * groups, width, eps, 0u, groups}, grid(rows * groups));
+}
+
 void rmsnorm_add(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows, uint32_t dim, float eps) {
   check_rows(x, y, rows, dim, "rmsnorm_add");
   ENSURE(!x.overlaps(y), "rmsnorm_add: y overlaps x");

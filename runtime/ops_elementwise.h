@@ -23,6 +23,10 @@ void softcap(Stream& s, BufferView x, BufferView y, uint32_t n, float cap);
 
 // y(rows, dim) = x / sqrt(mean(x^2) + eps) * w(dim), per row (w an empty view: no weight); y may be x.
 void rmsnorm(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows, uint32_t dim, float eps);
+// y(rows, groups·width) = per row, each of its groups of width values normed on its own and
+// multiplied by w's matching part, w (groups·width) (Mamba-2's grouped norm); y may be x.
+void rmsnorm_groups(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows, uint32_t groups, uint32_t width,
+                    float eps);
 // y(rows, dim) += rmsnorm(x)·w per row: a block's post norm and the residual add in one dispatch;
 // y must not overlap x.
 void rmsnorm_add(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows, uint32_t dim, float eps);

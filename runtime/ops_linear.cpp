@@ -62,26 +62,29 @@ void check_delta_rule(const DeltaRuleParams& p) {
 // --- conv1d
 
 void ssm_conv(Stream& s, BufferView x, BufferView w, BufferView state, BufferView step, BufferView y,
-              const SsmConvParams& p) {
+              const SsmConvParams& p, BufferView bias) {
   ENSURE(p.kernel >= 2 && p.kernel <= kMaxTaps,
          fmt::format("ssm_conv: kernel size {} must be from 2 to {}", p.kernel, kMaxTaps));
   ENSURE(p.channels > 0 && p.seqs > 0, "ssm_conv: channels and seqs must be positive");
-  uint32_t stride = p.token_stride ? p.token_stride : p.channels;
-  ENSURE(stride >= p.channels, fmt::format("ssm_conv: token_stride {} below {} channels", stride, p.channels));
+  uint32_t row = (p.gated ? 3 : 1) * p.channels, stride = p.token_stride ? p.token_stride : row;
+  ENSURE(stride >= row, fmt::format("ssm_conv: token_stride {} below {} values a row", stride, row));
   if (p.n_tokens == 0) return;
-  ensure_holds(x, ((p.n_tokens - 1) * uint64_t(stride) + p.channels) * kF32, "ssm_conv", "x");
+  ensure_holds(x, ((p.n_tokens - 1) * uint64_t(stride) + row) * kF32, "ssm_conv", "x");
   ensure_holds(w, uint64_t(p.channels) * p.kernel * kF32, "ssm_conv", "w");
   ensure_holds(step, uint64_t(p.seqs) * sizeof(push::StepParams), "ssm_conv", "step");
   ensure_holds(y, uint64_t(p.n_tokens) * p.channels * kF32, "ssm_conv", "y");
+  bool has_bias = is_bound(bias);
+  if (has_bias) ensure_holds(bias, uint64_t(p.channels) * kF32, "ssm_conv", "bias");
   uint32_t slots = state_slots(state, uint64_t(p.kernel - 1) * p.channels * kF32, "ssm_conv");
-  ENSURE(uint64_t(p.n_tokens) * std::max(stride, p.channels) <= UINT32_MAX, "ssm_conv: too many elements");
+  ENSURE(uint64_t(p.n_tokens) * stride <= UINT32_MAX, "ssm_conv: too many elements");
   check_loops(s.context(), uint64_t(p.seqs) + p.n_tokens * (2ull * p.kernel + 1) + 3ull * p.kernel, "ssm_conv",
               p.n_tokens);
   uint32_t wg = s.context().profile().wg_size;
   push::SsmConvPush push{
       .n_tokens = p.n_tokens, .n_seqs = p.seqs, .channels = p.channels, .token_stride = stride, .slots = slots};
-  s.dispatch(spirv::ssm_conv, {wg, p.kernel}, {.reads = {x, w, step}, .writes = {state, y}, .writes_read = {state}},
-             push, Groups{ceil_div(p.channels, wg), p.seqs, 1});
+  s.dispatch(spirv::ssm_conv, {wg, p.kernel, has_bias, p.silu, p.gated},
+             {.reads = {x, w, step, has_bias ? bias : w}, .writes = {state, y}, .writes_read = {state}}, push,
+             Groups{ceil_div(p.channels, wg), p.seqs, 1});
 }
 
 // --- norms and the gate
@@ -202,6 +205,53 @@ void delta_rule(Stream& s, BufferView qkv, BufferView alpha, BufferView beta, Bu
   s.dispatch(spirv::delta_rule_chunk, {wg, S, kC, rows},
              {.reads = {qkv, step, sv}, .writes = {state, o}, .writes_read = {state}}, push,
              Groups{ceil_div(S, rows), p.h_v, p.seqs});
+}
+
+// --- Mamba-2 selective scan
+
+void ssm_scan(Stream& s, BufferView xbc, BufferView proj, BufferView dt_bias, BufferView a, BufferView d,
+              BufferView state, BufferView step, BufferView y, const SsmScanParams& p) {
+  ENSURE(p.heads > 0 && p.head_dim > 0 && p.seqs > 0, "ssm_scan: heads, head_dim and seqs must be positive");
+  ENSURE(p.groups > 0 && p.heads % p.groups == 0,
+         fmt::format("ssm_scan: {} heads cannot share {} groups of B and C", p.heads, p.groups));
+  ENSURE(p.state >= 4 && p.state <= kMaxHead && p.state % 4 == 0,
+         fmt::format("ssm_scan: state size {} must be a multiple of 4 from 4 to {}", p.state, kMaxHead));
+  if (p.n_tokens == 0) return;
+  uint64_t d_inner = uint64_t(p.heads) * p.head_dim, bc = uint64_t(p.groups) * p.state;
+  uint64_t x_row = std::max({d_inner, uint64_t(p.b_offset) + bc, uint64_t(p.c_offset) + bc});
+  uint64_t p_row = std::max(uint64_t(p.dt_offset) + p.heads, p.gate ? uint64_t(p.z_offset) + d_inner : 0);
+  ENSURE((p.x_stride >= x_row && p.dt_stride >= p_row) || p.n_tokens == 1,
+         "ssm_scan: x_stride and dt_stride must hold a token's row");
+  uint64_t x_floats = (p.n_tokens - 1) * uint64_t(p.x_stride) + x_row;
+  uint64_t p_floats = (p.n_tokens - 1) * uint64_t(p.dt_stride) + p_row;
+  ENSURE(x_floats <= UINT32_MAX && p_floats <= UINT32_MAX && p.n_tokens * d_inner <= UINT32_MAX,
+         "ssm_scan: too many elements");
+  ensure_holds(xbc, x_floats * kF32, "ssm_scan", "xbc");
+  ensure_holds(proj, p_floats * kF32, "ssm_scan", "proj");
+  for (auto [v, name] : {std::pair{dt_bias, "dt_bias"}, {a, "a"}, {d, "d"}})
+    ensure_holds(v, p.heads * kF32, "ssm_scan", name);
+  ensure_holds(step, uint64_t(p.seqs) * sizeof(push::StepParams), "ssm_scan", "step");
+  ensure_holds(y, p.n_tokens * d_inner * kF32, "ssm_scan", "y");
+  uint32_t slots = state_slots(state, d_inner * p.state * kF32, "ssm_scan");
+  ENSURE(uint64_t(slots) * d_inner * p.state <= UINT32_MAX, "ssm_scan: the state view is too large");
+
+  const Context& ctx = s.context();
+  uint32_t wg = std::max(ctx.profile().wg_size / 16 * 16, 16u);  // whole rows of up to 16 threads
+  uint32_t t = threads_per_row(p.state), rows = wg / t, nc = p.state / t;
+  check_loops(ctx, p.seqs + 2ull * nc + p.n_tokens * (nc + std::bit_width(t) + 2), "ssm_scan", p.n_tokens);
+  push::SsmScanPush push{.n_tokens = p.n_tokens,
+                         .n_seqs = p.seqs,
+                         .heads = p.heads,
+                         .x_stride = p.x_stride,
+                         .b_offset = p.b_offset,
+                         .c_offset = p.c_offset,
+                         .dt_stride = p.dt_stride,
+                         .dt_offset = p.dt_offset,
+                         .z_offset = p.z_offset,
+                         .slots = slots};
+  s.dispatch(spirv::ssm_scan, {wg, p.head_dim, p.state, t, p.heads / p.groups, p.gate},
+             {.reads = {xbc, proj, dt_bias, a, d, step}, .writes = {state, y}, .writes_read = {state}}, push,
+             Groups{ceil_div(p.head_dim, rows), p.heads, p.seqs});
 }
 
 }  // namespace vkllm::ops

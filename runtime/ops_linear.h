@@ -1,8 +1,9 @@
-// Kernels of the linear-attention (Gated DeltaNet) layers of hybrid models (Qwen3.5/3.6): the
-// causal conv1d with its state carried over, the L2 norm of q/k, the gated delta rule (token by
-// token for decode, in chunks of 64 for prefill), the gated RMSNorm of the output, and the sigmoid
-// output gate of the full-attention layers. Each has its specification in
-// model/reference/linear_attention.h (ref::ssm_conv, ...).
+// Kernels of the recurrent layers of hybrid models: Gated DeltaNet linear attention (Qwen3.5/3.6)
+// and the Mamba-2 state-space mixer (Nemotron-H, Granite 4.0-H). The causal conv1d with its state
+// carried over, the L2 norm of q/k, the gated delta rule (token by token for decode, in chunks of
+// 64 for prefill), the gated RMSNorm of the output, the sigmoid output gate of the full-attention
+// layers, and the Mamba-2 selective scan. Each has its specification in
+// model/reference/linear_attention.h and state_space.h (ref::ssm_conv, ...).
 //
 // The recurrent ops run over the sequences of a step as flash attention does: `step` holds one
 // StepParams per sequence (push.h), whose tokens are consecutive in the batch after those of the
@@ -14,7 +15,8 @@
 
 namespace vkllm::ops {
 
-// The conv1d of every sequence of the step, SiLU applied (ref::ssm_conv per sequence):
+// The conv1d of every sequence of the step, + bias where one is bound (Mamba-2's), SiLU applied
+// unless silu is false (LFM2's short conv) (ref::ssm_conv per sequence):
 //   x (n_tokens, channels): the step's inputs, rows token_stride floats apart (0: channels)
 //   w (channels, kernel) f32
 //   state (slots, kernel - 1, channels) f32, read and written per the sequence's slot (the slots
@@ -25,9 +27,13 @@ struct SsmConvParams {
   uint32_t n_tokens = 0, seqs = 1;
   uint32_t channels = 0, kernel = 4;
   uint32_t token_stride = 0;
+  bool silu = true;
+  // LFM2's gated short conv: x's rows hold b, c and x (channels each, token_stride at least 3 ·
+  // channels); the conv runs over b · x (the state keeps those) and y = c · conv.
+  bool gated = false;
 };
 void ssm_conv(Stream& s, BufferView x, BufferView w, BufferView state, BufferView step, BufferView y,
-              const SsmConvParams& p);
+              const SsmConvParams& p, BufferView bias = {});
 
 // y = x / sqrt(sum x^2 + eps) over rows of `width` (ref::l2_norm): n_tokens x heads rows, row
 // (t, h) at offset + t * token_stride + h * width floats of x and of y; y may be x.
@@ -75,6 +81,28 @@ void delta_rule(Stream& s, BufferView qkv, BufferView alpha, BufferView beta, Bu
 // y(rows, width) = rmsnorm(x) * w(width) * silu(z) per row (ref::gated_rmsnorm); y may be x.
 void gated_rmsnorm(Stream& s, BufferView x, BufferView w, BufferView z, BufferView y, uint32_t rows, uint32_t width,
                    float eps);
+
+// The Mamba-2 selective scan of every sequence of the step (ref::ssm_scan per sequence), token by
+// token:
+//   xbc: the conv output, token t's x (heads, head_dim) at t * x_stride, its B and C (groups,
+//        state) at b_offset and c_offset from there
+//   proj: the input projection, token t's dt (heads) at t * dt_stride + dt_offset and its gate z
+//        (heads, head_dim) at t * dt_stride + z_offset (no gate: gate = false)
+//   dt_bias, a, d (heads) f32
+//   state (slots, heads, head_dim, state) f32, read and written per the sequence's slot (the
+//        slots the view holds: a sequence whose slot lies outside it is skipped)
+//   y (n_tokens, heads, head_dim) packed
+// state: a multiple of 4 up to 256; heads a multiple of groups. On a device with a loop iteration
+// limit (lavapipe) the tokens of one call are bounded, an Error naming the limit.
+struct SsmScanParams {
+  uint32_t n_tokens = 0, seqs = 1;
+  uint32_t heads = 0, head_dim = 0, state = 0, groups = 1;
+  uint32_t x_stride = 0, b_offset = 0, c_offset = 0;
+  uint32_t dt_stride = 0, dt_offset = 0, z_offset = 0;
+  bool gate = true;
+};
+void ssm_scan(Stream& s, BufferView xbc, BufferView proj, BufferView dt_bias, BufferView a, BufferView d,
+              BufferView state, BufferView step, BufferView y, const SsmScanParams& p);
 
 // y(n) = x * sigmoid(g) (ref::sigmoid_mul); y may be x.
 void sigmoid_mul(Stream& s, BufferView x, BufferView g, BufferView y, uint32_t n);

@@ -24,6 +24,7 @@ struct NormPush {
   uint dim;
   float eps;
   uint no_weight;  // rmsnorm: 1 multiplies by no weight (gemma4's norm of V)
+  uint w_rows;     // rmsnorm: w holds w_rows rows of dim, row r normed by w's row r % w_rows (0: one)
 };
 
 // y[r, :] = softmax(scale * x[r, :]), r < rows

@@ -43,3 +43,21 @@ struct DeltaRulePush {
   uint slots;   // slots the state binding holds (sequences in other slots are skipped)
   uint max_chunks;
 };
+
+// The Mamba-2 selective scan (ssm_scan.comp; P, N, the group size and the gate are
+// specialization constants): x, B and C in the conv output's rows (token t at t * x_stride, x at
+// 0, B at b_offset, C at c_offset, group g's N values at g * N), dt and z in the input
+// projection's rows (t * dt_stride + dt_offset, t * dt_stride + z_offset); state (slots, heads, P,
+// N); y (n_tokens, heads, P).
+struct SsmScanPush {
+  uint n_tokens;  // tokens of all sequences (a bound: entries past it are clipped)
+  uint n_seqs;
+  uint heads;
+  uint x_stride;
+  uint b_offset;
+  uint c_offset;
+  uint dt_stride;
+  uint dt_offset;
+  uint z_offset;
+  uint slots;  // slots the state binding holds (sequences in other slots are skipped)
+};

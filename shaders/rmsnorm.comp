@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // RMSNorm, one workgroup per row: y = x / sqrt(mean(x^2) + eps) * w (w = 1 with p.no_weight),
 // or with ADD y += that (a block's post norm and its residual add in one pass).
-//   x: (rows, dim) f32   w: (dim) f32   y: (rows, dim) f32, may alias x (not with ADD)
+//   x: (rows, dim) f32   w: (dim) f32, or (w_rows, dim) with row r normed by w's row r % w_rows
+//   (Mamba-2's norm over groups)   y: (rows, dim) f32, may alias x (not with ADD)
 #include "grid.glsl"
 #include "push.h"
 
@@ -25,8 +26,9 @@ void main() {
   float ss = 0.0;
   for (uint i = gl_LocalInvocationIndex; i < p.dim; i += WG) ss += x[base + i] * x[base + i];
   float scale = inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);
+  uint wb = p.w_rows > 1 ? row % p.w_rows * p.dim : 0;
   for (uint i = gl_LocalInvocationIndex; i < p.dim; i += WG) {
-    float v = x[base + i] * scale * (p.no_weight != 0 ? 1.0 : w[i]);
+    float v = x[base + i] * scale * (p.no_weight != 0 ? 1.0 : w[wb + i]);
     y[base + i] = ADD ? y[base + i] + v : v;
   }
 }

@@ -1,5 +1,6 @@
 // ops::rmsnorm vs ref::rmsnorm: odd row lengths, one row, many rows, every profile.
 #include <fmt/format.h>
+#include <tuple>
 
 #include "catch.h"
 #include "harness.h"
@@ -63,4 +64,22 @@ TEST_CASE("rmsnorm adds into the residual stream", "[rmsnorm]") {
   Buffer b = test::to_gpu(std::vector<float>(64, 1.0f));
   CHECK_THROWS_WITH(ops::rmsnorm_add(s, b.view(0, 128), b.view(0, 128), b.view(64, 128), 1, 32, 1e-6f),
                     Catch::Contains("y overlaps x"));
+}
+
+// Mamba-2's norm over groups: each group of a row normed on its own, by its part of the weight.
+TEST_CASE("rmsnorm norms each group of a row by its part of the weight", "[rmsnorm]") {
+  Context& ctx = test::gpu();
+  for (auto [rows, groups, width] : {std::tuple<uint32_t, uint32_t, uint32_t>{1, 1, 9}, {3, 8, 33}, {5, 2, 300}}) {
+    size_t n = size_t(rows) * groups * width;
+    auto x = test::random_floats(n, 17, -3, 3), w = test::random_floats(size_t(groups) * width, 18, 0.5, 1.5);
+    std::vector<float> want(n);
+    for (size_t r = 0; r < size_t(rows) * groups; ++r)
+      ref::rmsnorm(want.data() + r * width, x.data() + r * width, w.data() + r % groups * width, 1, width, 1e-5f);
+    Buffer gx = test::to_gpu(x), gw = test::to_gpu(w);
+    Stream s(ctx);
+    ops::rmsnorm_groups(s, gx, gw, gx, rows, groups, width, 1e-5f);
+    s.submit_wait();
+    test::check_nmse(test::from_gpu(gx), want, 1e-12,
+                     fmt::format("rmsnorm_groups rows={} groups={} width={}", rows, groups, width));
+  }
 }

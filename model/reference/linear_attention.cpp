@@ -14,7 +14,8 @@ double softplus(double x) { return x > 20 ? x : std::log1p(std::exp(x)); }
 
 }  // namespace
 
-void ssm_conv(float* y, float* state, const float* x, const float* w, size_t n, size_t C, size_t K, bool use_silu) {
+void ssm_conv(float* y, float* state, const float* x, const float* w, size_t n, size_t C, size_t K, bool use_silu,
+              const float* bias) {
   size_t keep = K - 1;
   std::vector<float> u((n + keep) * C);
   for (size_t i = 0; i < keep * C; ++i) u[i] = state[i];
@@ -23,9 +24,19 @@ void ssm_conv(float* y, float* state, const float* x, const float* w, size_t n, 
     for (size_t c = 0; c < C; ++c) {
       double sum = 0;
       for (size_t j = 0; j < K; ++j) sum += double(w[c * K + j]) * u[(t + j) * C + c];
+      if (bias) sum += bias[c];
       y[t * C + c] = float(use_silu ? silu(sum) : sum);
     }
   for (size_t i = 0; i < keep * C; ++i) state[i] = u[n * C + i];
+}
+
+void short_conv_gated(float* y, float* state, const float* bcx, const float* w, size_t n, size_t C, size_t K) {
+  std::vector<float> bx(n * C);
+  for (size_t t = 0; t < n; ++t)
+    for (size_t c = 0; c < C; ++c) bx[t * C + c] = bcx[t * 3 * C + c] * bcx[t * 3 * C + 2 * C + c];
+  ssm_conv(y, state, bx.data(), w, n, C, K, false);
+  for (size_t t = 0; t < n; ++t)
+    for (size_t c = 0; c < C; ++c) y[t * C + c] *= bcx[t * 3 * C + C + c];
 }
 
 void l2_norm(float* y, const float* x, size_t rows, size_t width, float eps) {

@@ -12,9 +12,15 @@ namespace vkllm::ref {
 // Depthwise causal conv1d of one sequence over C channels with K taps, continuing from `state`:
 //   x (n, C) token-major; state (K-1, C), the previous K-1 inputs, oldest first; w (C, K), per
 //   channel its taps, oldest first. With u = state ++ x (n + K-1 rows):
-//   y[t][c] = silu(sum_j w[c][j] u[t + j][c])   (no silu when silu is false)
-// and the state becomes the last K-1 rows of u. A fresh sequence starts from a zero state.
-void ssm_conv(float* y, float* state, const float* x, const float* w, size_t n, size_t C, size_t K, bool silu = true);
+//   y[t][c] = silu(sum_j w[c][j] u[t + j][c] + bias[c])   (no silu when silu is false, no bias
+// where it is null) and the state becomes the last K-1 rows of u. A fresh sequence starts from a
+// zero state.
+void ssm_conv(float* y, float* state, const float* x, const float* w, size_t n, size_t C, size_t K, bool silu = true,
+              const float* bias = nullptr);
+
+// LFM2's gated short conv of one sequence: bcx (n, 3C) holds per token b, c and x; the conv (no
+// SiLU) runs over b·x, continuing from `state` (the previous K-1 products), and y = c · conv.
+void short_conv_gated(float* y, float* state, const float* bcx, const float* w, size_t n, size_t C, size_t K);
 
 // y(rows, width) = x / sqrt(sum x^2 + eps) per row (llama.cpp's build_gdn_l2_norm: rms_norm with
 // eps / width, times 1 / sqrt(width)).

@@ -8,3 +8,4 @@
 #include "reference/moe.h"
 #include "reference/position.h"
 #include "reference/quant.h"
+#include "reference/state_space.h"
