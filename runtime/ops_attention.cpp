@@ -237,13 +237,16 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   return attention_plan(ctx.caps(), ctx.profile(), shape);
 }
 
-uint64_t attention_scratch_bytes(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape) {
+AttentionScratch attention_scratch(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape) {
   AttentionPlan plan = attention_plan(caps, prof, shape);
-  if (plan.splits == 1) return 0;
+  if (plan.splits == 1) return {};
   // The partials (O, then m and l) and a counter per (row block, KV head) (flash_attn.glsl).
-  return (uint64_t(plan.splits) * shape.n_q * shape.n_heads * (shape.dv + 2) +
-          uint64_t(row_blocks(shape, plan.br)) * shape.n_kv_heads) *
-         sizeof(float);
+  return {.partial_bytes = uint64_t(plan.splits) * shape.n_q * shape.n_heads * (shape.dv + 2) * sizeof(float),
+          .counter_bytes = uint64_t(row_blocks(shape, plan.br)) * shape.n_kv_heads * sizeof(uint32_t)};
+}
+
+uint64_t attention_scratch_bytes(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape) {
+  return attention_scratch(caps, prof, shape).bytes();
 }
 
 uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape) {
@@ -275,9 +278,10 @@ void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView 
     return;
   }
   // Split-K: the split of a block that finishes last merges the partials into o (one dispatch).
-  uint64_t need = attention_scratch_bytes(s.context(), sh);
-  check_view(scratch, need, "split-K scratch");
-  BufferView partial{scratch.buffer, scratch.offset, need};
+  // The whole view is bound: the partials at its start, the counters at its end (kept at zero
+  // between dispatches of any shape).
+  check_view(scratch, attention_scratch_bytes(s.context(), sh), "split-K scratch");
+  BufferView partial{scratch.buffer, scratch.offset, scratch.size / 4 * 4};
   s.dispatch(shader, spec, {.reads = {q, k, v, step, sk}, .writes = {o, partial}, .writes_read = {partial}}, push,
              groups);
 }

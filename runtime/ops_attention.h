@@ -76,8 +76,18 @@ struct AttentionPlan {
 AttentionPlan attention_plan(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape);
 AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape);
 
-// Bytes of the scratch buffer attention() needs for split-K partials (0: none); planned for a
-// device description and profile, or for the Context's own.
+// The scratch split-K needs: its partials (O, m and l of every split) from the scratch's start and
+// one u32 counter per (row block, KV head) at the scratch's end, so that dispatches of other
+// shapes sharing the scratch never write their partials over these counters: a scratch shared
+// by several shapes holds the largest partials plus the most counters. Planned for a device
+// description and profile.
+struct AttentionScratch {
+  uint64_t partial_bytes = 0, counter_bytes = 0;
+  uint64_t bytes() const { return partial_bytes + counter_bytes; }
+};
+AttentionScratch attention_scratch(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape);
+// Bytes of the scratch buffer attention() needs for split-K for this one shape (0: none); planned
+// for a device description and profile, or for the Context's own.
 uint64_t attention_scratch_bytes(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape);
 uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape);
 // Zeroes a new scratch buffer, as attention() needs it before its first use (one submit).

@@ -13,7 +13,9 @@
 //      replays with new values)
 //   out: O (n_q, n_heads, DV) f32, row stride p.o_row_stride
 //   part: n_splits > 1: partial O (n_splits, n_q, n_heads, DV), then (m, l) (n_splits, n_q,
-//        n_heads, 2), then one u32 counter per (row block, KV head), zero between dispatches
+//        n_heads, 2); one u32 counter per (row block, KV head) at the binding's end (the last
+//        word for block 0, counting down), zero between dispatches: placed there, the counters
+//        of every shape sharing the scratch lie beyond any shape's partials
 //
 // Work split: workgroup (x, y, z) = (block of BR query rows, KV head g, key split). The rows of
 // KV head g in a sequence are the pairs (token, query head of g's group) in token-major order, so
@@ -300,7 +302,7 @@ void write_out(uint row0, uint n_rows) {
 // of its rows into O, then sets the block's counter back to 0 for the next dispatch.
 void merge_if_last(uint row0, uint n_rows) {
   uint rows_total = p.n_q * p.n_heads, ml_base = p.n_splits * rows_total * DV;
-  uint counter = ml_base + p.n_splits * rows_total * 2 + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  uint counter = uint(part_count.length()) - 1u - (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
   memoryBarrierBuffer();  // this split's partials before its count
   barrier();
   if (gl_LocalInvocationIndex == 0) last_split = atomicAdd(part_count[counter], 1u) == p.n_splits - 1u;

@@ -89,10 +89,10 @@ class AttentionRun {
 
   const ops::AttentionShape& shape() const { return shape_; }
 
-  void record(Stream& s) const {
-    BufferView k = *gk_, v = c_.mla_view ? k : BufferView(*gv_),
-               scratch = scratch_ ? BufferView(*scratch_) : BufferView{},
-               sinks = gsinks_ ? BufferView(*gsinks_) : BufferView{};
+  void record(Stream& s) const { record(s, scratch_ ? BufferView(*scratch_) : BufferView{}); }
+  // With a scratch of the caller's (one several runs share, as a model's layers share one).
+  void record(Stream& s, BufferView scratch) const {
+    BufferView k = *gk_, v = c_.mla_view ? k : BufferView(*gv_), sinks = gsinks_ ? BufferView(*gsinks_) : BufferView{};
     if (c_.naive)
       ops::attention_naive(s, shape_, *gq_, k, v, *step_, *go_, scratch, sinks);
     else

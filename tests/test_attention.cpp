@@ -116,6 +116,32 @@ TEST_CASE("flash attention split-K decode replays with new step values", "[atten
   }
 }
 
+// A model's layers share one scratch, and their shapes differ (gemma4's sliding and global
+// layers, an MLA model's latent attention): a dispatch with larger partials must not write over
+// the counters of another shape's blocks, or that shape's last split is never found and its
+// output never written. The first and third runs share a shape; the second's partials are the
+// larger.
+TEST_CASE("flash attention split-K dispatches of different shapes share one scratch", "[attention]") {
+  Context& ctx = test::gpu();
+  AttentionCase a{.n_q = 1, .n_kv = 300, .heads = 4, .kv_heads = 2, .dk = 64, .dv = 64, .splits = 3};
+  AttentionCase b{.n_q = 5, .n_kv = 200, .heads = 8, .kv_heads = 8, .dk = 128, .dv = 128, .splits = 4};
+  test::AttentionRun a1(a, 1), big(b, 2), a2(a, 3);
+  ops::AttentionScratch sa = ops::attention_scratch(ctx.caps(), ctx.profile(), a1.shape()),
+                        sb = ops::attention_scratch(ctx.caps(), ctx.profile(), big.shape());
+  REQUIRE(sb.partial_bytes > sa.bytes());
+  Buffer scratch(ctx, std::max(sa.partial_bytes, sb.partial_bytes) + std::max(sa.counter_bytes, sb.counter_bytes),
+                 Memory::Device, "shared scratch");
+  ops::clear_attention_scratch(ctx, scratch);
+  Stream s(ctx);
+  a1.record(s, scratch);
+  big.record(s, scratch);
+  a2.record(s, scratch);
+  s.submit_wait();
+  test::check_nmse(a1.output(), a1.expected(), kBoundF16, "first " + a.describe());
+  test::check_nmse(big.output(), big.expected(), kBoundF16, "second " + b.describe());
+  test::check_nmse(a2.output(), a2.expected(), kBoundF16, "third " + a.describe());
+}
+
 TEST_CASE("flash attention sliding window and rows with no visible key", "[attention]") {
   const AttentionCase cases[] = {
       {.n_q = 64, .n_kv = 200, .heads = 4, .kv_heads = 2, .dk = 64, .dv = 64, .window = 16},

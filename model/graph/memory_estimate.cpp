@@ -63,16 +63,18 @@ uint64_t activation_bytes(const ModelConfig& c, uint64_t batch, uint64_t slots) 
 uint64_t attention_scratch_bytes(const DeviceCaps& caps, const Profile& prof, uint32_t n_heads,
                                  const std::vector<KvCache::Geometry>& geometries, uint32_t n_ctx, uint32_t batch,
                                  uint32_t slots) {
-  uint64_t scratch = 0;
+  ops::AttentionScratch most;  // the largest partials and the most counters of any one dispatch
   for (uint32_t n = 1; n <= batch; ++n)
     for (uint32_t m = 1; m <= std::min(n, slots); ++m)
       for (const KvCache::Geometry& g : geometries) {
         ops::AttentionShape shape{.n_q = n, .seqs = m, .seq_q = n - m + 1, .kv_slots = slots};
         shape.n_heads = n_heads, shape.n_kv_heads = g.heads, shape.max_kv = n_ctx;
         shape.dk = g.k_width, shape.dv = g.v_width;
-        scratch = std::max(scratch, ops::attention_scratch_bytes(caps, prof, shape));
+        ops::AttentionScratch one = ops::attention_scratch(caps, prof, shape);
+        most.partial_bytes = std::max(most.partial_bytes, one.partial_bytes);
+        most.counter_bytes = std::max(most.counter_bytes, one.counter_bytes);
       }
-  return scratch;
+  return most.bytes();
 }
 
 MemoryEstimate estimate_memory(const GgufFile& file, const ModelConfig& config, uint32_t n_ctx, uint32_t batch,

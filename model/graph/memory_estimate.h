@@ -36,8 +36,9 @@ MemoryEstimate estimate_memory(const GgufFile& file, const ModelConfig& config, 
                                DType kv_type, uint32_t slots, const DeviceCaps& caps, const Profile& prof);
 
 // Attention's split-K scratch for the worst step of this model's graph: n tokens of m sequences
-// (n up to `batch`, m up to `slots`) over every KV geometry, as the device and profile plan it
-// (Transformer allocates this much).
+// (n up to `batch`, m up to `slots`) over every KV geometry, as the device and profile plan it:
+// the largest partials plus the most counters of any one dispatch (ops::AttentionScratch), since
+// every dispatch shares the one scratch (Transformer allocates this much).
 uint64_t attention_scratch_bytes(const DeviceCaps& caps, const Profile& prof, uint32_t n_heads,
                                  const std::vector<KvCache::Geometry>& geometries, uint32_t n_ctx, uint32_t batch,
                                  uint32_t slots);
