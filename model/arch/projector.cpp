@@ -129,6 +129,29 @@ bool is_projector_file(const GgufFile& f) {
   return v && v->to_string() == "clip";
 }
 
+VisionRecipe ProjectorConfig::recipe() const {
+  switch (type) {
+    case ProjectorType::Qwen3vlMerger:
+      return {.fused_qkv = true,
+              .merge_order = true,
+              .rope = VisionRope::RowsColumns,
+              .positions = VisionPositionKind::Resized,
+              .output = VisionOutput::MergeMlp};
+    case ProjectorType::Gemma3:
+      return {};
+    case ProjectorType::Gemma4v:
+      return {.rms_norm = true,
+              .head_norms = true,
+              .unscaled_scores = true,
+              .pixel_scale = 2,
+              .pixel_bias = -1,
+              .rope = VisionRope::NeoxHalves,
+              .positions = VisionPositionKind::AxisTables,
+              .output = VisionOutput::PoolScaleNormProject};
+  }
+  return {};
+}
+
 uint32_t ProjectorConfig::n_deepstack() const { return uint32_t(std::count(deepstack.begin(), deepstack.end(), true)); }
 
 ImageGrid ProjectorConfig::grid(uint32_t w, uint32_t h) const {

@@ -47,6 +47,27 @@ struct ImageGrid {
   uint32_t tokens() const { return tokens_x * tokens_y; }
 };
 
+// How a type's encoder is built, the one place the types differ for the reference and the GPU
+// encoder (llama.cpp's graphs: models/qwen3vl.cpp, siglip.cpp, gemma4v.cpp).
+enum class VisionRope : uint8_t { None, RowsColumns, NeoxHalves };         // ref::vision_rope's two layouts
+enum class VisionPositionKind : uint8_t { Learned, Resized, AxisTables };  // ops::VisionPositions
+enum class VisionOutput : uint8_t {
+  MergeMlp,              // qwen: 2x2 patches' rows joined, LayerNorm first, fc1, GELU, fc2
+  PoolNormProject,       // gemma3: average pool, RMSNorm·soft_emb_norm, the projection (stored transposed)
+  PoolScaleNormProject,  // gemma4v: average pool, ·sqrt(n_embd), standardise, RMSNorm, the projection
+};
+struct VisionRecipe {
+  bool rms_norm = false;                  // RMSNorm blocks without biases (else LayerNorm with biases)
+  bool fused_qkv = false;                 // one q|k|v matrix
+  bool head_norms = false;                // q and k RMS-normed per head (weights), v too (none)
+  bool unscaled_scores = false;           // scores not divided by sqrt(head_dim)
+  bool merge_order = false;               // tokens in 2x2 blocks, each block's patches in raster order
+  float pixel_scale = 1, pixel_bias = 0;  // the input, after normalising, times scale plus bias
+  VisionRope rope = VisionRope::None;
+  VisionPositionKind positions = VisionPositionKind::Learned;
+  VisionOutput output = VisionOutput::PoolNormProject;
+};
+
 struct ProjectorConfig {
   ProjectorType type = ProjectorType::Gemma3;
   uint32_t n_embd = 0;    // clip.vision.embedding_length
@@ -74,6 +95,7 @@ struct ProjectorConfig {
   bool std_scale = false;
 
   uint32_t n_deepstack() const;
+  VisionRecipe recipe() const;
   // Width of one image token's row: proj_dim, plus proj_dim per deepstack layer.
   uint32_t embd_width() const { return proj_dim * (1 + n_deepstack()); }
   // The preprocessed size of an image of w x h pixels, and its patch and token grids.
