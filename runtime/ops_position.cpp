@@ -36,8 +36,8 @@ YarnCorrDims rope_yarn_corr_dims(uint32_t rot_dim, uint32_t n_ctx_orig, float th
 namespace {
 
 // The push constants of a rope over x and y (checked to hold what it touches), and its threads.
-push::RopePush rope_push(const RopeParams& p, BufferView x, BufferView positions, BufferView freq_factors,
-                         BufferView y, uint32_t& threads) {
+push::RopePush rope_push(const RopeParams& p, BufferView x, BufferView positions, BufferView freq_factors, BufferView y,
+                         uint32_t& threads) {
   ENSURE(p.rot_dim % 2 == 0 && p.head_dim % 2 == 0 && p.rot_dim <= p.head_dim && p.rot_dim > 0,
          fmt::format("rope: rot_dim {} and head_dim {} must be even, 0 < rot_dim <= head_dim", p.rot_dim, p.head_dim));
   ENSURE(p.theta_base > 1 && p.freq_scale > 0, "rope: theta_base must exceed 1 and freq_scale be positive");
@@ -55,7 +55,9 @@ push::RopePush rope_push(const RopeParams& p, BufferView x, BufferView positions
   }
   ensure_holds(x, extent, "rope", "x");
   ensure_holds(y, extent, "rope", "y");
-  ensure_holds(positions, uint64_t(p.n_tokens) * 4, "rope", "positions");
+  ENSURE(p.section_stride == 0 || p.section_stride >= p.n_tokens, "rope: section positions overlap");
+  ensure_holds(positions, uint64_t(p.section_stride ? 3ull * p.section_stride + p.n_tokens : p.n_tokens) * 4, "rope",
+               "positions");
   if (is_bound(freq_factors)) ensure_holds(freq_factors, p.rot_dim / 2 * 4, "rope", "freq_factors");
 
   // theta_scale = base^(-2/rot_dim) in double, passed as an f32 and its relative rounding error.
@@ -89,7 +91,8 @@ push::RopePush rope_push(const RopeParams& p, BufferView x, BufferView positions
           .sec1 = p.sections[1],
           .sec2 = p.sections[2],
           .sec3 = p.sections[3],
-          .interleaved = p.interleaved ? 1u : 0u};
+          .interleaved = p.interleaved ? 1u : 0u,
+          .section_stride = p.section_stride};
 }
 
 }  // namespace
@@ -106,7 +109,8 @@ void rope(Stream& s, BufferView x, BufferView positions, BufferView freq_factors
 
 bool rope_kv_store_fits(const BufferView& k_cache, const BufferView& v_cache, DType cache_type) {
   return (cache_type == DType::F16 || cache_type == DType::F32) && k_cache.buffer == v_cache.buffer &&
-         v_cache.offset >= k_cache.offset && (v_cache.offset - k_cache.offset) % (cache_type == DType::F32 ? 4 : 2) == 0;
+         v_cache.offset >= k_cache.offset &&
+         (v_cache.offset - k_cache.offset) % (cache_type == DType::F32 ? 4 : 2) == 0;
 }
 
 void rope_kv_store(Stream& s, BufferView x, BufferView positions, BufferView freq_factors, const RopeParams& p,
@@ -120,12 +124,14 @@ void rope_kv_store(Stream& s, BufferView x, BufferView positions, BufferView fre
   uint32_t word = kv.cache_type == DType::F32 ? 4 : 2;
   uint64_t v_threads = uint64_t(p.n_tokens) * p.n_heads2 * kv.v_head_dim;
   ENSURE(threads + v_threads <= UINT32_MAX, "rope_kv_store: too many elements");
-  ensure_holds(x, (kv.v_offset + uint64_t(p.n_tokens ? p.n_tokens - 1 : 0) * kv.v_token_stride +
-                   uint64_t(p.n_heads2) * kv.v_head_dim) * 4,
+  ensure_holds(x,
+               (kv.v_offset + uint64_t(p.n_tokens ? p.n_tokens - 1 : 0) * kv.v_token_stride +
+                uint64_t(p.n_heads2) * kv.v_head_dim) *
+                   4,
                "rope_kv_store", "x (v)");
   ensure_holds(rows, uint64_t(p.n_tokens) * 4, "rope_kv_store", "rows");
-  ensure_holds(cache, (kv.v_cache_offset + uint64_t(p.n_heads2) * kv.n_ctx * kv.v_head_dim) * word,
-               "rope_kv_store", "cache (v)");
+  ensure_holds(cache, (kv.v_cache_offset + uint64_t(p.n_heads2) * kv.n_ctx * kv.v_head_dim) * word, "rope_kv_store",
+               "cache (v)");
   ensure_holds(cache, uint64_t(p.n_heads2) * kv.n_ctx * p.head_dim * word, "rope_kv_store", "cache (k)");
   push::RopeStorePush push{.rope = rp,
                            .n_ctx = kv.n_ctx,

@@ -201,10 +201,10 @@ std::string_view ProjectorConfig::image_end() const {
   return "";
 }
 
-bool ProjectorConfig::image_attention_bidirectional(uint32_t lm_dim) const {
-  if (type == ProjectorType::Gemma3) return true;
-  if (type == ProjectorType::Gemma4v) return lm_dim != 1536 && lm_dim != 2560;
-  return false;
+ImageAttention ProjectorConfig::image_attention(uint32_t lm_dim) const {
+  if (type == ProjectorType::Gemma3) return ImageAttention::Bidirectional;
+  if (type == ProjectorType::Gemma4v && lm_dim != 1536 && lm_dim != 2560) return ImageAttention::BidirectionalSliding;
+  return ImageAttention::Causal;
 }
 
 ProjectorConfig read_projector_config(const GgufFile& f) {

@@ -38,6 +38,11 @@ enum class ResizeFilter : uint8_t { Bilinear, Bicubic };  // Pillow's filters (m
 // (Qwen's smart_resize), then resizes into it the same way.
 enum class ImageSizing : uint8_t { Fixed, Smart };
 
+// How a language model attends among an image's tokens (mtmd_decode_use_non_causal and llama.cpp's
+// llama_non_causal_type): causally; every layer sees the whole image (gemma3); or only the
+// sliding-window layers do, the global ones staying causal (gemma4v).
+enum class ImageAttention : uint8_t { Causal, Bidirectional, BidirectionalSliding };
+
 // Sizes of one image through the encoder.
 struct ImageGrid {
   uint32_t width = 0, height = 0;         // pixels of the preprocessed image
@@ -103,9 +108,9 @@ struct ProjectorConfig {
   // The text that opens and closes an image's tokens in the prompt (mtmd.cpp).
   std::string_view image_begin() const;
   std::string_view image_end() const;
-  // Whether a language model of embedding width lm_dim attends bidirectionally inside an image
-  // (mtmd_decode_use_non_causal: gemma3 always, gemma4v but for E2B/E4B's widths 1536, 2560).
-  bool image_attention_bidirectional(uint32_t lm_dim) const;
+  // How a language model of embedding width lm_dim attends inside an image: gemma3
+  // bidirectionally, gemma4v in its sliding layers but for E2B/E4B (widths 1536, 2560: causal).
+  ImageAttention image_attention(uint32_t lm_dim) const;
 };
 
 // What llama.cpp fixes by type rather than reading it (clip.cpp load_hparams): the rope base, the

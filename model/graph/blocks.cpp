@@ -155,6 +155,7 @@ ops::RopeParams rope_params(const RecordContext& r, uint32_t heads, uint32_t hea
                     .head_stride = head_dim,
                     .interleaved = rc.sections_interleaved};
   std::copy(std::begin(rc.sections), std::end(rc.sections), p.sections);
+  if (rc.sections[0] + rc.sections[1] + rc.sections[2] + rc.sections[3]) p.section_stride = r.in.section_stride();
   if (rc.scaling == RopeScaling::Yarn)
     p.ext_factor = 1.0f, p.n_ctx_orig = rc.original_ctx ? rc.original_ctx : r.c.seq_len,
     p.attn_factor = float(rc.yarn_attn_factor()), p.beta_fast = rc.yarn_beta_fast, p.beta_slow = rc.yarn_beta_slow;
@@ -192,7 +193,8 @@ bool rope_store(const RecordContext& r, BufferView q, BufferView k, BufferView v
   ops::RopeParams p = rope_params(r, H, hd, H * hd, l);
   p.n_heads2 = G, p.token_stride2 = G * hd, p.offset2 = uint32_t((k.offset - q.offset) / 4);
   uint64_t word = r.cache.type() == DType::F32 ? 4 : 2;
-  BufferView x{q.buffer, q.offset, v.offset + v.size - q.offset}, cache{kc.buffer, kc.offset, vc.offset + vc.size - kc.offset};
+  BufferView x{q.buffer, q.offset, v.offset + v.size - q.offset},
+      cache{kc.buffer, kc.offset, vc.offset + vc.size - kc.offset};
   ops::rope_kv_store(r.s, x, r.positions(), freq_factors(r, l), p, r.kv_rows(), cache,
                      {.cache_type = r.cache.type(),
                       .n_ctx = r.cache.rows(),
@@ -221,7 +223,8 @@ ops::AttentionShape attention_shape(const RecordContext& r, uint32_t l, uint32_t
           .dv = dv,
           .kv_type = r.cache.type(),
           .scale = float(r.c.attention_scale(l)),
-          .causal = true,
+          .causal = r.image_attention == ImageAttention::Causal ||
+                    (r.image_attention == ImageAttention::BidirectionalSliding && r.c.window(l) == 0),
           .window = r.c.window(l),
           .softcap = r.c.attn_softcap,
           .max_kv = r.cache.n_ctx(),
