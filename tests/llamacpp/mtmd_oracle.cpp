@@ -6,6 +6,9 @@
 //       the image's embeddings as llama.cpp's encoder gives them: "grid NX NY" (the token grid
 //       when the model uses M-RoPE, else "grid N 1"), then one line per image token:
 //       "embd v0 v1 ..." (%.9g)
+//   mtmd_oracle time -m MODEL --mmproj FILE --image IMG [--runs N]
+//       the encoder's wall time per image (mtmd_encode_chunk after one warm-up, on the CPU backend
+//       with two threads): "encode_ms MEDIAN BEST", "tokens N" (for scripts/bench_vision_vs_llamacpp)
 //   mtmd_oracle logits -m MODEL --mmproj FILE --image IMG [--image IMG ...] -p PROMPT
 //       PROMPT with each <__media__> replaced by the next image (llama.cpp's markers around it),
 //       evaluated as libmtmd's helpers evaluate chunks (text in one batch, each image in one
@@ -20,7 +23,10 @@
 #include <ggml-backend.h>
 #include <llama.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -47,6 +53,7 @@ void quiet_log(ggml_log_level level, const char* text, void*) {
 struct Args {
   std::string model, mmproj, prompt;
   std::vector<std::string> images;
+  int runs = 3;
 };
 
 Args parse(int argc, char** argv) {
@@ -144,6 +151,30 @@ int embed(int argc, char** argv) {
   return 0;
 }
 
+int time_encode(int argc, char** argv) {
+  Args a = parse(argc, argv);
+  Session s;
+  open(s, a);
+  mtmd_input_chunks* chunks = tokenize(s, a, mtmd_default_marker());
+  std::vector<double> ms;
+  size_t tokens = 0;
+  for (size_t i = 0; i < mtmd_input_chunks_size(chunks); ++i) {
+    const mtmd_input_chunk* c = mtmd_input_chunks_get(chunks, i);
+    if (mtmd_input_chunk_get_type(c) != MTMD_INPUT_CHUNK_TYPE_IMAGE) continue;
+    tokens = mtmd_input_chunk_get_n_tokens(c);
+    for (int r = 0; r <= a.runs; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      if (mtmd_encode_chunk(s.mtmd, c) != 0) fail("mtmd_encode_chunk failed");
+      if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  if (ms.empty()) fail("no image in the prompt");
+  std::sort(ms.begin(), ms.end());
+  std::printf("encode_ms %.3f %.3f\ntokens %zu\n", ms[ms.size() / 2], ms.front(), tokens);
+  mtmd_input_chunks_free(chunks);
+  return 0;
+}
+
 // One image chunk into the model, as mtmd_helper_decode_image_chunk does it.
 void decode_image(Session& s, const mtmd_input_chunk* c, llama_pos n_past) {
   if (mtmd_encode_chunk(s.mtmd, c) != 0) fail("mtmd_encode_chunk failed");
@@ -217,8 +248,12 @@ int main(int argc, char** argv) {
     ggml_backend_load_all();
     llama_backend_init();
     std::string cmd = argc > 1 ? argv[1] : "";
-    int rc = cmd == "embed" ? embed(argc, argv) : cmd == "logits" ? logits(argc, argv) : -1;
-    if (rc < 0) throw std::runtime_error("usage: mtmd_oracle embed|logits ... (see tests/llamacpp/mtmd_oracle.cpp)");
+    int rc = cmd == "embed"    ? embed(argc, argv)
+             : cmd == "logits" ? logits(argc, argv)
+             : cmd == "time"   ? time_encode(argc, argv)
+                               : -1;
+    if (rc < 0)
+      throw std::runtime_error("usage: mtmd_oracle embed|logits|time ... (see tests/llamacpp/mtmd_oracle.cpp)");
     llama_backend_free();
     return rc;
   } catch (const std::exception& e) {
