@@ -4,8 +4,12 @@
 // llama-bench's -d; filled once and kept), median of r runs after a warm-up run; -p 0 measures
 // generation only. --parallel N: tg steps decode N sequences at once (one token each, N KV-cache
 // slots, from empty slots), the steady state of vkllm serve with N clients; tokens/s counts all
-// of them. Also the dispatches one decode step records and the weight bytes it reads.
+// of them. Also the dispatches one decode step records and the weight bytes it reads. --profile:
+// GPU time per kernel of a decode step (the mean over the last run's steps: calls, ms, µs per
+// call, share of the step, and which kernels besides the matrix products and attention take more
+// than 5%), then of the prompt forward.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -44,22 +48,32 @@ double prompt_run(Engine& e, const std::vector<int32_t>& tokens) {
 
 struct GenerationRun {
   double tokens_per_second;
-  double host_ms_per_token;  // wall time not spent waiting for the GPU: step inputs, submit, argmax
+  double host_ms_per_token;         // wall time not spent waiting for the GPU: step inputs, submit, argmax
+  std::vector<KernelTime> kernels;  // profiling: every dispatch of every step, in order
 };
+
+// Keeps the last step's GPU time per dispatch (profiling streams only).
+void add_timings(Engine& e, GenerationRun& run) {
+  std::vector<KernelTime> t = e.transformer().last_timings();
+  run.kernels.insert(run.kernels.end(), t.begin(), t.end());
+}
 
 // Every run starts from the same `depth` tokens of context (evaluated once, then kept).
 GenerationRun generation_run(Engine& e, uint32_t n, uint32_t depth) {
   e.truncate(depth);
   int32_t token = 0;
   double waited = 0;
+  GenerationRun run;
   auto t0 = Clock::now();
   for (uint32_t i = 0; i < n; ++i) {
     auto logits = e.eval(std::span<const int32_t>(&token, 1));
     waited += e.transformer().last_wait_seconds();
+    add_timings(e, run);
     token = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
   }
   double total = seconds_since(t0);
-  return {n / total, 1e3 * (total - waited) / n};
+  run.tokens_per_second = n / total, run.host_ms_per_token = 1e3 * (total - waited) / n;
+  return run;
 }
 
 // n steps that each decode one token of every slot's sequence (the slots start empty).
@@ -69,38 +83,65 @@ GenerationRun parallel_generation_run(Engine& e, uint32_t n) {
   for (uint32_t s = 0; s < slots; ++s) tokens[s] = int32_t(s % vocab);
   std::vector<SeqChunk> batch(slots);
   double waited = 0;
+  GenerationRun run;
   auto t0 = Clock::now();
   for (uint32_t i = 0; i < n; ++i) {
     for (uint32_t s = 0; s < slots; ++s) batch[s] = {.slot = s, .pos0 = i, .tokens = std::span(&tokens[s], 1)};
     auto logits = e.step(batch);
     waited += e.transformer().last_wait_seconds();
+    add_timings(e, run);
     for (uint32_t s = 0; s < slots; ++s) {
       auto row = logits.subspan(size_t(s) * vocab, vocab);
       tokens[s] = int32_t(std::max_element(row.begin(), row.end()) - row.begin());
     }
   }
   double total = seconds_since(t0);
-  return {double(n) * slots / total, 1e3 * (total - waited) / n};
+  run.tokens_per_second = double(n) * slots / total, run.host_ms_per_token = 1e3 * (total - waited) / n;
+  return run;
 }
 
-// GPU time per kernel of the last forward, largest first.
-nlohmann::json kernel_table(const std::vector<KernelTime>& times) {
+// The matrix products and attention: the kernels a decode step should spend its time in (issue
+// 39: no other kernel above 5% of a step).
+bool product_or_attention(const std::string& kernel) {
+  for (const char* prefix : {"matvec", "matmul", "flash_attn", "attention"})
+    if (kernel.starts_with(prefix)) return true;
+  return false;
+}
+
+// GPU time per kernel over `steps` forwards (their dispatches in `times`), per forward, largest
+// first: calls and ms per forward, µs per call, and the share of the forward's GPU time.
+nlohmann::json kernel_table(const std::vector<KernelTime>& times, size_t steps = 1) {
   std::map<std::string, std::pair<int, double>> by_kernel;
   double total = 0;
   for (const KernelTime& k : times) by_kernel[k.name].first++, by_kernel[k.name].second += k.ms, total += k.ms;
   std::vector<std::pair<std::string, std::pair<int, double>>> rows(by_kernel.begin(), by_kernel.end());
   std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.second.second > b.second.second; });
   nlohmann::json out = nlohmann::json::array();
+  double n = double(std::max<size_t>(steps, 1));
   for (auto& [name, v] : rows)
-    out.push_back({{"kernel", name}, {"calls", v.first}, {"ms", v.second}, {"percent", 100 * v.second / total}});
+    out.push_back({{"kernel", name},
+                   {"calls", v.first / n},
+                   {"ms", v.second / n},
+                   {"us_per_call", 1e3 * v.second / v.first},
+                   {"percent", total > 0 ? 100 * v.second / total : 0.0}});
   return out;
 }
 
-void print_table(const char* title, const nlohmann::json& table) {
-  fmt::print("{}\n  {:<28} {:>6} {:>10} {:>7}\n", title, "kernel", "calls", "ms", "%");
+void print_table(const std::string& title, const nlohmann::json& table) {
+  double total = 0;
+  for (const auto& r : table) total += r["ms"].get<double>();
+  fmt::print("{} {:.3f} ms of GPU time\n  {:<28} {:>7} {:>10} {:>10} {:>7}\n", title, total, "kernel", "calls", "ms",
+             "us/call", "share");
   for (const auto& r : table)
-    fmt::print("  {:<28} {:>6} {:>10.3f} {:>6.1f}%\n", r["kernel"].get<std::string>(), r["calls"].get<int>(),
-               r["ms"].get<double>(), r["percent"].get<double>());
+    fmt::print("  {:<28} {:>7.4g} {:>10.3f} {:>10.2f} {:>6.1f}%\n", r["kernel"].get<std::string>(),
+               r["calls"].get<double>(), r["ms"].get<double>(), r["us_per_call"].get<double>(),
+               r["percent"].get<double>());
+  std::vector<std::string> over;
+  for (const auto& r : table)
+    if (!product_or_attention(r["kernel"]) && r["percent"].get<double>() > 5)
+      over.push_back(fmt::format("{} {:.1f}%", r["kernel"].get<std::string>(), r["percent"].get<double>()));
+  fmt::print("  besides matrix products and attention, over 5%: {}\n",
+             over.empty() ? "none" : fmt::format("{}", fmt::join(over, ", ")));
 }
 
 std::vector<int32_t> random_tokens(uint32_t n, uint32_t vocab, std::mt19937& rng) {
@@ -150,8 +191,8 @@ void bench(BenchOptions o) {
   for (uint32_t r = 0; r < o.reps; ++r) {
     GenerationRun g = generate(o.gen);
     tg.push_back(g.tokens_per_second), host_ms.push_back(g.host_ms_per_token);
+    if (o.profile && r + 1 == o.reps) ops["generation"] = kernel_table(g.kernels, o.gen);  // per step, the last run's
   }
-  if (o.profile) ops["generation"] = kernel_table(e.transformer().last_timings());
   nlohmann::json j = {{"model", m.file->name()},
                       {"device", m.ctx->caps().name},
                       {"profile", m.ctx->profile().name},
@@ -181,8 +222,10 @@ void bench(BenchOptions o) {
   fmt::print("host work per generation step: {:.3f} ms (the rest is waiting for the GPU)\n", median(host_ms));
   fmt::print("dispatches per generation step: {}\n", dispatches);
   if (!o.profile) return;
-  if (o.prompt) print_table(fmt::format("GPU time per kernel, one pp{} forward:", o.prompt).c_str(), ops["prompt"]);
-  print_table("GPU time per kernel, one tg forward (the last token):", ops["generation"]);
+  print_table(fmt::format("GPU time per kernel of a decode step{} (mean of {} steps):",
+                          o.parallel > 1 ? fmt::format(" of {} sequences", o.parallel) : "", o.gen),
+              ops["generation"]);
+  if (o.prompt) print_table(fmt::format("GPU time per kernel, one pp{} forward:", o.prompt), ops["prompt"]);
 }
 
 }  // namespace

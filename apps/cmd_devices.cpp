@@ -1,5 +1,7 @@
 // `vkllm devices [--json]`: every Vulkan device, what it can do, and the device and profile `run`
-// would use (honouring VKLLM_DEVICE and VKLLM_PROFILE as a Context does).
+// would use (honouring VKLLM_DEVICE, VKLLM_PROFILE and VKLLM_COOPMAT as a Context does). Where the
+// chosen device has cooperative matrices, every such pipeline is checked against the tiled kernel
+// first (ops_matmul_coop.h), and what was turned off is listed.
 #include <fmt/format.h>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -7,7 +9,9 @@
 #include "commands.h"
 #include "context.h"
 #include "error.h"
+#include "ops_matmul_coop.h"
 #include "output.h"
+#include "profile_overrides.h"
 #include "shader_features.h"
 
 namespace vkllm::cli {
@@ -21,7 +25,7 @@ std::string version_string(uint32_t v) {
 // The choice a Context would make; unknown names are warnings here, not errors.
 struct Choice {
   std::optional<uint32_t> device;
-  std::optional<Profile> profile;  // forced by VKLLM_PROFILE
+  std::optional<ProfileRequest> profile;  // forced by VKLLM_PROFILE
 };
 
 Choice choose(std::vector<DeviceReport>& reports) {
@@ -33,14 +37,14 @@ Choice choose(std::vector<DeviceReport>& reports) {
   c.device = requested ? (*requested < reports.size() ? requested : std::nullopt) : preferred_device(reports);
   if (std::string name = requested_profile({}); !name.empty()) {
     try {
-      c.profile = profile_named(name);
+      c.profile = parse_profile_request(name);
     } catch (const Error& e) {
       std::fprintf(stderr, "warning: VKLLM_PROFILE: %s; each device shows its own\n", e.what());
     }
   }
   if (c.profile)
     for (DeviceReport& r : reports)
-      r.profile = fit_profile(*c.profile, r.caps), r.problems = problems(r.caps, r.profile);
+      r.profile = profile_for(*c.profile, r.caps), r.problems = problems(r.caps, r.profile);
   return c;
 }
 
@@ -51,7 +55,37 @@ std::vector<std::string> required_feature_names() {
   return names;
 }
 
-nlohmann::json to_json(const DeviceReport& r, bool chosen) {
+// The self-checks of the chosen device's cooperative-matrix pipelines, run on a Context of it.
+CoopChecks run_coop_checks(const DeviceReport& r, const std::optional<Profile>& forced) {
+  if (r.coopmat.api == CoopApi::None || !r.problems.empty()) return {};
+  Context ctx(ContextOptions{.device = r.index, .profile = forced ? forced->name : ""});
+  ops::check_all_coop(ctx);
+  return ctx.coop_checks();
+}
+
+nlohmann::json coop_json(const DeviceReport& r, const CoopChecks& checks) {
+  auto shapes = [](const std::vector<CoopShape>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const CoopShape& s : v) a.push_back(coop_shape_name(s));
+    return a;
+  };
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& [key, c] : checks.done)
+    list.push_back({{"op", coop_op_name(std::get<0>(key))},
+                    {"type", info(std::get<1>(key)).name},
+                    {"tile", coop_tile_name(std::get<2>(key))},
+                    {"state", c.state == CoopCheck::State::Kept ? "kept" : "off"},
+                    {"nmse", c.nmse},
+                    {"note", c.note}});
+  const CoopPlan& p = r.coopmat;
+  return {{"api", coop_api_name(p.api)},
+          {"shape", p.api == CoopApi::None ? nlohmann::json() : nlohmann::json(coop_shape_name(p.shape))},
+          {"why_not", p.why_not},
+          {"offered", {{"nv", shapes(r.caps.coop_shapes_nv)}, {"khr", shapes(r.caps.coop_shapes_khr)}}},
+          {"checks", list}};
+}
+
+nlohmann::json to_json(const DeviceReport& r, bool chosen, const CoopChecks& checks) {
   const DeviceCaps& c = r.caps;
   nlohmann::json heaps = nlohmann::json::array();
   for (const MemoryHeap& h : c.heaps)
@@ -69,6 +103,7 @@ nlohmann::json to_json(const DeviceReport& r, bool chosen) {
       {"chosen", chosen},
       {"profile", r.profile.name},
       {"profile_tuned", r.profile.tuned},
+      {"profile_overrides", r.profile.overrides},  // VKLLM_PROFILE's field=value list ("": none)
       // Kernels that cannot take their intended path here (empty: all run as planned).
       {"path_notes", path_notes(c, r.profile)},
       {"features",
@@ -79,7 +114,11 @@ nlohmann::json to_json(const DeviceReport& r, bool chosen) {
         {"storage_8bit", c.storage8},
         {"subgroup_size_control", c.subgroup_size_control},
         {"integer_dot_product", c.integer_dot_product},
-        {"cooperative_matrix", c.cooperative_matrix}}},
+        {"cooperative_matrix", c.cooperative_matrix},
+        {"cooperative_matrix_nv", c.cooperative_matrix_nv}}},
+      // The prefill kernels' cooperative matrices: the extension and shape used (or why none),
+      // the shapes each extension offers, and the chosen device's pipeline self-checks.
+      {"cooperative_matrices", coop_json(r, checks)},
       {"required_features", required_feature_names()},
       {"subgroup",
        {{"size", c.subgroup_size},
@@ -99,6 +138,12 @@ nlohmann::json to_json(const DeviceReport& r, bool chosen) {
         {"timestamp_period_ns", c.timestamp_period_ns}}},
       {"memory_heaps", heaps},
       {"uma", c.uma},
+      // Multiprocessors as a vendor extension reports them (0: not reported), and the workgroups
+      // decode attention's split-K aims at from them (or from the profile's guess).
+      {"compute_units", c.compute_units},
+      {"compute_units_source", c.compute_units_source},
+      {"attention_split_target", attention_target_workgroups(c, r.profile)},
+      {"denorm_preserve_f32", c.denorm_preserve_f32},
   };
 }
 
@@ -110,18 +155,21 @@ std::string bytes(uint64_t b) {
   return fmt::format("{} KiB", b / 1024.0);
 }
 
-void print_text(const DeviceReport& r, bool chosen, bool forced) {
+void print_text(const DeviceReport& r, bool chosen, bool forced, const CoopChecks& checks) {
   const DeviceCaps& c = r.caps;
   fmt::print("{} {}: {} ({}, Vulkan {}){}\n", chosen ? '*' : ' ', r.index, c.name, c.type,
              version_string(c.api_version), chosen ? "  <- chosen" : "");
   fmt::print("    driver: {}\n", c.driver);
-  fmt::print("    profile: {}{}{}\n", r.profile.name, forced ? " (VKLLM_PROFILE)" : "",
-             r.profile.tuned ? ", tuned by measurement"
-                             : ", untuned: values reasoned from vendor documentation, not measured on hardware");
+  std::string tuning = !r.profile.overrides.empty() ? ", overridden: " + r.profile.overrides
+                       : r.profile.tuned
+                           ? ", tuned by measurement"
+                           : ", untuned: values reasoned from vendor documentation, not measured on hardware";
+  fmt::print("    profile: {}{}{}\n", r.profile.name, forced ? " (VKLLM_PROFILE)" : "", tuning);
   if (!r.problems.empty()) fmt::print("    cannot run vkllm: {}\n", fmt::join(r.problems, "; "));
   fmt::print("    fp16 {}, int8 {}, 16-bit storage {}, 8-bit storage {}, integer dot {}\n", yes_no(c.fp16),
              yes_no(c.int8), yes_no(c.storage16), yes_no(c.storage8), yes_no(c.integer_dot_product));
   fmt::print("    the kernels' SPIR-V needs: {}\n", fmt::join(required_feature_names(), ", "));
+  for (const std::string& line : coop_report(r.coopmat, checks)) fmt::print("    {}\n", line);
   fmt::print("    subgroup size {} ({}..{}), kernels run {}, operations: {}\n", c.subgroup_size, c.min_subgroup_size,
              c.max_subgroup_size, r.profile.run_subgroup_size, fmt::join(c.subgroup_op_names(), " "));
   for (const std::string& note : path_notes(c, r.profile)) fmt::print("    not as planned: {}\n", note);
@@ -133,6 +181,16 @@ void print_text(const DeviceReport& r, bool chosen, bool forced) {
     fmt::print("    heap {}: {}{}{}\n", i, bytes(c.heaps[i].size), c.heaps[i].device_local ? ", device-local" : "",
                c.heaps[i].host_visible ? ", host-visible" : "");
   fmt::print("    unified memory: {}\n", yes_no(c.uma));
+  uint32_t target = attention_target_workgroups(c, r.profile);
+  if (c.compute_units)
+    fmt::print("    compute units: {} ({}); decode attention splits the keys for {} workgroups ({} per unit)\n",
+               c.compute_units, c.compute_units_source, target, r.profile.attn_wgs_per_cu);
+  else
+    fmt::print("    compute units: not reported; decode attention splits the keys for the profile's {} workgroups\n",
+               target);
+  fmt::print("    f32 subnormals: {}\n", c.denorm_preserve_f32
+                                             ? "kept where a kernel asks (shaderDenormPreserveFloat32)"
+                                             : "the driver's choice (no shaderDenormPreserveFloat32)");
 }
 
 }  // namespace
@@ -145,13 +203,15 @@ void add_devices_command(CLI::App& app) {
     Instance instance(validation_requested({}));
     std::vector<DeviceReport> reports = survey_devices(instance);
     Choice c = choose(reports);
+    CoopChecks checks = c.device ? run_coop_checks(reports[*c.device], c.profile) : CoopChecks{};
+    auto checks_of = [&](const DeviceReport& r) { return c.device == r.index ? checks : CoopChecks{}; };
     if (*json) {
       nlohmann::json out = {{"devices", nlohmann::json::array()}, {"profile_forced", c.profile.has_value()}};
-      for (const DeviceReport& r : reports) out["devices"].push_back(to_json(r, c.device == r.index));
+      for (const DeviceReport& r : reports) out["devices"].push_back(to_json(r, c.device == r.index, checks_of(r)));
       return print_json(out);
     }
     if (reports.empty()) fmt::print("no Vulkan devices\n");
-    for (const DeviceReport& r : reports) print_text(r, c.device == r.index, c.profile.has_value());
+    for (const DeviceReport& r : reports) print_text(r, c.device == r.index, c.profile.has_value(), checks_of(r));
   });
 }
 

@@ -27,6 +27,7 @@
 #include "model_options.h"
 #include "ops_matmul.h"
 #include "output.h"
+#include "profile_overrides.h"
 #include "serve/kv_json.h"
 #include "text/chat_template.h"
 #include "text/template_family.h"
@@ -57,6 +58,8 @@ struct DeviceMemory {
   std::string name, problem;
   uint64_t bytes = 0;
   bool limited = false;  // by VKLLM_MEMORY_LIMIT
+  DeviceCaps caps;       // the device and the profile run would use (they plan attention's scratch)
+  Profile profile;
 };
 
 DeviceMemory device_memory(const ModelOptions& o) {
@@ -67,8 +70,11 @@ DeviceMemory device_memory(const ModelOptions& o) {
     std::optional<uint32_t> index = requested_device(co);
     if (!index) index = preferred_device(reports);
     if (!index || *index >= reports.size()) return {.problem = "no Vulkan device that can run vkllm"};
-    DeviceMemory d{.name = reports[*index].caps.name};
-    UsableMemory usable = usable_memory(reports[*index].caps, requested_memory_limit(co));
+    const DeviceReport& r = reports[*index];
+    DeviceMemory d{.name = r.caps.name, .caps = r.caps, .profile = r.profile};
+    if (std::string request = requested_profile(co); !request.empty())
+      d.profile = profile_for(parse_profile_request(request), r.caps);
+    UsableMemory usable = usable_memory(r.caps, requested_memory_limit(co));
     d.bytes = usable.bytes, d.limited = usable.limited;
     return d;
   } catch (const std::exception& e) {
@@ -147,10 +153,12 @@ Info gather(const GgufFile& f, const InfoOptions& o) {
   i.parallel = o.parallel;
   i.device = device_memory(o.model);
   // As `run` chooses it: the default shrinks to what fits the device (load_model).
-  i.n_ctx = o.model.ctx                ? o.model.ctx
-            : i.device.problem.empty() ? fitted_context(f, c, o.model.batch, i.kv_type, 1, i.device.bytes)
-                                       : default_context(c);
-  i.memory = estimate_memory(f, c, i.n_ctx, o.model.batch, i.kv_type);
+  const DeviceMemory& d = i.device;
+  i.n_ctx = o.model.ctx         ? o.model.ctx
+            : d.problem.empty() ? fitted_context(f, c, o.model.batch, i.kv_type, 1, d.bytes, d.caps, d.profile)
+                                : default_context(c);
+  i.memory = d.problem.empty() ? estimate_memory(f, c, i.n_ctx, o.model.batch, i.kv_type, 1, d.caps, d.profile)
+                               : estimate_memory(f, c, i.n_ctx, o.model.batch, i.kv_type);
   return i;
 }
 
@@ -294,10 +302,11 @@ std::string file_line(const GgufFile& f) {
 std::string memory_text(const Info& i) {
   const MemoryEstimate& m = i.memory;
   std::string out =
-      fmt::format("memory      about {}: weights {}, KV cache {}, {}activations at most {}\n",
+      fmt::format("memory      about {}: weights {}, KV cache {}, {}activations at most {}{}\n",
                   human_bytes(double(m.total())), human_bytes(double(m.weights)), human_bytes(double(m.kv_cache)),
                   m.recurrent ? fmt::format("linear-attention state {}, ", human_bytes(double(m.recurrent))) : "",
-                  human_bytes(double(m.activations)));
+                  human_bytes(double(m.activations)),
+                  m.scratch ? fmt::format(", attention scratch {}", human_bytes(double(m.scratch))) : "");
   const DeviceMemory& d = i.device;
   if (!d.problem.empty()) return out + fmt::format("fits        unknown: {}\n", d.problem);
   return out + fmt::format("fits        {}: {} has {}{}\n", m.total() <= d.bytes ? "yes" : "no", d.name,
@@ -482,6 +491,7 @@ nlohmann::json model_json(const Info& i) {
                  {"device_bytes", d.bytes},
                  {"fits", d.problem.empty() ? nlohmann::json(i.memory.total() <= d.bytes) : nlohmann::json(nullptr)}};
   j["memory"]["recurrent"] = i.memory.recurrent;
+  j["memory"]["attention_scratch"] = i.memory.scratch;  // split-K partials as the device's profile plans them
   j["nextn_layers"] = c.n_nextn_layers;
   if (c.attention_kind() == AttentionKind::MLA)
     j["mla"] = {{"q_lora_rank", c.mla.q_lora_rank},

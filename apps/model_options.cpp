@@ -121,7 +121,8 @@ namespace {
 void fit_default_context(ModelPlan& plan, const GgufFile& file, const Context& ctx, const ModelOptions& o,
                          uint32_t slots) {
   UsableMemory usable = usable_memory(ctx.caps(), ctx.memory_limit());
-  uint32_t n = fitted_context(file, plan.config, o.batch, kv_type_named(o.kv_type), std::max(1u, slots), usable.bytes);
+  uint32_t n = fitted_context(file, plan.config, o.batch, kv_type_named(o.kv_type), std::max(1u, slots), usable.bytes,
+                              ctx.caps(), ctx.profile());
   if (n >= plan.n_ctx) return;
   plan.warnings.push_back(
       fmt::format("context {} tokens{}: the default {} does not fit beside the weights in the {} {} (--ctx sets it)", n,

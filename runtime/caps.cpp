@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "check.h"
+#include "coopmat.h"
 #include "shader_features.h"
 
 namespace vkllm {
@@ -84,9 +85,50 @@ void read_budget(VkPhysicalDevice pd, DeviceCaps& c) {
   }
 }
 
+// The cooperative-matrix shapes with f16 A and B, f32 C and result, in subgroup scope (the
+// component types and scope have the same numbers in both extensions). Only the extensions'
+// own entry points are called, never a pNext structure: Debian 12's validation layer would
+// report VK_KHR_cooperative_matrix's structures as unknown.
+constexpr uint32_t kComponentF16 = 0, kComponentF32 = 1, kScopeSubgroup = 3;
+
+bool f16_f32_subgroup(uint32_t a, uint32_t b, uint32_t c, uint32_t result, uint32_t scope) {
+  return a == kComponentF16 && b == kComponentF16 && c == kComponentF32 && result == kComponentF32 &&
+         scope == kScopeSubgroup;
+}
+
+// Calls an extension's vkGetPhysicalDeviceCooperativeMatrixProperties* twice (count, then list).
+template <class Props, class Get>
+std::vector<Props> coop_properties(VkPhysicalDevice pd, Get get, VkStructureType type) {
+  uint32_t n = 0;
+  if (!get || get(pd, &n, nullptr) != VK_SUCCESS) return {};
+  std::vector<Props> props(n);
+  for (Props& p : props) p.sType = type, p.pNext = nullptr;
+  if (get(pd, &n, props.data()) != VK_SUCCESS) return {};
+  props.resize(n);
+  return props;
+}
+
+void read_coop_shapes(VkInstance instance, VkPhysicalDevice pd, DeviceCaps& c) {
+  if (c.cooperative_matrix_nv) {
+    auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+    for (const auto& p :
+         coop_properties<VkCooperativeMatrixPropertiesNV>(pd, get, VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV))
+      if (f16_f32_subgroup(p.AType, p.BType, p.CType, p.DType, p.scope))
+        c.coop_shapes_nv.push_back({p.MSize, p.NSize, p.KSize});
+  }
+  if (c.cooperative_matrix) {
+    auto get = reinterpret_cast<khr::GetProperties>(
+        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+    for (const auto& p : coop_properties<khr::CooperativeMatrixProperties>(pd, get, khr::kPropertiesType))
+      if (f16_f32_subgroup(p.AType, p.BType, p.CType, p.ResultType, p.scope))
+        c.coop_shapes_khr.push_back({p.MSize, p.NSize, p.KSize});
+  }
+}
+
 }  // namespace
 
-DeviceCaps read_caps(VkPhysicalDevice pd) {
+DeviceCaps read_caps(VkInstance instance, VkPhysicalDevice pd) {
   DeviceCaps c;
   VkPhysicalDeviceProperties base;
   vkGetPhysicalDeviceProperties(pd, &base);
@@ -117,7 +159,9 @@ DeviceCaps read_caps(VkPhysicalDevice pd) {
   bool size_control = v13 || has_extension(exts, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   bool maint4 = v13 || has_extension(exts, VK_KHR_MAINTENANCE_4_EXTENSION_NAME);
   c.integer_dot_product = v13 || has_extension(exts, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
-  c.cooperative_matrix = has_extension(exts, "VK_KHR_cooperative_matrix");
+  c.cooperative_matrix = has_extension(exts, khr::kExtension);
+  c.cooperative_matrix_nv = has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  read_coop_shapes(instance, pd, c);
   c.memory_budget = has_extension(exts, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   if (c.memory_budget) read_budget(pd, c);
 
@@ -129,12 +173,34 @@ DeviceCaps read_caps(VkPhysicalDevice pd) {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
   VkPhysicalDeviceVulkan12Properties p12{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
   VkPhysicalDeviceVulkan11Properties p11{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  // The multiprocessor counts Vulkan core does not report, where a vendor extension does.
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  VkPhysicalDeviceShaderCorePropertiesAMD amd{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+  VkPhysicalDeviceShaderCoreProperties2AMD amd2{.sType =
+                                                    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD};
+  bool has_sm = has_extension(exts, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+  bool has_amd = has_extension(exts, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME);
+  bool has_amd2 = has_extension(exts, VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME);
+  if (has_sm) link(sm);
+  if (has_amd) link(amd);
+  if (has_amd2) link(amd2);
   if (maint4) link(m4);
   if (size_control) link(ssc);
   link(p12), link(p11);
   VkPhysicalDeviceProperties2 p2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = chain};
   vkGetPhysicalDeviceProperties2(pd, &p2);
   c.driver = fmt::format("{} {}", p12.driverName, p12.driverInfo);
+  c.denorm_preserve_f32 = p12.shaderDenormPreserveFloat32;
+  if (has_sm && sm.shaderSMCount) {
+    c.compute_units = sm.shaderSMCount, c.compute_units_source = VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME;
+  } else if (has_amd2 && amd2.activeComputeUnitCount) {  // disabled units left out
+    c.compute_units = amd2.activeComputeUnitCount;
+    c.compute_units_source = VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME;
+  } else if (has_amd) {
+    c.compute_units = amd.shaderEngineCount * amd.shaderArraysPerEngineCount * amd.computeUnitsPerShaderArray;
+    c.compute_units_source = VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME;
+  }
   if (p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) c.loop_iteration_limit = 65535;  // LP_MAX_TGSI_LOOP_ITERATIONS
   c.subgroup_size = p11.subgroupSize;
   c.min_subgroup_size = c.max_subgroup_size = p11.subgroupSize;
@@ -163,6 +229,7 @@ DeviceCaps read_caps(VkPhysicalDevice pd) {
   c.int64 = f2.features.shaderInt64;
   c.storage16 = f11.storageBuffer16BitAccess;
   c.storage8 = f12.storageBuffer8BitAccess;
+  c.vulkan_memory_model = f12.vulkanMemoryModel;
   c.subgroup_size_control = size_control && sscf.subgroupSizeControl;
   return c;
 }
@@ -241,8 +308,40 @@ KernelNeeds kernel_needs(const Profile& p) {
   return n;
 }
 
+namespace {
+
+// What the kernels assume of a profile's own numbers (VKLLM_PROFILE can set any of them): the
+// tree reductions and tile splits are over powers of two, matvec's row groups split its threads,
+// matmul's micro-tiles divide its tile.
+std::vector<std::string> profile_problems(const Profile& p) {
+  std::vector<std::string> why;
+  auto pow2 = [&](uint32_t v, const char* field) {
+    if (v == 0 || (v & (v - 1)) != 0)
+      why.push_back(fmt::format("profile {}: {} {} is not a power of two", p.name, field, v));
+  };
+  pow2(p.wg_size, "wg_size"), pow2(p.matvec_wg, "matvec_wg"), pow2(p.matvec_rows, "matvec_rows");
+  pow2(p.matvec_rows_per_thread, "matvec_rows_per_thread");
+  pow2(p.attn_br, "attn_br"), pow2(p.attn_bc, "attn_bc"), pow2(p.attn_wg, "attn_wg");
+  if (p.subgroup_size) pow2(p.subgroup_size, "subgroup_size");
+  if (p.matvec_rows % p.matvec_rows_per_thread || uint64_t(p.matvec_wg) * p.matvec_rows_per_thread < p.matvec_rows)
+    why.push_back(
+        fmt::format("profile {}: matvec_rows {} must be a multiple of matvec_rows_per_thread {} and at most "
+                    "matvec_wg x matvec_rows_per_thread ({})",
+                    p.name, p.matvec_rows, p.matvec_rows_per_thread, uint64_t(p.matvec_wg) * p.matvec_rows_per_thread));
+  if (p.matmul_bm % p.matmul_tm || p.matmul_bn % p.matmul_tn || p.matmul_bk % 8)
+    why.push_back(
+        fmt::format("profile {}: the matmul tile {}x{}x{} does not split into {}x{} micro-tiles with a K "
+                    "step that is a multiple of 8",
+                    p.name, p.matmul_bm, p.matmul_bn, p.matmul_bk, p.matmul_tm, p.matmul_tn));
+  return why;
+}
+
+}  // namespace
+
 std::vector<std::string> problems(const DeviceCaps& caps, const Profile& p) {
   std::vector<std::string> why = caps.problems();
+  if (!why.empty()) return why;
+  why = profile_problems(p);
   if (!why.empty()) return why;
   KernelNeeds n = kernel_needs(p);
   if (caps.max_shared_memory < n.shared_bytes)
@@ -275,10 +374,15 @@ std::vector<Profile> make_profiles() {
   nvidia.attn_br = 32, nvidia.attn_bc = 32, nvidia.attn_wg = 128, nvidia.attn_split_min = 256;
   nvidia.attn_target_wgs = 256;
   nvidia.subgroup_size = 32;
+  // Cooperative matrices (16 x 16 x 16): 4 subgroups of 64 x 64, as llama.cpp's coopmat tiles on
+  // NVIDIA; a layer's q/k/v or o product at 512 tokens (4096 x 512) makes only 128 such
+  // workgroups, fewer than two per multiprocessor of a big card, so it takes 64 x 64 tiles.
+  nvidia.coop_fill_wgs = 256;
   rdna.name = "amd_rdna";
   rdna.matvec_wg = 64, rdna.matvec_rows = 4, rdna.matvec_rows_per_thread = 2;
   rdna.attn_br = 16, rdna.attn_bc = 64, rdna.attn_wg = 128, rdna.attn_target_wgs = 128;
   rdna.subgroup_size = 32;  // wave32: matvec's 32 threads per row group are one subgroup
+  rdna.coop_tile = {.bm = 128, .bn = 128, .bk = 32, .wm = 64, .wn = 32};  // 8 subgroups (256 threads)
   gcn.name = "amd_gcn";
   gcn.matvec_wg = 64, gcn.matvec_rows = 1, gcn.wg_size = 256;
   gcn.attn_br = 16, gcn.attn_bc = 32, gcn.attn_wg = 64, gcn.attn_target_wgs = 128;
@@ -296,7 +400,9 @@ std::vector<Profile> make_profiles() {
   // longer to compile; 1 row per thread is 3x slower). The same kernel over token blocks runs
   // prefill 3-4x faster than the tiled one, whose shared-memory loads are gathers too.
   llvmpipe.matvec_wg = 8, llvmpipe.matvec_rows = 64, llvmpipe.matvec_rows_per_thread = 8, llvmpipe.matvec_tokens = 4;
-  // Each of its lane-by-lane gathers costs about the same whatever its width: 16-byte loads.
+  // Each of its lane-by-lane gathers costs about the same whatever its width: 16-byte loads for
+  // Q8_0. Not for Q4_0: picking its 18 bytes out of a 32-byte window cost more than the 6 loads
+  // it saves (2048x2048 matvec 1.33 -> 1.67 ms, best of 20).
   llvmpipe.matvec_wide_loads = true;
   // Each of its threads owns whole rows, so reading the norm in costs every thread a second
   // gathered load per x load: decode 11% and prefill 16% slower than the norm's own dispatch
@@ -309,10 +415,16 @@ std::vector<Profile> make_profiles() {
   // (decode at hd 64-256 1.5-2.2x faster, prefill at hd 64 2.2x; docs/decisions.md has the sweep).
   llvmpipe.attn_br = 16, llvmpipe.attn_bc = 64, llvmpipe.attn_wg = 16, llvmpipe.attn_split_min = 512;
   llvmpipe.attn_target_wgs = 8;  // a few per CPU thread
+  llvmpipe.coopmat = false;      // lavapipe has no cooperative matrices
   return {generic, nvidia, rdna, gcn, intel, llvmpipe};
 }
 
 }  // namespace
+
+uint32_t attention_target_workgroups(const DeviceCaps& caps, const Profile& p) {
+  if (caps.compute_units == 0) return p.attn_target_wgs;
+  return uint32_t(std::min<uint64_t>(uint64_t(caps.compute_units) * p.attn_wgs_per_cu, UINT32_MAX));
+}
 
 const std::vector<Profile>& all_profiles() {
   static const std::vector<Profile> profiles = make_profiles();

@@ -18,6 +18,20 @@ struct MemoryHeap {
   uint64_t budget = 0;
 };
 
+// A cooperative-matrix shape for f16 inputs and f32 accumulation in subgroup scope (the only kind
+// vkllm's kernels use): A is m x k, B k x n, the accumulator m x n.
+struct CoopShape {
+  uint32_t m = 0, n = 0, k = 0;
+  auto operator<=>(const CoopShape&) const = default;
+};
+
+// A tile of the cooperative-matrix matrix product (shaders/matmul_coop.glsl): bm weight rows by bn
+// tokens per workgroup, K in steps of bk, each subgroup computing wm x wn of it.
+struct CoopTile {
+  uint32_t bm = 128, bn = 128, bk = 32, wm = 64, wn = 64;
+  auto operator<=>(const CoopTile&) const = default;
+};
+
 // The names of the subgroup operation classes in `ops` ("basic", "arithmetic", ...).
 std::vector<std::string> subgroup_op_names(VkSubgroupFeatureFlags ops);
 
@@ -39,9 +53,13 @@ struct DeviceCaps {
   bool storage16 = false;  // storageBuffer16BitAccess
   bool storage8 = false;   // storageBuffer8BitAccess
   bool subgroup_size_control = false;
-  bool integer_dot_product = false;  // VK_KHR_shader_integer_dot_product
-  bool cooperative_matrix = false;   // VK_KHR_cooperative_matrix (reported, not yet used)
-  bool memory_budget = false;        // VK_EXT_memory_budget
+  bool integer_dot_product = false;    // VK_KHR_shader_integer_dot_product
+  bool cooperative_matrix = false;     // VK_KHR_cooperative_matrix
+  bool cooperative_matrix_nv = false;  // VK_NV_cooperative_matrix
+  bool vulkan_memory_model = false;    // vulkanMemoryModel (the cooperative-matrix modules use it)
+  bool memory_budget = false;          // VK_EXT_memory_budget
+  // The f16 x f16 + f32 subgroup shapes each cooperative-matrix extension lists (runtime/coopmat.h).
+  std::vector<CoopShape> coop_shapes_khr, coop_shapes_nv;
 
   // Subgroups.
   uint32_t subgroup_size = 0, min_subgroup_size = 0, max_subgroup_size = 0;
@@ -69,6 +87,15 @@ struct DeviceCaps {
   uint64_t storage_offset_alignment = 0;
   std::vector<MemoryHeap> heaps;
   bool uma = false;  // one memory for CPU and GPU: device-local memory can be mapped, no staging
+  // Multiprocessors (NVIDIA SMs, AMD compute units) as the driver reports them, where it does
+  // (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties); 0: unknown (Vulkan core has no
+  // such count). compute_units_source names the extension it came from.
+  uint32_t compute_units = 0;
+  std::string compute_units_source;
+  // shaderDenormPreserveFloat32: kernels that declare the DenormPreserve execution mode keep f32
+  // subnormals; without it the mode is dropped when their module is created, and the driver may
+  // flush subnormals to zero (docs/design.md, Numerics).
+  bool denorm_preserve_f32 = false;
   // Quirk: lavapipe (llvmpipe) ends every loop of a shader invocation, silently, once the loops
   // of that invocation have run this many iterations in total (entries count too). 0: no limit.
   // Kernels with long loops must keep each invocation's work under it.
@@ -88,7 +115,8 @@ struct DeviceCaps {
   std::vector<std::string> problems() const;
 };
 
-DeviceCaps read_caps(VkPhysicalDevice pd);
+// `instance` gives the extension queries (the cooperative-matrix shapes) their entry points.
+DeviceCaps read_caps(VkInstance instance, VkPhysicalDevice pd);
 
 // Tunables per GPU family, passed to kernels as specialization constants. Every profile must
 // run (slowly) on lavapipe, and no result may depend on which profile ran: tests run them all.
@@ -105,7 +133,8 @@ struct Profile {
   uint32_t matvec_tokens = 8;           // tokens per matvec workgroup (more run as several token blocks)
   uint32_t matvec_unroll = 1;           // units of a row a matvec thread loads per step (loads in flight)
   bool matvec_norm = true;              // a block's RMSNorm read in by its projections' matvec (no dispatch)
-  bool matvec_wide_loads = false;       // Q8_0 blocks read as aligned 16-byte words (llvmpipe: fewer gathers)
+  bool matvec_wide_loads = false;       // Q8_0 blocks read as aligned 16-byte words (3 loads, not 10)
+  bool matvec_wide_q4 = false;          // Q4_0 and IQ4_NL blocks likewise (2 loads, not 6)
   uint32_t matmul_tiled_min_n = 9;      // ops::matmul runs the tiled kernel from this many tokens, else matvec
   uint32_t matmul_bm = 64;              // matmul tile: rows of weights (outputs) per workgroup
   uint32_t matmul_bn = 64;              // tokens per workgroup
@@ -117,8 +146,17 @@ struct Profile {
   uint32_t attn_bc = 32;                // keys per shared-memory tile
   uint32_t attn_wg = 128;               // threads per attention workgroup
   uint32_t attn_split_min = 256;        // decode: fewest keys per split-K workgroup
-  uint32_t attn_target_wgs = 64;        // decode: workgroups that fill the device (split-K aims here;
-                                        // Vulkan does not report compute units, so it is per family)
+  uint32_t attn_target_wgs = 64;        // decode: workgroups that fill the device, where it does not
+                                        // report its compute units (split-K aims here)
+  uint32_t attn_wgs_per_cu = 2;         // decode: split-K aims at this many workgroups per compute unit
+                                        // where the device reports them (DeviceCaps::compute_units)
+  // Prefill on cooperative matrices where the device has them (runtime/coopmat.h): from
+  // matmul_tiled_min_n tokens, f16 inputs and f32 accumulation instead of the tiled f32 kernel.
+  // coop_tile, or coop_tile_small where coop_tile would make fewer than coop_fill_wgs workgroups.
+  bool coopmat = true;
+  CoopTile coop_tile{};
+  CoopTile coop_tile_small{.bm = 64, .bn = 64, .bk = 32, .wm = 32, .wn = 32};
+  uint32_t coop_fill_wgs = 128;
   bool subgroup_ops = true;             // use subgroup reductions where the device has them
   // The subgroup size the kernels were planned for (matvec's TK threads per row group must be a
   // multiple of it for the subgroup reduction; 0: whatever the device uses). Pipelines require it
@@ -126,6 +164,9 @@ struct Profile {
   // size they will run with, and path_notes() says when that changes a kernel's path.
   uint32_t subgroup_size = 0;
   uint32_t run_subgroup_size = 0;
+  // The fields VKLLM_PROFILE set on top of the named profile, "field=value,..." ("": none;
+  // runtime/profile_overrides.h). A field added above must be added to that file's table too.
+  std::string overrides;
 };
 
 // What the kernels need of a device under a profile, whatever the model: the most shared memory
@@ -146,6 +187,10 @@ std::vector<std::string> problems(const DeviceCaps& caps, const Profile& p);
 // other than planned, matvec's shared-memory tree instead of its subgroup reduction), one line
 // each; `vkllm devices` prints them. Empty: every kernel runs as planned.
 std::vector<std::string> path_notes(const DeviceCaps& caps, const Profile& p);
+
+// The workgroups decode attention's split-K aims at on this device: attn_wgs_per_cu per compute
+// unit where the device reports its compute units, else the profile's attn_target_wgs.
+uint32_t attention_target_workgroups(const DeviceCaps& caps, const Profile& p);
 
 // All built-in profiles, in a fixed order (tests iterate over them).
 const std::vector<Profile>& all_profiles();

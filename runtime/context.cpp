@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "kernel.h"
+#include "profile_overrides.h"
 #include "shader_features.h"
 
 namespace vkllm {
@@ -72,6 +73,12 @@ uint64_t requested_memory_limit(const ContextOptions& options) {
   return options.memory_limit ? options.memory_limit : env_memory_limit();
 }
 
+CoopRequest coop_request(const Instance& instance, const ContextOptions& options) {
+  return {.mode = options.coopmat.empty() ? env("VKLLM_COOPMAT").value_or("") : options.coopmat,
+          .validation = instance.validation(),
+          .layer_knows_khr = instance.layer_version() >= kLayerKnowsKhrCoopmat};
+}
+
 UsableMemory usable_memory(const DeviceCaps& caps, uint64_t memory_limit) {
   uint64_t device = caps.usable_device_bytes();
   if (memory_limit && memory_limit < device) return {.bytes = memory_limit, .limited = true};
@@ -102,13 +109,15 @@ VkDebugUtilsMessengerCreateInfoEXT messenger_info() {
           .pfnUserCallback = on_validation_message};
 }
 
-bool layer_present(const char* name) {
+// The layer's specVersion, or nothing when it is not installed.
+std::optional<uint32_t> installed_layer_version(const char* name) {
   uint32_t n = 0;
   vkEnumerateInstanceLayerProperties(&n, nullptr);
   std::vector<VkLayerProperties> layers(n);
   vkEnumerateInstanceLayerProperties(&n, layers.data());
-  return std::any_of(layers.begin(), layers.end(),
-                     [&](const VkLayerProperties& l) { return std::strcmp(l.layerName, name) == 0; });
+  for (const VkLayerProperties& l : layers)
+    if (std::strcmp(l.layerName, name) == 0) return l.specVersion;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -125,9 +134,12 @@ void destroy_debug_messenger(VkInstance instance, VkDebugUtilsMessengerEXT m, co
 
 Instance::Instance(bool validation) : validation_(validation) {
   const char* kLayer = "VK_LAYER_KHRONOS_validation";
-  if (validation)
-    ENSURE(layer_present(kLayer),
+  if (validation) {
+    std::optional<uint32_t> version = installed_layer_version(kLayer);
+    ENSURE(version,
            "the Vulkan validation layer was requested but is not installed (apt install vulkan-validationlayers)");
+    layer_version_ = *version;
+  }
   uint32_t api = 0;
   ENSURE(vkEnumerateInstanceVersion(&api) == VK_SUCCESS && VK_API_VERSION_MINOR(api) >= 2,
          "the Vulkan loader is older than 1.2; install a newer libvulkan1");
@@ -184,9 +196,10 @@ std::vector<DeviceReport> survey_devices(const Instance& instance) {
   std::vector<DeviceReport> out;
   auto devices = instance.physical_devices();
   for (uint32_t i = 0; i < devices.size(); ++i) {
-    DeviceReport r{.index = i, .caps = read_caps(devices[i])};
+    DeviceReport r{.index = i, .caps = read_caps(instance.get(), devices[i])};
     r.profile = choose_profile(r.caps);
     r.problems = problems(r.caps, r.profile);
+    r.coopmat = plan_coopmat(r.caps, coop_request(instance, {}));
     out.push_back(std::move(r));
   }
   return out;
@@ -245,7 +258,7 @@ Context::Context(const ContextOptions& options) : instance_(validation_requested
   physical_ = instance_.physical_devices()[index_];
   caps_ = reports[index_].caps;
   std::string profile = requested_profile(options);
-  profile_ = profile.empty() ? reports[index_].profile : fit_profile(profile_named(profile), caps_);
+  profile_ = profile.empty() ? reports[index_].profile : profile_for(parse_profile_request(profile), caps_);
   std::vector<std::string> why = problems(caps_, profile_);
   ENSURE(why.empty(), fmt::format("device {} ({}) cannot run profile {}: {}", index_, caps_.name, profile_.name,
                                   fmt::join(why, "; ")));
@@ -290,6 +303,22 @@ Context::Context(const ContextOptions& options) : instance_(validation_requested
   std::vector<const char*> extensions;
   if (!v13 && caps_.subgroup_size_control) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   if (!v13 && dot) extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  // Cooperative matrices only where the plan uses them: their extension and feature, and what the
+  // matmul_coop modules declare besides (f16 arithmetic, the Vulkan memory model). They stay out
+  // of shader_requirements(), which every device must meet.
+  coop_plan_ = plan_coopmat(caps_, coop_request(instance_, options));
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv{
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .cooperativeMatrix = VK_TRUE};
+  khr::CooperativeMatrixFeatures coop_khr{.cooperativeMatrix = VK_TRUE};
+  if (coop_plan_.api != CoopApi::None) {
+    bool nv = coop_plan_.api == CoopApi::Nv;
+    f12.shaderFloat16 = f12.vulkanMemoryModel = VK_TRUE;
+    auto* end = reinterpret_cast<VkBaseOutStructure*>(&f2);
+    while (end->pNext) end = end->pNext;
+    end->pNext =
+        nv ? reinterpret_cast<VkBaseOutStructure*>(&coop_nv) : reinterpret_cast<VkBaseOutStructure*>(&coop_khr);
+    extensions.push_back(nv ? VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME : khr::kExtension);
+  }
   // VK_EXT_memory_budget needs no enabling: read_caps queries it from the physical device.
 
   float priority = 1.0f;

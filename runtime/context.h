@@ -1,6 +1,7 @@
 // Instance (loader, validation layer, debug messenger), device survey and choice, and Context:
 // the logical device, its compute queue and the kernel cache. The only place that reads the
-// environment (VKLLM_VALIDATE, VKLLM_DEVICE, VKLLM_PROFILE). Created first, outlives everything.
+// environment (VKLLM_VALIDATE, VKLLM_DEVICE, VKLLM_PROFILE, VKLLM_COOPMAT, ...). Created first,
+// outlives everything.
 // One thread drives a Context: KernelCache (built lazily on first use), run_now's one command pool
 // and fence, and set_profile share state without locks. Only the allocation counters are atomic.
 #pragma once
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "caps.h"
+#include "coopmat.h"
 #include "handle.h"
 
 namespace vkllm {
@@ -21,7 +23,9 @@ class KernelCache;
 struct ContextOptions {
   std::optional<uint32_t> device;  // index in the device list; else $VKLLM_DEVICE; else the best one
   std::optional<bool> validation;  // else $VKLLM_VALIDATE=1; a missing layer is then an error
-  std::string profile;             // else $VKLLM_PROFILE; else chosen from the device's caps
+  // A profile name, with overrides ("nvidia:matvec_wg=256", ":attn_br=64": profile_overrides.h);
+  // else $VKLLM_PROFILE; else chosen from the device's caps.
+  std::string profile;
   // Most bytes of buffer memory held at once (0: no limit beyond the device's); else
   // $VKLLM_MEMORY_LIMIT ("512M", "2G", bytes). Past it an allocation fails as out of memory.
   uint64_t memory_limit = 0;
@@ -29,6 +33,9 @@ struct ContextOptions {
   // $VKLLM_DISCRETE_MEMORY=1): what the host writes for kernels goes through staging copies.
   // Lets lavapipe run the paths a discrete card takes.
   std::optional<bool> discrete_memory;
+  // Cooperative matrices for prefill: "auto" (the default), "off", "nv" or "khr"; else
+  // $VKLLM_COOPMAT (runtime/coopmat.h).
+  std::string coopmat;
 };
 
 void destroy_debug_messenger(VkInstance instance, VkDebugUtilsMessengerEXT m, const VkAllocationCallbacks*);
@@ -38,10 +45,13 @@ class Instance {
   explicit Instance(bool validation);
   VkInstance get() const { return instance_.get(); }
   bool validation() const { return validation_; }
+  // The validation layer's specVersion (0 without it).
+  uint32_t layer_version() const { return layer_version_; }
   std::vector<VkPhysicalDevice> physical_devices() const;
 
  private:
   bool validation_;
+  uint32_t layer_version_ = 0;
   UniqueInstance instance_;
   Unique<destroy_debug_messenger> messenger_;
 };
@@ -53,11 +63,13 @@ bool validation_requested(const ContextOptions& options);
 // $VKLLM_CHECK=1: model code should run its reference beside the GPU and report where they part
 // (read here, as every environment variable).
 bool check_requested();
-// The device index and profile name options (or $VKLLM_DEVICE, $VKLLM_PROFILE) ask for, as a
+// The device index and profile request options (or $VKLLM_DEVICE, $VKLLM_PROFILE) ask for, as a
 // Context would read them; `vkllm devices` reports the choice run would make.
 std::optional<uint32_t> requested_device(const ContextOptions& options);
 std::string requested_profile(const ContextOptions& options);
 uint64_t requested_memory_limit(const ContextOptions& options);  // 0: none
+// The cooperative-matrix request options (or $VKLLM_COOPMAT) and the instance's layer make.
+CoopRequest coop_request(const Instance& instance, const ContextOptions& options);
 // The device memory this process may use: the largest device-local heap's budget (or size), or
 // the memory limit where that is smaller (limited). What "fits" and the default context are
 // judged against.
@@ -72,6 +84,7 @@ struct DeviceReport {
   DeviceCaps caps;
   Profile profile;
   std::vector<std::string> problems;  // empty: vkllm can run on it
+  CoopPlan coopmat;                   // the prefill kernels' cooperative matrices ($VKLLM_COOPMAT)
 };
 std::vector<DeviceReport> survey_devices(const Instance& instance);
 // The device used when none is requested: the first suitable one, discrete GPUs first.
@@ -93,6 +106,10 @@ class Context {
   // Tests run every profile on one device; results must not change.
   void set_profile(const Profile& p) { profile_ = fit_profile(p, caps_); }
   KernelCache& kernels() const { return *kernels_; }
+  // The cooperative-matrix path this device was created for (its extension is enabled only when
+  // the plan has one), and what the self-checks of its pipelines found so far (ops_matmul_coop.h).
+  const CoopPlan& coopmat() const { return coop_plan_; }
+  CoopChecks& coop_checks() const { return coop_checks_; }
 
   // Records with `record` into a one-off command buffer, submits it and waits.
   void run_now(const std::function<void(VkCommandBuffer)>& record) const;
@@ -119,6 +136,8 @@ class Context {
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   DeviceCaps caps_;
   Profile profile_;
+  CoopPlan coop_plan_;
+  mutable CoopChecks coop_checks_;
   UniqueDevice device_;
   VkQueue queue_ = VK_NULL_HANDLE;
   UniqueCommandPool one_off_pool_;

@@ -3,6 +3,7 @@
 
 #include "check.h"
 #include "context.h"
+#include "shader_features.h"
 
 namespace vkllm {
 
@@ -47,9 +48,13 @@ Kernel::Kernel(const Context& ctx, const spirv::Shader& shader, const KernelKey&
   VK_CHECK(vkCreatePipelineLayout(dev, &layout_info, nullptr, &layout));
   layout_ = UniquePipelineLayout(dev, layout);
 
-  VkShaderModuleCreateInfo module_info{.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                       .codeSize = shader.code.size_bytes(),
-                                       .pCode = shader.code.data()};
+  // A kernel asking to keep f32 subnormals gets the request only where the device can honour it.
+  std::span<const uint32_t> code = shader.code;
+  std::vector<uint32_t> stripped;
+  if (!ctx.caps().denorm_preserve_f32 && declares_denorm_preserve(code))
+    code = stripped = without_denorm_preserve(code);
+  VkShaderModuleCreateInfo module_info{
+      .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = code.size_bytes(), .pCode = code.data()};
   VkShaderModule module = VK_NULL_HANDLE;
   VK_CHECK(vkCreateShaderModule(dev, &module_info, nullptr, &module));
   UniqueShaderModule owned_module(dev, module);  // only needed until the pipeline exists

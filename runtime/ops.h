@@ -7,5 +7,6 @@
 #include "ops_elementwise.h"
 #include "ops_linear.h"
 #include "ops_matmul.h"
+#include "ops_matmul_coop.h"
 #include "ops_moe.h"
 #include "ops_position.h"

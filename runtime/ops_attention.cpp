@@ -220,8 +220,9 @@ AttentionPlan attention_plan(const DeviceCaps& caps, const Profile& prof, const 
   uint32_t kv = sh.plan_kv ? std::min(sh.plan_kv, sh.max_kv) : sh.max_kv;
   if (sh.force_splits > 0) {
     plan.splits = sh.force_splits;
-  } else if (base < prof.attn_target_wgs && kv > plan.bc && kv >= 2 * prof.attn_split_min) {
-    plan.splits = std::min({ceil_div(prof.attn_target_wgs, base), kv / prof.attn_split_min, kMaxSplits});
+  } else if (uint32_t target = attention_target_workgroups(caps, prof);
+             base < target && kv > plan.bc && kv >= 2 * prof.attn_split_min) {
+    plan.splits = std::min({ceil_div(target, base), kv / prof.attn_split_min, kMaxSplits});
   }
   // A device that cuts long loops short (lavapipe) gets enough splits that no workgroup walks
   // more tiles than its loops may iterate, with a factor 2 of margin.
@@ -236,10 +237,14 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
   return attention_plan(ctx.caps(), ctx.profile(), shape);
 }
 
-uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape) {
-  AttentionPlan plan = attention_plan(ctx, shape);
+uint64_t attention_scratch_bytes(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape) {
+  AttentionPlan plan = attention_plan(caps, prof, shape);
   if (plan.splits == 1) return 0;
   return uint64_t(plan.splits) * shape.n_q * shape.n_heads * (shape.dv + 2) * sizeof(float);
+}
+
+uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape) {
+  return attention_scratch_bytes(ctx.caps(), ctx.profile(), shape);
 }
 
 void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,

@@ -63,10 +63,11 @@ struct AttentionPlan {
 // n_heads / n_kv_heads) and so that each thread keeps at most 64 output accumulators; then bc and br are
 // halved (the larger first) until the tiles fit the device's shared memory; wg shrinks to
 // br * bc threads when that is fewer (not below the widest subgroup). Split-K (decode)
-// is used when the query blocks (of seq_q-token sequences) give fewer workgroups than the profile's attn_target_wgs
-// and max_kv holds at least two splits of attn_split_min keys: splits = enough workgroups to
-// reach the target, at most max_kv / attn_split_min and 64; no split at all when plan_kv keys fit
-// one tile. The split count depends on max_kv or plan_kv (record time), never on step.n_kv, so the
+// is used when the query blocks (of seq_q-token sequences) give fewer workgroups than the target,
+// attention_target_workgroups(caps, profile): attn_wgs_per_cu per compute unit where the device
+// reports its compute units, else the profile's attn_target_wgs; and max_kv holds at least two splits of attn_split_min
+// keys: splits = enough workgroups to reach the target, at most max_kv / attn_split_min and 64; no split at all when
+// plan_kv keys fit one tile. The split count depends on max_kv or plan_kv (record time), never on step.n_kv, so the
 // graph can be replayed for every step within plan_kv; each split takes its share of
 // the runtime key range. On a device with a loop iteration limit (lavapipe, DeviceCaps) the
 // split count is raised, forced or not, until each workgroup's loops stay well under it.
@@ -75,7 +76,9 @@ struct AttentionPlan {
 AttentionPlan attention_plan(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape);
 AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape);
 
-// Bytes of the scratch buffer attention() needs for split-K partials (0: none).
+// Bytes of the scratch buffer attention() needs for split-K partials (0: none); planned for a
+// device description and profile, or for the Context's own.
+uint64_t attention_scratch_bytes(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape);
 uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape);
 
 // o = softmax(q k^T * scale + mask) v, flash attention. step: `seqs` StepParams. scratch:

@@ -12,4 +12,9 @@ namespace vkllm::ops {
 // e.g. the 64 rope values of every (token, head) of an MLA query into a packed buffer.
 void copy_strided(Stream& s, BufferView src, BufferView dst, const push::CopyPush& p);
 
+// dst = src, in 16-byte words (copy_words.comp): the copy bandwidth yardstick of vkllm-bench.
+// Both views hold the same whole number of words (at most 2^32 - 1 of them); its reference is the
+// source itself.
+void copy_words(Stream& s, BufferView src, BufferView dst);
+
 }  // namespace vkllm::ops

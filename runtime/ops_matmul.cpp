@@ -1,5 +1,6 @@
 // Entry points of the weight-matrix kernels: the shader table per weight type, argument checks,
-// the matvec/tiled choice, and row ranges for weights larger than one binding may be.
+// the matvec/tiled/cooperative-matrix choice, and row ranges for weights larger than one binding
+// may be.
 #include "ops_matmul.h"
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "align.h"
 #include "check.h"
 #include "context.h"
+#include "ops_matmul_coop.h"
 #include "push.h"
 
 namespace vkllm::ops {
@@ -56,7 +58,9 @@ const TypeKernels& kernels_for(DType t, const char* op) {
 
 // --- checks
 
-enum class Kind { Matvec, Tiled };
+// Prefill: the cooperative-matrix kernel where the device has a checked one for the product
+// (ops_matmul_coop.h), else the tiled one. Coop: that kernel or an error (tests, benchmarks).
+enum class Kind { Matvec, Tiled, Prefill, Coop };
 
 // Floats spanned by B batches of N rows of `len` values.
 uint64_t span(uint32_t B, uint64_t batch_stride, uint32_t N, uint64_t row_stride, uint64_t len) {
@@ -111,6 +115,7 @@ void check_profile(const Context& ctx, Kind kind, DType t, uint32_t n_tokens, ui
                        ctx.caps().max_workgroup_count[2]));
     return;
   }
+  if (kind == Kind::Coop) return;  // dispatch_coop checks its own tile
   ENSURE(p.matmul_tm && p.matmul_tn && p.matmul_bm % p.matmul_tm == 0 && p.matmul_bn % p.matmul_tn == 0 &&
              (p.matmul_bm / p.matmul_tm) * (p.matmul_bn / p.matmul_tn) == p.matmul_wg && p.matmul_bk % 8 == 0,
          fmt::format("profile {}: matmul tile {}x{}x{} does not split into {} threads of {}x{}", p.name, p.matmul_bm,
@@ -152,7 +157,8 @@ BufferView sub(BufferView v, uint64_t offset, uint64_t size) { return {v.buffer,
 // --- dispatch
 
 void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferView x, BufferView y, BufferView bias,
-              const push::MatmulPush& pc, uint32_t B, const MatmulFusion& f) {
+              const push::MatmulPush& pc, uint32_t B, const MatmulFusion& f, const std::optional<CoopTile>& coop) {
+  if (kind == Kind::Coop) return dispatch_coop(s, k.type, *coop, w, x, y, bias, pc, B, f.accumulate);
   // w: from the first row on; its size may run past the rows.
   const Profile& p = s.context().profile();
   bool has_bias = bias.size > 0, norm = f.norm.size > 0;
@@ -165,7 +171,10 @@ void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferVi
     // Wide loads read whole 16-byte words, so the binding must end on one; the caller's view
     // (Weights pads each tensor's) may hold the few bytes past the rows.
     uint64_t wide_bytes = align_up(rows_bytes, 16);
-    bool wide = p.matvec_wide_loads && k.type == DType::Q8_0 && w.size >= wide_bytes &&
+    bool wide_type = k.type == DType::Q8_0 ? p.matvec_wide_loads
+                     : k.type == DType::Q4_0 || k.type == DType::IQ4_NL ? p.matvec_wide_q4
+                                                                          : false;
+    bool wide = wide_type && w.size >= wide_bytes &&
                 wide_bytes <= s.context().caps().max_storage_buffer_range;
     w.size = wide ? wide_bytes : rows_bytes;
     Groups g = grid(ceil_div(pc.M, rows));
@@ -189,6 +198,15 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
   const TypeKernels& k = kernels_for(t, op);
   uint32_t B = batch.count;
   if (M == 0 || N == 0 || B == 0) return;
+  std::optional<CoopTile> coop;
+  if (kind == Kind::Prefill || kind == Kind::Coop) {
+    coop = coop_choice(s.context(), t, M, N);
+    ENSURE(
+        coop || kind == Kind::Prefill,
+        fmt::format("{}: no checked cooperative-matrix kernel for {} x {} of {} on this device{}", op, M, N,
+                    info(t).name, s.context().coopmat().why_not.empty() ? "" : ": " + s.context().coopmat().why_not));
+    kind = coop ? Kind::Coop : Kind::Tiled;
+  }
   push::MatmulPush pc{.M = M,
                       .N = N,
                       .K = K,
@@ -214,7 +232,7 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
   const DeviceCaps& caps = s.context().caps();
   uint64_t rb = row_bytes(t, K);
   if (uint64_t(B) * M * rb <= caps.max_storage_buffer_range) {
-    dispatch(s, kind, k, w, x, y, bias, pc, B, f);
+    dispatch(s, kind, k, w, x, y, bias, pc, B, f, coop);
     return;
   }
   // One binding cannot hold the weights: ranges of rows, each writing its columns of y.
@@ -228,7 +246,7 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
     part.M = rows;
     BufferView part_bias = bias.size ? sub(bias, 4ull * m0, 4ull * rows) : BufferView{};
     dispatch(s, kind, k, sub(w, m0 * rb, w.size - m0 * rb), x, sub(y, 4ull * m0, y.size - 4ull * m0), part_bias, part,
-             1, f);
+             1, f, coop);
   }
 }
 
@@ -236,7 +254,7 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
 
 void matmul(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
             const MatmulBatch& batch, BufferView bias) {
-  Kind kind = N < s.context().profile().matmul_tiled_min_n ? Kind::Matvec : Kind::Tiled;
+  Kind kind = N < s.context().profile().matmul_tiled_min_n ? Kind::Matvec : Kind::Prefill;
   run_matmul("matmul", kind, s, wtype, w, x, y, M, N, K, batch, bias);
 }
 
@@ -255,8 +273,9 @@ namespace {
 Kind fused_kind(const Stream& s, const MatmulFusion& fusion, uint32_t N) {
   return fusion.kernel == MatmulKernel::Matvec          ? Kind::Matvec
          : fusion.kernel == MatmulKernel::Tiled         ? Kind::Tiled
+         : fusion.kernel == MatmulKernel::Coop          ? Kind::Coop
          : N < s.context().profile().matmul_tiled_min_n ? Kind::Matvec
-                                                        : Kind::Tiled;
+                                                        : Kind::Prefill;
 }
 
 }  // namespace

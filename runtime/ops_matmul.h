@@ -33,7 +33,8 @@ struct MatmulBatch {
 // A single weight matrix larger than maxStorageBufferRange is split into row ranges (several
 // dispatches), so e.g. a large output projection works on lavapipe's 128 MiB limit.
 // Kernel: matvec for N < profile.matmul_tiled_min_n (9 on GPUs; always on llvmpipe, where it is
-// the faster one), else matmul_tiled.
+// the faster one), else the cooperative-matrix kernel where the device has a checked one for the
+// weight type (ops_matmul_coop.h: f16 inputs, f32 accumulation), else matmul_tiled.
 void matmul(Stream& s, DType wtype, BufferView w, BufferView x, BufferView y, uint32_t M, uint32_t N, uint32_t K,
             const MatmulBatch& batch = {}, BufferView bias = {});
 
@@ -47,7 +48,9 @@ void matmul_tiled(Stream& s, DType wtype, BufferView w, BufferView x, BufferView
 
 // What a product does with its results before storing them: work that would otherwise be a
 // dispatch of its own and a round trip through memory.
-enum class MatmulKernel { Auto, Matvec, Tiled };             // Auto: as matmul chooses; the others for tests
+// Auto: as matmul chooses; the others for tests and benchmarks (Coop: the cooperative-matrix
+// kernel, ops_matmul_coop.h, an error where the device has no checked one for the product).
+enum class MatmulKernel { Auto, Matvec, Tiled, Coop };
 enum class Glu : uint32_t { None = 0, Silu = 1, Gelu = 2 };  // the spec constant matvec.glsl's GLU
 struct MatmulFusion {
   bool accumulate = false;  // y += x·wᵀ (+ bias): the residual add after a block's last projection

@@ -8,6 +8,7 @@
 
 #include "context.h"
 #include "ops_check.h"
+#include "ops_matmul_coop.h"
 #include "push.h"
 
 namespace vkllm::ops {
@@ -96,9 +97,15 @@ uint64_t ExpertPlan::bytes() const { return 4ull * (3ull * n_experts + n_pairs()
 
 ExpertPlan expert_plan(const Context& ctx, uint32_t n_tokens, uint32_t n_used, uint32_t n_experts) {
   const Profile& pr = ctx.profile();
+  if (n_tokens >= pr.matmul_tiled_min_n) return tiled_expert_plan(n_tokens, n_used, n_experts, pr.matmul_bn);
   ExpertPlan p{.n_tokens = n_tokens, .n_used = n_used, .n_experts = n_experts};
-  p.tiled = n_tokens >= pr.matmul_tiled_min_n;
-  p.tile = p.tiled ? pr.matmul_bn : std::max(1u, std::min(n_tokens, pr.matvec_tokens));
+  p.tile = std::max(1u, std::min(n_tokens, pr.matvec_tokens));
+  p.max_tiles = std::min(n_experts, p.n_pairs()) + ceil_div(p.n_pairs(), p.tile);
+  return p;
+}
+
+ExpertPlan tiled_expert_plan(uint32_t n_tokens, uint32_t n_used, uint32_t n_experts, uint32_t tile) {
+  ExpertPlan p{.n_tokens = n_tokens, .n_used = n_used, .n_experts = n_experts, .tiled = true, .tile = tile};
   p.max_tiles = std::min(n_experts, p.n_pairs()) + ceil_div(p.n_pairs(), p.tile);
   return p;
 }
@@ -146,7 +153,8 @@ void check_matmul_id(const ExpertPlan& plan, DType type, std::span<const ExpertS
 }  // namespace
 
 void matmul_id(Stream& s, const ExpertPlan& plan, DType type, std::span<const ExpertSlice> w, BufferView x,
-               BufferView plan_buf, BufferView y, uint32_t M, uint32_t K, uint32_t x_div, uint32_t x_row_stride) {
+               BufferView plan_buf, BufferView y, uint32_t M, uint32_t K, uint32_t x_div, uint32_t x_row_stride,
+               MatmulKernel kernel) {
   if (plan.n_pairs() == 0) return;
   const IdKernels& k = id_kernels(type);
   if (x_row_stride == 0) x_row_stride = K;
@@ -155,6 +163,11 @@ void matmul_id(Stream& s, const ExpertPlan& plan, DType type, std::span<const Ex
   const Profile& p = ctx.profile();
   ENSURE(plan.max_tiles <= ctx.caps().max_workgroup_count[0],
          fmt::format("matmul_id: {} tiles exceed the device's workgroup count", plan.max_tiles));
+  std::optional<CoopTile> coop;
+  if (plan.tiled && kernel != MatmulKernel::Tiled) coop = coop_id_choice(ctx, type, plan.tile);
+  ENSURE(coop || kernel != MatmulKernel::Coop,
+         fmt::format("matmul_id: no checked cooperative-matrix kernel for {} rows of {} in tiles of {} on this device",
+                     M, info(type).name, plan.tile));
   for (const ExpertSlice& sl : w) {
     push::MatmulIdPush pc{.M = M,
                           .K = K,
@@ -167,7 +180,9 @@ void matmul_id(Stream& s, const ExpertPlan& plan, DType type, std::span<const Ex
                           .expert0 = sl.first,
                           .expert1 = sl.first + sl.count};
     Bindings b{.reads = {sl.w, x, plan_buf}, .writes = {y}};
-    if (plan.tiled) {
+    if (coop) {
+      dispatch_coop_id(s, type, *coop, b, pc, plan.max_tiles, x.offset % 16 == 0 && x_row_stride % 4 == 0);
+    } else if (plan.tiled) {
       s.dispatch(*k.matmul, {p.matmul_wg, p.matmul_bm, p.matmul_bn, p.matmul_bk, p.matmul_tm, p.matmul_tn}, b, pc,
                  Groups{plan.max_tiles, ceil_div(M, p.matmul_bm), 1});
     } else {

@@ -13,6 +13,7 @@
 
 #include "buffer.h"
 #include "dtype.h"
+#include "ops_matmul.h"
 #include "stream.h"
 
 namespace vkllm {
@@ -57,6 +58,9 @@ struct ExpertPlan {
   uint64_t bytes() const;  // of the plan buffer (int32, layout in shaders/push_moe.h)
 };
 ExpertPlan expert_plan(const Context& ctx, uint32_t n_tokens, uint32_t n_used, uint32_t n_experts);
+// The tiled plan with `tile` pairs a tile, whatever the token count (the cooperative-matrix
+// self-check builds one).
+ExpertPlan tiled_expert_plan(uint32_t n_tokens, uint32_t n_used, uint32_t n_experts, uint32_t tile);
 
 // plan = ids (n_pairs int32, each < n_experts) grouped by expert, and the tile list.
 void moe_plan(Stream& s, const ExpertPlan& plan, BufferView ids, BufferView plan_buf);
@@ -68,9 +72,12 @@ struct ExpertSlice {
 };
 
 // y(n_pairs, M) row p = W[expert of p] · x[p / x_div] (x rows of K floats, x_row_stride apart; y
-// packed), over the slices that together hold every expert. One dispatch per slice.
+// packed), over the slices that together hold every expert. One dispatch per slice. A tiled plan
+// runs on cooperative matrices where the device has a checked kernel for it (ops_matmul_coop.h;
+// `kernel` Tiled or Coop forces one, for tests), else on the tiled kernel.
 void matmul_id(Stream& s, const ExpertPlan& plan, DType type, std::span<const ExpertSlice> w, BufferView x,
-               BufferView plan_buf, BufferView y, uint32_t M, uint32_t K, uint32_t x_div, uint32_t x_row_stride = 0);
+               BufferView plan_buf, BufferView y, uint32_t M, uint32_t K, uint32_t x_div, uint32_t x_row_stride = 0,
+               MatmulKernel kernel = MatmulKernel::Auto);
 
 // x(n_tokens, dim) += Σ_j weights[t, j] · y[t·n_used + j] (+ shared[t] · sigmoid(gate[t]), or
 // + shared[t] without a gate). shared (n_tokens, dim) and gate (n_tokens) may be empty views.

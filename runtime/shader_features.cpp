@@ -66,7 +66,8 @@ ShaderRequirements read_requirements() {
   std::map<std::pair<ShaderFeature, VkSubgroupFeatureFlags>, std::vector<const char*>> uses;
   for (const spirv::Shader* s : spirv::all) {
     for (uint32_t cap : spirv_capabilities(s->code)) {
-      if (cap == 1) continue;  // Shader: every Vulkan compute module
+      if (cap == 1) continue;                     // Shader: every Vulkan compute module
+      if (cap == kSpirvDenormPreserve) continue;  // asked where the device has it, else removed
       std::optional<Allowed> a = allowed_by(cap);
       if (!a) {
         r.unknown.push_back(fmt::format("{}: capability {}", s->name, cap));
@@ -93,6 +94,49 @@ std::vector<uint32_t> spirv_capabilities(std::span<const uint32_t> code) {
     i += words;
   }
   return caps;
+}
+
+namespace {
+
+constexpr uint32_t kOpExecutionMode = 16;
+
+bool is_denorm_preserve(std::span<const uint32_t> code, size_t i) {
+  uint32_t words = code[i] >> 16, op = code[i] & 0xffff;
+  return (op == kOpCapability && words == 2 && code[i + 1] == kSpirvDenormPreserve) ||
+         (op == kOpExecutionMode && words >= 3 && code[i + 2] == kSpirvModeDenormPreserve);
+}
+
+// Calls `each(i)` for the index of every instruction before the first function.
+template <class F>
+void for_each_preamble_instruction(std::span<const uint32_t> code, F each) {
+  constexpr uint32_t kOpFunction = 54;
+  ENSURE(code.size() >= 5 && code[0] == kMagic, "not a SPIR-V module");
+  for (size_t i = 5; i < code.size();) {
+    uint32_t words = code[i] >> 16, op = code[i] & 0xffff;
+    ENSURE(words >= 1 && i + words <= code.size(), "a SPIR-V module with a malformed instruction");
+    if (op == kOpFunction) break;
+    each(i);
+    i += words;
+  }
+}
+
+}  // namespace
+
+bool declares_denorm_preserve(std::span<const uint32_t> code) {
+  bool found = false;
+  for_each_preamble_instruction(code, [&](size_t i) { found = found || is_denorm_preserve(code, i); });
+  return found;
+}
+
+std::vector<uint32_t> without_denorm_preserve(std::span<const uint32_t> code) {
+  std::vector<uint32_t> out(code.begin(), code.begin() + 5);
+  size_t end = 5;
+  for_each_preamble_instruction(code, [&](size_t i) {
+    end = i + (code[i] >> 16);
+    if (!is_denorm_preserve(code, i)) out.insert(out.end(), code.begin() + i, code.begin() + end);
+  });
+  out.insert(out.end(), code.begin() + end, code.end());
+  return out;
 }
 
 const ShaderRequirements& shader_requirements() {

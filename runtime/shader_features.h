@@ -40,6 +40,17 @@ struct ShaderRequirements {
 // stream that is not SPIR-V.
 std::vector<uint32_t> spirv_capabilities(std::span<const uint32_t> code);
 
+// SPIR-V's DenormPreserve capability and execution mode (float controls, core in SPIR-V 1.4): a
+// kernel asks to keep f32 subnormals with it; it is a property (shaderDenormPreserveFloat32), not
+// a feature, so a device without it runs the kernel with the mode taken out (without_denorm_preserve)
+// and may flush subnormals to zero.
+constexpr uint32_t kSpirvDenormPreserve = 4464, kSpirvModeDenormPreserve = 4459;
+// Whether the module declares DenormPreserve for any width.
+bool declares_denorm_preserve(std::span<const uint32_t> code);
+// The module with its DenormPreserve capability and execution modes removed (word for word the
+// rest); throws Error on a word stream that is not SPIR-V.
+std::vector<uint32_t> without_denorm_preserve(std::span<const uint32_t> code);
+
 // The union over every embedded shader (spirv::all), computed once.
 const ShaderRequirements& shader_requirements();
 

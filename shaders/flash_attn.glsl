@@ -208,9 +208,13 @@ void update_row(uint r, float m_new, float tile_sum) {
 
 void softmax_rows() {
   if (USE_SUBGROUP) {
-    // One subgroup per row: lane i takes keys i, i + subgroup size, ... (at most BC / SG_MIN).
-    const uint per_lane = (BC + SG_MIN - 1) / SG_MIN;
-    uint lane = gl_SubgroupInvocationID, step = gl_SubgroupSize;
+    // One subgroup per row: its a active invocations (a whole subgroup, or fewer when the
+    // workgroup is narrower than the device's subgroups) take keys i, i + a, ..., at most
+    // BC / min(SG_MIN, WG) each. Counted, not taken from gl_SubgroupSize, which counts the lanes
+    // a narrow workgroup leaves empty too.
+    const uint lanes_min = SG_MIN < WG ? SG_MIN : WG;
+    const uint per_lane = (BC + lanes_min - 1) / lanes_min;
+    uint lane = subgroupExclusiveAdd(1u), step = subgroupAdd(1u);
     for (uint r = gl_SubgroupID; r < BR; r += gl_NumSubgroups) {
       float mx = NEG, sum = 0.0;
       [[unroll]] for (uint k = 0; k < per_lane; ++k)

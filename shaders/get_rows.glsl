@@ -4,8 +4,14 @@
 //   y(n_ids, K) f32 = rows ids[i] of the table, dequantised (push_matmul.h GetRowsPush).
 // Workgroup (x, i) writes runs of 8 values x·WG .. of output row i; the K % 8 tail of float rows
 // goes to workgroup x = 0. Bindings: 0 table (stored type), 1 ids int32, 2 y f32.
+#extension GL_EXT_spirv_intrinsics : require
 #include "push.h"
 #include "quant.glsl"
+
+// Values come out as stored, f32 subnormals too (MXFP4's scales 2^-127 and 2^-126 make them):
+// DenormPreserve for 32-bit floats, which kernel.cpp takes out where the device lacks
+// shaderDenormPreserveFloat32 (such a driver may flush them: docs/design.md, Numerics).
+spirv_execution_mode(capabilities = [4464], 4459, 32);
 
 layout(constant_id = 0) const uint WG = 128;
 layout(local_size_x_id = 0) in;

@@ -13,3 +13,8 @@ struct CopyPush {
   uint dst_col_stride;
   uint dst_offset;
 };
+
+// dst[i] = src[i] for i < n_words 16-byte words (copy_words.comp: the bandwidth yardstick).
+struct CopyWordsPush {
+  uint n_words;
+};

@@ -21,12 +21,37 @@ const uint UNIT = 64;
 uint unit_k(uint u, uint j) { return 64 * u + 4 * j; }  // unit u = values 64u .. 64u+63 in order
 #endif
 
+#if defined(WTYPE_Q4_0) || defined(WTYPE_IQ4_NL)
+// WIDE_LOADS: the 18-byte block at 16-bit word b from the two aligned 16-byte words that hold it
+// (it starts at an even byte of the first), instead of six 2- and 4-byte loads. As block34_wide,
+// the host enables it only where the binding's size is a multiple of 16.
+void block18_wide(uint b, out float d, out uint qs[8]) {
+  uint c = b >> 3, last = w128.length() - 1;
+  uvec4 a0 = w128[c], a1 = w128[min(c + 1, last)];
+  uint w[8] = uint[8](a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w);
+  uint ws = (b >> 1) & 3, s[5];  // the block starts in word ws of the window, at bit 16·(b & 1)
+  for (uint k = 0; k < 5; ++k) s[k] = ws < 2 ? (ws == 0 ? w[k] : w[k + 1]) : (ws == 2 ? w[k + 2] : w[k + 3]);
+  bool odd = (b & 1) != 0;
+  d = unpackHalf2x16(odd ? s[0] >> 16 : s[0]).x;
+  for (uint i = 0; i < 4; ++i) qs[i] = odd ? s[i + 1] : (s[i] >> 16) | (s[i + 1] << 16);
+}
+// d and the four qs words of the 18-byte block at 16-bit word b.
+void block18(uint b, out float d, out uint qs[8]) {
+  if (WIDE_LOADS) {
+    block18_wide(b, d, qs);
+    return;
+  }
+  d = f16_at(b);
+  span(b + 1, 4, qs);
+}
+#endif
+
 #if defined(WTYPE_Q4_0)
 // qs word i (bytes 4i..4i+3) holds values 4i.. in its low nibbles and 16+4i.. in its high ones.
 void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
   uint b = row16 + u * 9, qs[8];
-  float d = f16_at(b);
-  span(b + 1, 4, qs);
+  float d;
+  block18(b, d, qs);
   for (uint i = 0; i < 4; ++i) {
     uint q = qs[i];
     v[i] = (bits4(q, 0, 15) - 8.0) * d;
@@ -73,8 +98,8 @@ void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
 #elif defined(WTYPE_IQ4_NL)
 void dequant_unit(uint row16, uint u, out vec4 v[UNIT / 4]) {
   uint b = row16 + u * 9, qs[8];
-  float d = f16_at(b);
-  span(b + 1, 4, qs);
+  float d;
+  block18(b, d, qs);
   for (uint i = 0; i < 4; ++i) {
     v[i] = iq4_4(qs[i], 0) * d;
     v[4 + i] = iq4_4(qs[i], 4) * d;

@@ -92,11 +92,12 @@ void skip(const std::string& reason) {
 const std::vector<std::string>& skipped() { return g_skipped; }
 
 double batching_bound(std::initializer_list<uint32_t> batch_sizes, double exact) {
-  constexpr double kF32Bound = 1e-7;
+  constexpr double kF32Bound = 1e-7, kF16Bound = 1e-5;
   uint32_t min_n = gpu().profile().matmul_tiled_min_n;
   bool tiled = false, matvec = false;
   for (uint32_t n : batch_sizes) (n >= min_n ? tiled : matvec) = true;
-  return tiled && matvec ? std::max(exact, kF32Bound) : exact;
+  bool coop = gpu().coopmat().api != CoopApi::None && gpu().profile().coopmat;
+  return tiled && matvec ? std::max(exact, coop ? kF16Bound : kF32Bound) : exact;
 }
 
 }  // namespace vkllm::test

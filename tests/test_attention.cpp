@@ -201,6 +201,22 @@ TEST_CASE("flash attention under every profile", "[attention]") {
   });
 }
 
+TEST_CASE("flash attention on workgroups narrower than the subgroup", "[attention]") {
+  // A profile may give attention fewer threads than the device's subgroups hold (llvmpipe's 16 on
+  // NVIDIA's 32): the subgroup softmax must then count the invocations it has, not the subgroup
+  // size (it read past them, NMSE 1e60 on the H200). Here: half and a quarter of the subgroup.
+  const DeviceCaps& caps = test::gpu().caps();
+  for (uint32_t wg : {caps.subgroup_size / 2, caps.subgroup_size / 4}) {
+    if (wg < 2) continue;  // one thread cannot hold a 4-row tile's accumulators (subgroups of 4)
+    AttentionCase prefill{
+        .n_q = 9, .n_kv = 100, .heads = 8, .kv_heads = 2, .dk = 32, .dv = 32, .br = 4, .bc = 32, .wg = wg};
+    test::check_attention(prefill, bound(prefill), fmt::format(" subgroup={}", caps.subgroup_size));
+    AttentionCase decode = prefill;
+    decode.n_q = 1, decode.splits = 2;
+    test::check_attention(decode, bound(decode), fmt::format(" subgroup={}", caps.subgroup_size));
+  }
+}
+
 TEST_CASE("flash attention reads q8_0 and q4_0 K/V tiles", "[attention][kv_quant]") {
   // The reference attends over the same dequantised values, so the bound stays that of f32.
   const AttentionCase cases[] = {

@@ -117,3 +117,27 @@ TEST_CASE("each profile's intended tile executes against the reference", "[atten
     }
   });
 }
+
+// Split-K at decode aims at attn_wgs_per_cu workgroups per compute unit where the device reports
+// its units (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties), else at the profile's
+// attn_target_wgs. Llama-3.1-8B's shape (32/8 heads, head dim 128): one row block per KV head, 8
+// workgroups before splitting; 65536 keys allow the most splits (64).
+TEST_CASE("decode split-K is sized by the device's compute units where it reports them", "[attention][plan]") {
+  ops::AttentionShape decode{.n_q = 1, .n_heads = 32, .n_kv_heads = 8, .dk = 128, .dv = 128, .max_kv = 65536};
+  Profile nvidia = profile_named("nvidia");
+  DeviceCaps unknown = test::nvidia_device();
+  CHECK(attention_target_workgroups(unknown, nvidia) == nvidia.attn_target_wgs);
+  CHECK(ops::attention_plan(unknown, nvidia, decode).splits == ceil_div(nvidia.attn_target_wgs, 8));
+  DeviceCaps h200 = test::nvidia_device();
+  h200.compute_units = 132;  // an H200's SMs
+  CHECK(attention_target_workgroups(h200, nvidia) == 132 * nvidia.attn_wgs_per_cu);
+  CHECK(ops::attention_plan(h200, nvidia, decode).splits == ceil_div(132 * nvidia.attn_wgs_per_cu, 8));
+  DeviceCaps small = test::nvidia_device();
+  small.compute_units = 16;
+  CHECK(ops::attention_plan(small, nvidia, decode).splits == ceil_div(16 * nvidia.attn_wgs_per_cu, 8));
+  Profile wide = nvidia;
+  wide.attn_wgs_per_cu = 8;
+  CHECK(ops::attention_plan(h200, wide, decode).splits == 64);  // capped
+  decode.max_kv = 4096;                                         // at most 4096 / attn_split_min splits
+  CHECK(ops::attention_plan(h200, nvidia, decode).splits == 4096 / nvidia.attn_split_min);
+}

@@ -35,7 +35,14 @@ TEST_CASE("vkllm devices --json lists devices with their limits", "[cli]") {
       CHECK(d["limits"]["max_storage_buffer_range"] == 134217728);
       CHECK(d["profile"] == "llvmpipe");
       CHECK(d["uma"] == true);
+      // lavapipe reports no compute units: split-K aims at the profile's guess.
+      CHECK(d["compute_units"] == 0);
+      CHECK(d["compute_units_source"] == "");
+      CHECK(d["attention_split_target"] == vkllm::profile_named("llvmpipe").attn_target_wgs);
+      CHECK(d["denorm_preserve_f32"] == vkllm::test::gpu().caps().denorm_preserve_f32);
     }
+    uint32_t units = d["compute_units"], target = d["attention_split_target"];
+    if (units) CHECK(target == units * vkllm::profile_named(d["profile"].get<std::string>()).attn_wgs_per_cu);
   }
   CHECK(chosen);
 }
@@ -44,6 +51,8 @@ TEST_CASE("vkllm devices prints a readable list", "[cli]") {
   auto r = run_vkllm("devices");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("maxStorageBufferRange") != std::string::npos);
+  CHECK(r.out.find("    compute units: ") != std::string::npos);
+  CHECK(r.out.find("    f32 subnormals: ") != std::string::npos);
   CHECK(r.out.find("<- chosen") != std::string::npos);
 }
 
@@ -93,4 +102,37 @@ TEST_CASE("vkllm devices reports the choice run makes under VKLLM_DEVICE and VKL
   CHECK(missing.exit_code == 0);
   CHECK(missing.err.starts_with("warning: VKLLM_DEVICE=99 is not a device index"));
   CHECK(missing.out.find("<- chosen") == std::string::npos);
+}
+
+TEST_CASE("vkllm devices says whether prefill runs on cooperative matrices, and what its checks found", "[cli]") {
+  auto r = run_vkllm("devices --json");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  for (auto& d : j["devices"]) {
+    auto& c = d["cooperative_matrices"];
+    REQUIRE(c.is_object());
+    CHECK(c["offered"].contains("nv"));
+    if (c["api"] == "none") {  // lavapipe: no extension, no checks
+      CHECK(!c["why_not"].get<std::string>().empty());
+      CHECK(c["checks"].empty());
+      continue;
+    }
+    CHECK((c["api"] == "nv" || c["api"] == "khr"));
+    if (!d["chosen"].get<bool>()) continue;
+    CHECK(!c["checks"].empty());  // the chosen device's pipelines, each against the tiled kernel
+    for (auto& check : c["checks"]) {
+      INFO(check.dump());
+      CHECK(check["state"] == "kept");
+    }
+  }
+  auto text = run_vkllm("devices");
+  CHECK(text.out.find("    cooperative matrices: ") != std::string::npos);
+  auto off = run_vkllm("devices --json", "VKLLM_COOPMAT=off");
+  for (auto& d : nlohmann::json::parse(off.out)["devices"])
+    CHECK(d["cooperative_matrices"]["why_not"] == "turned off by VKLLM_COOPMAT=off");
+  for (const char* cmd : {"devices", "run -p x -n 1"}) {
+    auto bad = run_vkllm(cmd, "VKLLM_COOPMAT=fast");
+    CHECK(bad.exit_code == 1);
+    CHECK(bad.err == "error: VKLLM_COOPMAT='fast' is not one of auto, off, nv, khr\n");
+  }
 }

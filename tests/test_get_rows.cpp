@@ -94,15 +94,19 @@ TEST_CASE("get_rows decodes every MXFP4 scale and code, rows at every byte offse
   for (uint32_t r = 0; r < rows; ++r) ids[r] = int32_t(rows - 1 - r);
   std::vector<float> got = gather(DType::MXFP4, table, ids, K), want(got.size());
   ref::get_rows(DType::MXFP4, table.data(), ids.data(), want.data(), rows, K);
-  // Exact, infinities (e = 255) included; where the half scale is subnormal (e < 2) a GPU may
-  // flush the product to zero.
+  // Exact, infinities (e = 255) included. get_rows asks to keep f32 subnormals; a device without
+  // shaderDenormPreserveFloat32 may flush them (docs/design.md, Numerics), and a value of a block
+  // whose half scale 2^(e - 128) is subnormal (e < 2) then comes out as zero.
+  bool preserves = test::gpu().caps().denorm_preserve_f32;
   size_t wrong = 0, flushed = 0;
   for (size_t i = 0; i < got.size(); ++i) {
     if (got[i] == want[i]) continue;
-    bool flush = std::fpclassify(want[i]) == FP_SUBNORMAL && got[i] == 0;
+    size_t block = size_t(ids[i / K]) * blocks + i % K / 32;
+    bool flush = !preserves && table[17 * block] < 2 && got[i] == 0;
     flushed += flush;
     if (!flush && wrong++ == 0) WARN(fmt::format("value {}: {} (reference {})", i, got[i], want[i]));
   }
-  if (flushed) WARN(fmt::format("{} subnormal values flushed to zero", flushed));
+  if (flushed)
+    WARN(fmt::format("{} values of subnormal-scale blocks flushed to zero (no denorm preservation)", flushed));
   CHECK(wrong == 0);
 }

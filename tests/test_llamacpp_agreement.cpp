@@ -23,6 +23,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "arch/architecture.h"
 #include "catch.h"
@@ -69,10 +70,35 @@ std::string require_ok(const test::CliResult& r, const std::string& what) {
   return r.out;
 }
 
+// llama.cpp's own run ended by a signal (an abort in ggml, a crash): nothing was compared, so the
+// test case says so and is skipped, never counted as vkllm's failure, nor as a pass. (An error the
+// oracle reports itself, exit 1 with "error: ...", is a failure: it may be the fixture's fault.)
+struct OracleCrashed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The message of a crashed oracle run (empty when it did not crash): the signal, and ggml's
+// assertion or the last line it printed.
+std::string oracle_crash(const test::CliResult& r, const std::string& what) {
+  if (r.exit_code < 128) return "";
+  std::string why;
+  std::istringstream err(r.err);
+  for (std::string line; std::getline(err, line);)
+    if (line.find("GGML_ASSERT") != std::string::npos || line.find("GGML_ABORT") != std::string::npos || why.empty())
+      why = line;
+  return fmt::format("the llama.cpp oracle crashed (signal {}) on {}, so nothing was compared; not a vkllm result: {}",
+                     r.exit_code - 128, what, why.empty() ? "no message" : why);
+}
+
+std::string oracle_ok(const test::CliResult& r, const std::string& what) {
+  if (std::string crash = oracle_crash(r, what); !crash.empty()) throw OracleCrashed(crash);
+  return require_ok(r, "llama.cpp on " + what);
+}
+
 Run oracle(const fs::path& model, const std::vector<int32_t>& tokens, size_t chunk, size_t greedy) {
   std::string args = fmt::format("logits -m '{}' --tokens {} --kv-type f32 --chunk {} --greedy {} --experts",
                                  model.string(), join(tokens), chunk, greedy);
-  std::string out = require_ok(test::run_program(VKLLM_LLAMACPP_ORACLE, args), "llama.cpp on " + model.string());
+  std::string out = oracle_ok(test::run_program(VKLLM_LLAMACPP_ORACLE, args), model.string());
   Run r;
   std::istringstream lines(out);
   for (std::string line; std::getline(lines, line);) {
@@ -97,9 +123,9 @@ Run oracle(const fs::path& model, const std::vector<int32_t>& tokens, size_t chu
 }
 
 void oracle_quantize(const fs::path& in, const fs::path& out, const std::string& type) {
-  require_ok(
+  oracle_ok(
       test::run_program(VKLLM_LLAMACPP_ORACLE, fmt::format("quantize '{}' '{}' {}", in.string(), out.string(), type)),
-      "llama.cpp quantize to " + type);
+      in.string() + " (quantize to " + type + ")");
 }
 
 // The file under another architecture name: general.architecture and the key prefix change,
@@ -321,12 +347,36 @@ void check_quantised(const test::EngineFixture& fixture) {
   record(fixture, "quantised", line);
 }
 
+TEST_CASE("a crash of the llama.cpp oracle is reported as the oracle's, not as vkllm's", "[llamacpp]") {
+  // A process that aborts as ggml's GGML_ASSERT does (SIGABRT after its message).
+  test::CliResult r = test::run_program("/bin/sh",
+                                        "-c 'echo \"ggml-backend.cpp:1294: GGML_ASSERT(x) failed\" >&2; "
+                                        "echo backtrace >&2; kill -ABRT $$'");
+  std::string crash = oracle_crash(r, "mla/Q8_0.gguf");
+  CHECK(crash ==
+        "the llama.cpp oracle crashed (signal 6) on mla/Q8_0.gguf, so nothing was compared; not a vkllm "
+        "result: ggml-backend.cpp:1294: GGML_ASSERT(x) failed");
+  CHECK_THROWS_AS(oracle_ok(r, "mla/Q8_0.gguf"), OracleCrashed);
+  // An error the oracle reports itself is no crash: the case fails on it.
+  test::CliResult error = test::run_program("/bin/sh", "-c 'echo \"error: cannot load\" >&2; exit 1'");
+  CHECK(oracle_crash(error, "x.gguf").empty());
+}
+
 // One Catch test case per registry fixture (Catch2 v2 has no dynamic sections of its own).
 struct Invoker : Catch::ITestInvoker {
   test::EngineFixture fixture;
   void (*body)(const test::EngineFixture&);
-  Invoker(test::EngineFixture f, void (*b)(const test::EngineFixture&)) : fixture(std::move(f)), body(b) {}
-  void invoke() const override { body(fixture); }
+  std::string kind;
+  Invoker(test::EngineFixture f, void (*b)(const test::EngineFixture&), std::string k)
+      : fixture(std::move(f)), body(b), kind(std::move(k)) {}
+  void invoke() const override {
+    try {
+      body(fixture);
+    } catch (const OracleCrashed& e) {
+      record(fixture, kind, fmt::format("llama.cpp agreement {:<14} {}: {}", family(fixture), kind, e.what()));
+      test::skip(e.what());
+    }
+  }
 };
 
 const bool registered = [] {
@@ -337,9 +387,9 @@ const bool registered = [] {
     auto* names = new std::vector<std::string>{
         "llama.cpp agrees with vkllm on " + family(f) + " (F32 weights)",
         fmt::format("llama.cpp agrees with vkllm on {} ({})", family(f), fmt::join(quantised_types(f), ", "))};
-    new Catch::AutoReg(new Invoker(f, check_f32), CATCH_INTERNAL_LINEINFO, "",
+    new Catch::AutoReg(new Invoker(f, check_f32, "F32"), CATCH_INTERNAL_LINEINFO, "",
                        Catch::NameAndTags{(*names)[0], "[llamacpp]"});
-    new Catch::AutoReg(new Invoker(f, check_quantised), CATCH_INTERNAL_LINEINFO, "",
+    new Catch::AutoReg(new Invoker(f, check_quantised, "quantised"), CATCH_INTERNAL_LINEINFO, "",
                        Catch::NameAndTags{(*names)[1], "[llamacpp][quantised]"});
   }
   return true;

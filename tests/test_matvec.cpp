@@ -18,15 +18,24 @@ TEST_CASE("matvec matches the reference for every weight type", "[matvec]") {
   }
 }
 
-// llvmpipe reads Q8_0 rows in aligned 16-byte words where the weight view runs to a multiple of
-// 16 bytes: blocks start at every even byte offset of a word, and the last one ends at the view.
-TEST_CASE("matvec reads Q8_0 in 16-byte words where the view allows", "[matvec]") {
-  for (uint32_t k : test::awkward_k(DType::Q8_0))
-    for (test::MatmulCase c : {test::MatmulCase{1, 1, k}, {37, 1, k}, {19, 3, k}, {130, 2, k}}) {
-      size_t bytes = size_t(c.M) * row_bytes(DType::Q8_0, c.K);
-      test::check_matmul_case(ops::matvec, "matvec", DType::Q8_0, c, c.M + k, false, " padded", (16 - bytes % 16) % 16);
-      test::check_matmul_case(ops::matvec, "matvec", DType::Q8_0, c, c.M + k, true, " slack 40", 40);
-    }
+// With matvec_wide_loads (Q8_0) and matvec_wide_q4 (Q4_0, IQ4_NL), rows are read in aligned 16-byte words where the
+// weight view runs to a multiple of 16 bytes: blocks start at every even byte offset of a word,
+// and the last one ends at the view.
+TEST_CASE("matvec reads 32-value blocks in 16-byte words where the view allows", "[matvec]") {
+  struct Restore {
+    ~Restore() { test::gpu().set_profile(choose_profile(test::gpu().caps())); }
+  } restore;
+  Profile p = test::gpu().profile();
+  p.matvec_wide_loads = p.matvec_wide_q4 = true;
+  test::gpu().set_profile(p);
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::IQ4_NL})
+    for (uint32_t k : test::awkward_k(t))
+      for (test::MatmulCase c : {test::MatmulCase{1, 1, k}, {37, 1, k}, {19, 3, k}, {130, 2, k}}) {
+        if (t != DType::Q8_0 && c.M == 130) continue;  // fewer pipelines: the odd shapes suffice
+        size_t bytes = size_t(c.M) * row_bytes(t, c.K);
+        test::check_matmul_case(ops::matvec, "matvec", t, c, c.M + k, false, " padded", (16 - bytes % 16) % 16);
+        test::check_matmul_case(ops::matvec, "matvec", t, c, c.M + k, true, " slack 40", 40);
+      }
 }
 
 TEST_CASE("matvec over several token blocks", "[matvec]") {

@@ -162,7 +162,7 @@ void check_matmul_id(DType t, const IdCase& c, uint32_t K, uint32_t per_slice, c
     ops::moe_plan(s, plan, gids, gplan);
     ops::matmul_id(s, plan, t, slices, gx, gplan, gy, c.M, K, x_div);
     s.submit_wait();
-    test::check_nmse(test::from_gpu(gy), want, test::nmse_bound(t),
+    test::check_nmse(test::from_gpu(gy), want, test::matmul_id_bound(t, plan),
                      fmt::format("matmul_id{} {} {} n={} k={} E={} M={} K={} x/{}{}", plan.tiled ? " (tiled)" : "",
                                  test::type_name(t), c.what, c.n, c.k, c.E, c.M, K, x_div, note));
   }

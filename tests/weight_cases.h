@@ -57,6 +57,17 @@ inline std::vector<float> ref_matmul(const Weights& w, const std::vector<float>&
 // NMSE bounds (docs/design.md "Numerics"): f32 accumulation over exact float weights, and quantised
 // weights against the reference on the same dequantised values.
 inline double nmse_bound(DType t) { return is_float(t) ? 1e-9 : 1e-6; }
+// Products on cooperative matrices take f16 inputs (ops_matmul_coop.h): the bound through f16.
+constexpr double kCoopBound = 1e-5;
+// The bound for what ops::matmul computes: through f16 where it picks the cooperative-matrix kernel.
+inline double matmul_bound(DType t, uint32_t M, uint32_t N) {
+  bool coop = N >= gpu().profile().matmul_tiled_min_n && ops::coop_choice(gpu(), t, M, N);
+  return coop ? kCoopBound : nmse_bound(t);
+}
+// The same for ops::matmul_id under this plan.
+inline double matmul_id_bound(DType t, const ops::ExpertPlan& plan) {
+  return plan.tiled && ops::coop_id_choice(gpu(), t, plan.tile) ? kCoopBound : nmse_bound(t);
+}
 
 // Awkward row lengths for a type: float rows of any length, quantised rows a multiple of the block
 // (32 or 256) but, past the first, not of 8·32 or 64 (tile and workgroup strides). MXFP4 rows of
@@ -89,7 +100,7 @@ inline void check_matmul_case(MatmulFn fn, const char* name, DType t, MatmulCase
   fn(s, t, gw, gx, gy, c.M, c.N, c.K, {}, with_bias ? gb.view() : BufferView{});
   s.submit_wait();
   check_nmse(
-      from_gpu(gy), want, nmse_bound(t),
+      from_gpu(gy), want, fn == &ops::matmul ? matmul_bound(t, c.M, c.N) : nmse_bound(t),
       fmt::format("{} {} M={} N={} K={}{}{}", name, type_name(t), c.M, c.N, c.K, with_bias ? " bias" : "", note));
 }
 

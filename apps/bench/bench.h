@@ -4,7 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
+#include "buffer.h"
 #include "context.h"
+#include "dtype.h"
 #include "options.h"
 #include "stream.h"
 
@@ -26,6 +28,12 @@ Timing time_stream(const Context& ctx, const std::function<void(Stream&)>& recor
 // Host memory read bandwidth in GB/s (sum over a buffer larger than the caches, all cores).
 double cpu_read_gbps();
 
+// n values drawn uniformly from [-1, 1) with this seed.
+std::vector<float> random_values(size_t n, uint32_t seed);
+// M rows of realistic weights of type t: 64 distinct random rows quantised by the reference,
+// repeated (a matrix of random bytes would hold NaN and subnormal scales).
+Buffer bench_weights(const Context& ctx, DType t, uint32_t M, uint32_t K);
+
 // Common options: --device, --profile, --json.
 struct CommonOptions {
   std::optional<uint32_t> device;
@@ -42,6 +50,7 @@ std::vector<std::string> weight_type_names();
 void add_copy_bench(CLI::App& app);
 void add_matvec_bench(CLI::App& app);
 void add_matmul_bench(CLI::App& app);
+void add_coopmat_bench(CLI::App& app);
 void add_attention_bench(CLI::App& app);
 void add_fixture_command(CLI::App& app);
 void add_elementwise_bench(CLI::App& app);

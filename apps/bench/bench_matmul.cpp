@@ -5,7 +5,6 @@
 // that groups the tokens by expert (ops_moe.h); bytes count the experts read.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "bench.h"
 #include "error.h"
@@ -35,27 +34,6 @@ DType checked_type(const MatOptions& o, const char* k_flag) {
   return t;
 }
 
-std::vector<float> random_values(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& f : v) f = dist(rng);
-  return v;
-}
-
-// M rows of realistic weights: 64 distinct random rows quantised by the reference, repeated (a
-// matrix of random bytes would hold NaN and subnormal scales).
-Buffer make_weights(const Context& ctx, DType t, uint32_t M, uint32_t K) {
-  const uint32_t distinct = 64;
-  std::vector<float> f = random_values(size_t(distinct) * K, 1);
-  std::vector<uint8_t> rows = ref::quantize(t, f.data(), distinct, K);
-  uint64_t rb = row_bytes(t, K);
-  Buffer w(ctx, uint64_t(M) * rb, Memory::Device, "weights");
-  for (uint32_t m0 = 0; m0 < M; m0 += distinct)
-    w.upload(rows.data(), std::min<uint64_t>(distinct, M - m0) * rb, uint64_t(m0) * rb);
-  return w;
-}
-
 // The expert products of N tokens, k experts each: records moe_plan + matmul_id and returns the
 // bytes of the experts the tokens read.
 double record_experts(const Context& ctx, const MatOptions& o, DType t, Buffer& w, Buffer& x, Buffer& y,
@@ -78,7 +56,7 @@ void run(const MatOptions& o, bool matvec) {
   ENSURE(o.used <= std::max(o.experts, 1u), fmt::format("--used {} exceeds --experts {}", o.used, o.experts));
   Context ctx(o.common.context());
   uint32_t M = o.m, N = o.n, K = o.k, E = std::max(o.experts, 1u);
-  Buffer w = make_weights(ctx, t, E * M, K);
+  Buffer w = bench_weights(ctx, t, E * M, K);
   std::vector<float> xs = random_values(size_t(N) * K, 2);
   uint64_t y_rows = uint64_t(N) * (o.experts ? o.used : 1);
   Buffer x(ctx, xs.size() * 4, Memory::Device, "x"), y(ctx, y_rows * M * 4, Memory::Device, "y");
@@ -99,8 +77,10 @@ void run(const MatOptions& o, bool matvec) {
   double seconds = tm.ms_median * 1e-3;
   bool cpu = ctx.caps().type == "cpu";  // lavapipe: compare with what the CPU itself can read
   double cpu_gbps = cpu ? cpu_read_gbps() : 0;
-  bool small = o.experts ? !ops::expert_plan(ctx, N, o.used, E).tiled : N < ctx.profile().matmul_tiled_min_n;
-  const char* kernel = (matvec && !o.experts) || small ? "matvec" : "tiled";
+  ops::ExpertPlan plan = ops::expert_plan(ctx, N, o.used, E);
+  bool small = o.experts ? !plan.tiled : N < ctx.profile().matmul_tiled_min_n;
+  bool coop = o.experts ? bool(ops::coop_id_choice(ctx, t, plan.tile)) : bool(ops::coop_choice(ctx, t, M, N));
+  const char* kernel = (matvec && !o.experts) || small ? "matvec" : coop ? "coopmat" : "tiled";
   if (o.common.json) {
     nlohmann::json j = {{"op", matvec ? "matvec" : "matmul"},
                         {"kernel", kernel},

@@ -1,12 +1,14 @@
-// Timing of recorded streams and the CPU bandwidth yardstick for vkllm-bench.
+// Timing of recorded streams, test inputs, and the CPU bandwidth yardstick for vkllm-bench.
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <random>
 #include <thread>
 #include <vector>
 
 #include "bench.h"
 #include "ops_matmul.h"
+#include "reference/reference.h"
 
 namespace vkllm::bench {
 
@@ -23,6 +25,25 @@ Timing time_stream(const Context& ctx, const std::function<void(Stream&)>& recor
   }
   std::sort(ms.begin(), ms.end());
   return {.ms_median = ms[ms.size() / 2], .ms_min = ms.front(), .runs = runs};
+}
+
+std::vector<float> random_values(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& f : v) f = dist(rng);
+  return v;
+}
+
+Buffer bench_weights(const Context& ctx, DType t, uint32_t M, uint32_t K) {
+  const uint32_t distinct = 64;
+  std::vector<float> f = random_values(size_t(distinct) * K, 1);
+  std::vector<uint8_t> rows = ref::quantize(t, f.data(), distinct, K);
+  uint64_t rb = row_bytes(t, K);
+  Buffer w(ctx, uint64_t(M) * rb, Memory::Device, "weights");
+  for (uint32_t m0 = 0; m0 < M; m0 += distinct)
+    w.upload(rows.data(), std::min<uint64_t>(distinct, M - m0) * rb, uint64_t(m0) * rb);
+  return w;
 }
 
 double cpu_read_gbps() {

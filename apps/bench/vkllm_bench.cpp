@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   vkllm::bench::add_copy_bench(app);
   vkllm::bench::add_matvec_bench(app);
   vkllm::bench::add_matmul_bench(app);
+  vkllm::bench::add_coopmat_bench(app);
   vkllm::bench::add_attention_bench(app);
   vkllm::bench::add_fixture_command(app);
   vkllm::bench::add_serve_bench(app);

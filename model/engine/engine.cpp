@@ -24,9 +24,11 @@ constexpr uint32_t kDefaultMaxContext = 4096;
 uint32_t default_context(const ModelConfig& config) { return std::min(config.seq_len, kDefaultMaxContext); }
 
 uint32_t fitted_context(const GgufFile& file, const ModelConfig& config, uint32_t batch, DType kv_type, uint32_t slots,
-                        uint64_t usable) {
+                        uint64_t usable, const DeviceCaps& caps, const Profile& prof) {
   uint32_t n = default_context(config);
-  auto fits = [&](uint32_t ctx) { return estimate_memory(file, config, ctx, batch, kv_type, slots).total() <= usable; };
+  auto fits = [&](uint32_t ctx) {
+    return estimate_memory(file, config, ctx, batch, kv_type, slots, caps, prof).total() <= usable;
+  };
   // Where not even the least context fits, the weights are the problem: keep the default (info
   // says the model does not fit; a load fails with its out-of-memory error).
   if (n <= kLeastFittedContext || !fits(kLeastFittedContext)) return n;

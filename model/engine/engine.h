@@ -50,11 +50,12 @@ struct MemoryReport {
 // Tokens per KV-cache slot when --ctx is not given: the model's context length, at most 4096.
 uint32_t default_context(const ModelConfig& config);
 // The default context fitted to a device: default_context halved while estimate_memory at that
-// context (weights, `slots` KV caches, activations at `batch`) exceeds `usable` device bytes, down
-// to kLeastFittedContext; unchanged where even that does not fit (the weights are the problem).
+// context (weights, `slots` KV caches, activations at `batch`, and the attention scratch the
+// device and profile plan) exceeds `usable` device bytes, down to kLeastFittedContext; unchanged
+// where even that does not fit (the weights are the problem).
 inline constexpr uint32_t kLeastFittedContext = 256;
 uint32_t fitted_context(const GgufFile& file, const ModelConfig& config, uint32_t batch, DType kv_type, uint32_t slots,
-                        uint64_t usable);
+                        uint64_t usable, const DeviceCaps& caps, const Profile& prof);
 
 class Engine {
  public:

@@ -12,6 +12,25 @@
 
 namespace vkllm {
 
+namespace {
+
+KvCache::Geometry geometry_of(const ModelConfig& c, uint32_t layer) {
+  if (c.attention_kind() == AttentionKind::MLA)
+    return {1, c.mla.kv_lora_rank + c.mla.qk_rope_head_dim, c.mla.kv_lora_rank};
+  LayerAttention a = c.attention_of(layer);
+  return {a.n_kv_heads, a.head_dim, a.v_head_dim};
+}
+
+}  // namespace
+
+std::vector<KvCache::Geometry> KvCache::geometries(const ModelConfig& c) {
+  std::vector<Geometry> out;
+  for (uint32_t l = 0; l < c.n_layers; ++l)
+    if (!c.is_linear_layer(l) && std::find(out.begin(), out.end(), geometry_of(c, l)) == out.end())
+      out.push_back(geometry_of(c, l));
+  return out;
+}
+
 KvCache::KvCache(const Context& ctx, const ModelConfig& c, uint32_t n_ctx, DType type, uint32_t slots)
     : mla_(c.attention_kind() == AttentionKind::MLA), n_layers_(c.n_layers), n_ctx_(n_ctx), slots_(slots), type_(type) {
   ENSURE(n_ctx > 0, "the context length must be at least 1");
@@ -20,9 +39,7 @@ KvCache::KvCache(const Context& ctx, const ModelConfig& c, uint32_t n_ctx, DType
   geometry_.resize(n_layers_);
   for (uint32_t l = 0; l < n_layers_; ++l) {
     if (c.is_linear_layer(l)) continue;
-    LayerAttention a = c.attention_of(l);
-    geometry_[l] = mla_ ? Geometry{1, c.mla.kv_lora_rank + c.mla.qk_rope_head_dim, c.mla.kv_lora_rank}
-                        : Geometry{a.n_kv_heads, a.head_dim, a.v_head_dim};
+    geometry_[l] = geometry_of(c, l);
     check_type(c, geometry_[l]);
   }
   uint64_t range = ctx.caps().max_storage_buffer_range;

@@ -39,6 +39,8 @@ class KvCache {
     bool operator==(const Geometry&) const = default;
   };
   std::vector<Geometry> geometries() const;
+  // The same, from the model's configuration alone (what a cache of this model will hold).
+  static std::vector<Geometry> geometries(const ModelConfig& config);
 
   uint32_t n_ctx() const { return n_ctx_; }  // tokens per slot
   uint32_t slots() const { return slots_; }

@@ -8,6 +8,7 @@
 #include "arch/architecture.h"
 #include "arch/tensors.h"
 #include "gguf/reader.h"
+#include "ops_attention.h"
 
 namespace vkllm {
 
@@ -32,8 +33,9 @@ uint64_t weight_bytes(const GgufFile& file, const ModelConfig& c) {
   return total;
 }
 
-// Floats per token of every activation the graph declares, plus the step inputs and one row of logits.
-uint64_t activation_bytes(const ModelConfig& c, uint64_t batch) {
+// Floats per token of every activation the graph declares, plus the step inputs and a row of
+// logits per slot.
+uint64_t activation_bytes(const ModelConfig& c, uint64_t batch, uint64_t slots) {
   uint64_t H = c.n_heads, hidden = *std::max_element(c.hidden_dim.begin(), c.hidden_dim.end());
   uint64_t floats = 3ull * c.dim + 2 * hidden;  // x, h, proj; gate, up
   if (c.attention_kind() == AttentionKind::MLA) {
@@ -49,16 +51,43 @@ uint64_t activation_bytes(const ModelConfig& c, uint64_t batch) {
     const LinearAttentionConfig& l = c.linear;
     floats += 2ull * l.conv_channels() + 2ull * l.value_dim() + 2ull * l.v_heads;  // qkv, conv; z, out; alpha, beta
   }
-  return 4 * (batch * floats + uint64_t(c.vocab_size) + 2 * batch) + 64;
+  // Step inputs (step_inputs.cpp): token ids, positions and KV rows per token, StepParams and a
+  // last row per slot, five regions of up to 256 bytes of alignment, and a staging twin on a
+  // discrete GPU.
+  uint64_t step_inputs = 2 * (12 * batch + 20 * slots + 5 * 256);
+  return 4 * (batch * floats + slots * c.vocab_size) + step_inputs;
 }
 
 }  // namespace
+
+uint64_t attention_scratch_bytes(const DeviceCaps& caps, const Profile& prof, uint32_t n_heads,
+                                 const std::vector<KvCache::Geometry>& geometries, uint32_t n_ctx, uint32_t batch,
+                                 uint32_t slots) {
+  uint64_t scratch = 0;
+  for (uint32_t n = 1; n <= batch; ++n)
+    for (uint32_t m = 1; m <= std::min(n, slots); ++m)
+      for (const KvCache::Geometry& g : geometries) {
+        ops::AttentionShape shape{.n_q = n, .seqs = m, .seq_q = n - m + 1, .kv_slots = slots};
+        shape.n_heads = n_heads, shape.n_kv_heads = g.heads, shape.max_kv = n_ctx;
+        shape.dk = g.k_width, shape.dv = g.v_width;
+        scratch = std::max(scratch, ops::attention_scratch_bytes(caps, prof, shape));
+      }
+  return scratch;
+}
+
+MemoryEstimate estimate_memory(const GgufFile& file, const ModelConfig& config, uint32_t n_ctx, uint32_t batch,
+                               DType kv_type, uint32_t slots, const DeviceCaps& caps, const Profile& prof) {
+  MemoryEstimate e = estimate_memory(file, config, n_ctx, batch, kv_type, slots);
+  uint32_t steps = std::max(1u, uint32_t(std::min<uint64_t>(batch, uint64_t(n_ctx) * slots)));  // as Engine clamps it
+  e.scratch = attention_scratch_bytes(caps, prof, config.n_heads, KvCache::geometries(config), n_ctx, steps, slots);
+  return e;
+}
 
 MemoryEstimate estimate_memory(const GgufFile& file, const ModelConfig& config, uint32_t n_ctx, uint32_t batch,
                                DType kv_type, uint32_t slots) {
   return {.weights = weight_bytes(file, config),
           .kv_cache = config.kv_bytes_per_token(kv_type) * n_ctx * slots,
-          .activations = activation_bytes(config, std::max(1u, std::min(batch, n_ctx))),
+          .activations = activation_bytes(config, std::max(1u, std::min(batch, n_ctx)), std::max(1u, slots)),
           .recurrent = 2 * config.recurrent_bytes_per_sequence() * slots};
 }
 

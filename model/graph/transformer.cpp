@@ -14,6 +14,7 @@
 #include "context.h"
 #include "error.h"
 #include "graph/blocks.h"
+#include "graph/memory_estimate.h"
 #include "ops.h"
 #include "ops_linear.h"
 #include "push.h"
@@ -185,17 +186,8 @@ uint32_t Transformer::one_tile_kv() const {
 
 // Attention's split-K partials: the most any step needs (n tokens of m sequences).
 uint64_t Transformer::attention_scratch_need() const {
-  uint64_t scratch = 0;
-  for (uint32_t n = 1; n <= max_batch_; ++n)
-    for (uint32_t m = 1; m <= std::min(n, cache_.slots()); ++m) {
-      for (const KvCache::Geometry& g : cache_.geometries()) {
-        ops::AttentionShape shape{.n_q = n, .seqs = m, .seq_q = n - m + 1, .kv_slots = cache_.slots()};
-        shape.n_heads = c_.n_heads, shape.n_kv_heads = g.heads, shape.max_kv = cache_.n_ctx();
-        shape.dk = g.k_width, shape.dv = g.v_width;
-        scratch = std::max(scratch, ops::attention_scratch_bytes(ctx_, shape));
-      }
-    }
-  return scratch;
+  return attention_scratch_bytes(ctx_.caps(), ctx_.profile(), c_.n_heads, cache_.geometries(), cache_.n_ctx(),
+                                 max_batch_, cache_.slots());
 }
 
 Transformer::Trace Transformer::trace(uint32_t n, OutputMode mode, bool unshared, uint32_t seqs) {

@@ -179,11 +179,25 @@ void print_row(const char* tag, size_t pos, const float* row, int n_vocab) {
   std::printf("\n");
 }
 
+// Model parameters for a computing run: the CPU only, and weights in plain CPU buffers. ggml's
+// "extra" buffer types repack weights for the processor's matrix kernels: AMX on Sapphire Rapids
+// and later (libggml-cpu-sapphirerapids.so), interleaved blocks elsewhere. A weight in one is then
+// usable only by the ops that type accepts, and the AMX type refuses a product with a
+// non-contiguous input, which MLA's absorbed attn_k_b gets (deepseek2.cpp multiplies it by a
+// permuted q_nope): ggml's scheduler finds no backend for it and aborts
+// (GGML_ASSERT(*cur_backend_id != -1)). That stopped the quantised MLA fixtures on the H200's
+// host. Plain buffers also keep the oracle's arithmetic the same on every processor.
+llama_model_params computing_params() {
+  llama_model_params mp = llama_model_default_params();
+  mp.n_gpu_layers = 0;
+  mp.use_extra_bufts = false;
+  return mp;
+}
+
 int logits(int argc, char** argv) {
   LogitsArgs a = parse_logits_args(argc, argv);
   Owned o;
-  llama_model_params mp = llama_model_default_params();
-  mp.n_gpu_layers = 0;
+  llama_model_params mp = computing_params();
   o.model = llama_model_load_from_file(a.model.c_str(), mp);
   if (!o.model) fail(a.model + ": llama.cpp cannot load this file");
   int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(o.model));
@@ -263,8 +277,7 @@ int embed(int argc, char** argv) {
   size_t total = 0;
   for (const auto& s : seqs) total += s.size();
   Owned o;
-  llama_model_params mp = llama_model_default_params();
-  mp.n_gpu_layers = 0;
+  llama_model_params mp = computing_params();
   o.model = llama_model_load_from_file(model.c_str(), mp);
   if (!o.model) fail(model + ": llama.cpp cannot load this file");
   llama_context_params cp = llama_context_default_params();
