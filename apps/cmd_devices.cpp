@@ -56,7 +56,7 @@ std::vector<std::string> required_feature_names() {
 }
 
 // The self-checks of the chosen device's cooperative-matrix pipelines, run on a Context of it.
-CoopChecks run_coop_checks(const DeviceReport& r, const std::optional<Profile>& forced) {
+CoopChecks run_coop_checks(const DeviceReport& r, const std::optional<ProfileRequest>& forced) {
   if (r.coopmat.api == CoopApi::None || !r.problems.empty()) return {};
   Context ctx(ContextOptions{.device = r.index, .profile = forced ? forced->name : ""});
   ops::check_all_coop(ctx);

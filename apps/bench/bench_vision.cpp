@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.h"
+#include "error.h"
 #include "fixture/projector_fixture.h"
 #include "gguf/reader.h"
 #include "graph/vision_encoder.h"
@@ -40,7 +41,7 @@ void run(const VisionOptions& o) {
     if (!o.write.empty()) {
       std::ofstream out(o.write, std::ios::binary);
       out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-      if (!out) throw Error(fmt::format("{}: cannot write the projector", o.write));
+      if (!out) throw vkllm::Error(fmt::format("{}: cannot write the projector", o.write));
     }
     return GgufFile::parse(std::move(bytes), o.preset);
   }();

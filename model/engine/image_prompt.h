@@ -33,8 +33,8 @@ std::vector<PromptPart> split_image_prompt(const Tokenizer& tok, const Projector
 // How many tokens the parts take in the context (an image: its grid's tokens).
 uint32_t prompt_tokens(std::span<const PromptPart> parts, std::span<const VisionInput> images);
 
-// Evaluates the parts after what the engine holds, encoding each image on the GPU; the last
-// part's logits. The prompt must end with text.
+// Evaluates the parts after what the engine holds, encoding each image on the GPU; the logits of
+// the last text part's last token (empty when the parts end with an image).
 std::span<const float> eval_image_prompt(Engine& engine, VisionEncoder& encoder, std::span<const PromptPart> parts,
                                          std::span<const VisionInput> images);
 
