@@ -92,3 +92,21 @@ TEST_CASE("vkllm run --image errors are one line", "[cli-image]") {
   CHECK(mismatch.exit_code == 1);
   CHECK(mismatch.err.find("the projector gives rows of 48 values and the model takes 128") != std::string::npos);
 }
+
+TEST_CASE("vkllm info --mmproj counts an image's tokens and KV bytes", "[cli-image]") {
+  Pair p;
+  write(p, "qwen35", "tiny-qwen3vl");
+  auto r = run_vkllm(fmt::format("info -m {} --mmproj {} --json --kv-type f32", p.model.path, p.mmproj.path));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  nlohmann::json proj = j["projector"];
+  CHECK(proj["type"] == "qwen3vl_merger");
+  CHECK(proj["fits_model"] == true);
+  ProjectorConfig c = read_projector_config(GgufFile::open(p.mmproj.path));
+  ImageGrid g = c.grid(1920, 1080);
+  CHECK(proj["images"][2]["tokens"] == g.tokens());
+  CHECK(proj["images"][2]["kv_bytes"] == j["kv_bytes_per_token"].get<uint64_t>() * g.tokens());
+  auto text = run_vkllm(fmt::format("info -m {} --mmproj {}", p.model.path, p.mmproj.path));
+  CHECK(text.out.find("images      896x896: ") != std::string::npos);
+}

@@ -136,6 +136,11 @@ TEST_CASE("bad images get one clear error", "[image]") {
   gif.resize(20);
   CHECK(error_of([&] { decode_image(gif, "lying.gif"); }).starts_with("lying.gif: "));
   CHECK(error_of([] { load_image_file("/nonexistent.png"); }).starts_with("/nonexistent.png: cannot open the image"));
+  // fuzz_image's first finding: a Huffman table of more than 256 codes, which Debian's stb_image
+  // would build past its arrays.
+  std::string crash = VKLLM_SOURCE_DIR "/tests/data/images/jpeg-huffman-257-codes.jpg";
+  CHECK(error_of([&] { load_image_file(crash); }).find("the JPEG image is corrupt (a Huffman table of") !=
+        std::string::npos);
 }
 
 TEST_CASE("resizing follows Pillow's filters", "[image]") {

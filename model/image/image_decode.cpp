@@ -72,9 +72,31 @@ std::optional<std::pair<int64_t, int64_t>> claimed_size(std::span<const std::byt
   return std::nullopt;
 }
 
+// Debian's stb_image (2022) builds a JPEG Huffman table without checking that its 16 code counts
+// add up to at most 256, the size of its arrays: a table of more writes past them (found by
+// fuzz_image; newer stb checks it). Every FF C4 of the file, wherever stb's reader could take it for
+// a DHT segment (entropy-coded data holds no FF C4: an FF there is stuffed with 00), is read as
+// stb reads it; a table of more than 256 codes is refused.
+void check_jpeg_huffman_tables(std::span<const std::byte> b, const std::string& name) {
+  auto at = [&](size_t i) { return i < b.size() ? std::to_integer<uint32_t>(b[i]) : 0u; };  // 0 past the end, as stb
+  for (size_t p = 0; p + 1 < b.size(); ++p) {
+    if (at(p) != 0xFF || at(p + 1) != 0xC4) continue;
+    int64_t left = int64_t(at(p + 2) << 8 | at(p + 3)) - 2;
+    for (size_t q = p + 4; left > 0 && q < b.size();) {
+      uint32_t codes = 0;
+      for (int i = 0; i < 16; ++i) codes += at(q + 1 + i);
+      if (codes > 256)
+        throw Error(
+            fmt::format("{}: the JPEG image is corrupt (a Huffman table of {} codes; at most 256)", name, codes));
+      left -= 17 + int64_t(codes), q += 17 + codes;
+    }
+  }
+}
+
 RgbImage decode_stb(std::span<const std::byte> bytes, const std::string& name, ImageFormat f,
                     const ImageLimits& limits) {
   if (auto size = claimed_size(bytes, f)) check_size(name, f, size->first, size->second, limits);
+  if (f == ImageFormat::Jpeg) check_jpeg_huffman_tables(bytes, name);
   const auto* p = reinterpret_cast<const stbi_uc*>(bytes.data());
   int len = int(bytes.size()), w = 0, h = 0, channels = 0;
   if (!stbi_info_from_memory(p, len, &w, &h, &channels))
