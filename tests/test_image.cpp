@@ -121,7 +121,7 @@ TEST_CASE("bad images get one clear error", "[image]") {
         "a.txt: not an image vkllm reads (JPEG, PNG, GIF, BMP or WebP)");
   std::vector<std::byte> png = encode(pattern(64, 64), ImageFormat::Png);
   std::vector<std::byte> cut(png.begin(), png.begin() + png.size() / 2);
-  CHECK(error_of([&] { decode_image(cut, "cut.png"); }).starts_with("cut.png: cannot decode the PNG image"));
+  CHECK(error_of([&] { decode_image(cut, "cut.png"); }).starts_with("cut.png: the PNG image is truncated or corrupt"));
   CHECK(error_of([] { decode_image(png_header(100000, 100000), "huge.png"); }) ==
         "huge.png: the PNG image is 100000x100000 pixels, over the limit of 16384 per side and 40000000 in all");
   CHECK(error_of([] { decode_image(png_header(10000, 10000), "bomb.png"); }).find("over the limit") !=
@@ -140,6 +140,10 @@ TEST_CASE("bad images get one clear error", "[image]") {
   // would build past its arrays.
   std::string crash = VKLLM_SOURCE_DIR "/tests/data/images/jpeg-huffman-257-codes.jpg";
   CHECK(error_of([&] { load_image_file(crash); }).find("the JPEG image is corrupt (a Huffman table of") !=
+        std::string::npos);
+  // Its second: a PNG chunk claiming 1.8 GB, which stb would allocate before reading it.
+  std::string bomb = VKLLM_SOURCE_DIR "/tests/data/images/png-chunk-claims-1.8-gb.png";
+  CHECK(error_of([&] { load_image_file(bomb); }).find("the PNG image is truncated or corrupt (a chunk of") !=
         std::string::npos);
 }
 
