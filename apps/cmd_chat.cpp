@@ -46,8 +46,9 @@ void print(std::string_view text) { write_stdout(text); }
 // --no-reasoning the reply is printed as the model wrote it.
 class ReplyPrinter {
  public:
-  // reasoning_open: the prompt left the model inside <think> (prompt_opens_reasoning).
-  ReplyPrinter(const ChatFormat& format, bool reasoning_open, bool hide) : hide_(hide), dim_(isatty(STDOUT_FILENO)) {
+  // reasoning_open: the prompt left the model inside <think> (prompt_opens_reasoning's tail).
+  ReplyPrinter(const ChatFormat& format, std::string reasoning_open, bool hide)
+      : hide_(hide), dim_(isatty(STDOUT_FILENO)) {
     o_.format = format;
     o_.reasoning_open = reasoning_open;
     split_ = hide_ || dim_;
@@ -84,8 +85,8 @@ class ReplyPrinter {
 
 // Whether the prompt of this turn leaves the model inside its reasoning (a template that ends the
 // generation prompt with <think>, as QwQ's and DeepSeek-R1's do).
-bool opens_reasoning(const ChatSession& session, const std::string& line, const ChatFormat& format) {
-  if (!format.think_tags) return false;
+std::string opens_reasoning(const ChatSession& session, const std::string& line, const ChatFormat& format) {
+  if (format.reasoning_open().empty()) return "";
   nlohmann::ordered_json messages = session.messages();
   messages.push_back({{"role", "user"}, {"content", line}});
   const ChatTemplate& t = session.chat_template();

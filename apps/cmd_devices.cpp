@@ -55,10 +55,11 @@ std::vector<std::string> required_feature_names() {
   return names;
 }
 
-// The self-checks of the chosen device's cooperative-matrix pipelines, run on a Context of it.
-CoopChecks run_coop_checks(const DeviceReport& r, const std::optional<ProfileRequest>& forced) {
+// The self-checks of the chosen device's cooperative-matrix pipelines, run on a Context of it
+// (under the profile VKLLM_PROFILE asks for, overrides included, as `run` would use it).
+CoopChecks run_coop_checks(const DeviceReport& r) {
   if (r.coopmat.api == CoopApi::None || !r.problems.empty()) return {};
-  Context ctx(ContextOptions{.device = r.index, .profile = forced ? forced->name : ""});
+  Context ctx(ContextOptions{.device = r.index});
   ops::check_all_coop(ctx);
   return ctx.coop_checks();
 }
@@ -203,7 +204,7 @@ void add_devices_command(CLI::App& app) {
     Instance instance(validation_requested({}));
     std::vector<DeviceReport> reports = survey_devices(instance);
     Choice c = choose(reports);
-    CoopChecks checks = c.device ? run_coop_checks(reports[*c.device], c.profile) : CoopChecks{};
+    CoopChecks checks = c.device ? run_coop_checks(reports[*c.device]) : CoopChecks{};
     auto checks_of = [&](const DeviceReport& r) { return c.device == r.index ? checks : CoopChecks{}; };
     if (*json) {
       nlohmann::json out = {{"devices", nlohmann::json::array()}, {"profile_forced", c.profile.has_value()}};

@@ -30,6 +30,7 @@
 #include "profile_overrides.h"
 #include "projector_info.h"
 #include "serve/kv_json.h"
+#include "text/chat/chat_format.h"
 #include "text/chat_template.h"
 #include "text/template_family.h"
 #include "text/tokenizer.h"
@@ -94,6 +95,7 @@ struct Info {
   uint64_t tensor_bytes = 0;
   std::optional<uint32_t> file_type;         // general.file_type (the mix, "Q4_K_M")
   std::optional<std::string> chat_template;  // the family of tokenizer.chat_template; none: no template
+  ChatFormat chat_format;                    // how replies are read (vkllm's ChatML when there is no template)
   uint32_t n_ctx = 0;                        // the context `run` would use
   DType kv_type = DType::F16;                // --kv-type
   uint32_t parallel = 4;                     // vkllm serve's KV-cache split: slots x n_ctx tokens each
@@ -132,8 +134,10 @@ Info gather(const GgufFile& f, const InfoOptions& o) {
   try_part(f, i.problems, "", [&] { i.config = ModelConfig::from_gguf(f); });
   if (has_vocab(f)) try_part(f, i.problems, "tokenizer: ", [&] { i.tokenizer = Tokenizer::from_gguf(f); });
   try_part(f, i.problems, "chat template: ", [&] {
+    i.chat_format = ChatFormat::detect(kChatMlTemplate);
     if (std::optional<std::string> source = read_chat_template(f)) {
       i.chat_template = chat_template_family(*source);
+      i.chat_format = ChatFormat::detect(*source);
       ChatTemplate::parse(*source);
     }
   });
@@ -263,7 +267,6 @@ std::vector<std::string> features(const ModelConfig& c) {
   std::vector<std::string> f;
   TensorCatalogue t;
   c.architecture().layer_tensors(c, 0, t);
-  if (t.find(TensorRole::AttnQkv, 0)) f.push_back("fused qkv");
   if (t.find(TensorRole::FfnGateUp, 0)) f.push_back("fused gate|up");
   if (c.qkv_bias) f.push_back("qkv bias");
   if (r.attention.qk_norm) f.push_back("q/k head norms");
@@ -286,6 +289,21 @@ std::vector<std::string> features(const ModelConfig& c) {
                             c.n_nextn_layers == 1 ? "" : "s"));
   layout_features(c, f);
   return f;
+}
+
+// The tensor layout of a family that has more than one (docs/formats.md §13): which the file uses.
+std::string layout_line(const ModelConfig& c) {
+  const LayoutRecipe& r = c.architecture().recipe.layouts;
+  const TensorLayout& l = c.layout;
+  std::vector<std::string> parts;
+  if (r.qkv != Fusion::Never)
+    parts.push_back(!l.fused_qkv       ? "separate Q, K, V"
+                    : !c.qkv_bias      ? "fused QKV"
+                    : l.fused_qkv_bias ? "fused QKV (and its bias)"
+                                       : "fused QKV (biases apart)");
+  if (r.gate_up_exps != Fusion::Never && c.moe.n_experts)
+    parts.push_back(l.fused_gate_up_exps ? "fused expert gate/up" : "separate expert gate and up");
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::string hidden_str(const std::vector<uint32_t>& h) {
@@ -326,6 +344,8 @@ std::string model_text(const Info& i) {
   if (c.moe.n_experts) out += fmt::format("experts     {}\n", experts_line(c));
   std::vector<std::string> feats = features(c);
   if (!feats.empty()) out += fmt::format("blocks      {}\n", fmt::join(feats, ", "));
+  std::string layout = layout_line(c);  // read from the tensors: none in a metadata-only file
+  if (!layout.empty() && !i.parameters_from_config) out += fmt::format("layout      {}\n", layout);
   out += fmt::format("rope        {}, dim {}, theta {}, scaling {}{}{}\n", to_string(c.rope.mode), c.rope.dim,
                      c.rope.theta, to_string(c.rope.scaling),
                      c.rope.scaling == RopeScaling::None ? "" : fmt::format(" x{}", c.rope.factor),
@@ -390,8 +410,15 @@ std::string tokenizer_text(const Info& i) {
 }
 
 std::string template_text(const Info& i) {
-  if (!i.chat_template) return "template    none: vkllm chat and serve frame turns with ChatML\n";
-  return fmt::format("template    {} (the file's chat template)\n", *i.chat_template);
+  std::string out = i.chat_template ? fmt::format("template    {} (the file's chat template)\n", *i.chat_template)
+                                    : "template    none: vkllm chat and serve frame turns with ChatML\n";
+  const ChatFormat& f = i.chat_format;
+  if (f.tools == ToolCallFormat::Unknown)
+    return out + fmt::format(
+                     "tool calls  not read: the template ({}) writes them in a syntax vkllm does not know; served "
+                     "without tools\n",
+                     f.unknown);
+  return out + fmt::format("tool calls  {}{}\n", to_string(f.tools), f.reasons() ? ", with reasoning" : "");
 }
 
 void print_text(const Info& i) {
@@ -462,6 +489,14 @@ nlohmann::json model_json(const Info& i) {
   };
   add_kv_json(j, c, i.kv_type);
   j["features"] = features(c);
+  std::string names = layout_names(c.layout);
+  if (i.parameters_from_config)  // no tensors to tell
+    j["layout"] = nullptr;
+  else
+    j["layout"] = {{"fused_qkv", c.layout.fused_qkv},
+                   {"fused_qkv_bias", c.layout.fused_qkv_bias},
+                   {"fused_gate_up_exps", c.layout.fused_gate_up_exps},
+                   {"name", names.empty() ? "separate" : names}};
   j["layers"] = layers_json(c, i.kv_type);
   j["kv_shared_saving_bytes_per_token"] = c.shared_kv_saving_per_token(i.kv_type);
   if (c.moe.n_experts) {
@@ -506,20 +541,25 @@ nlohmann::json model_json(const Info& i) {
 
 nlohmann::json to_json(const Info& i) {
   const GgufFile& f = i.file;
-  nlohmann::json j = {{"file", f.name()},
-                      {"gguf_version", f.version()},
-                      {"architecture", architecture_name(f)},
-                      {"supported", i.problems.empty()},
-                      {"problems", i.problems},
-                      {"tensor_types", i.types},
-                      {"file_type", i.file_type ? nlohmann::json(i.mix_name()) : nlohmann::json(nullptr)},
-                      {"bits_per_weight", i.bits_per_weight()},
-                      {"tensor_count", f.tensors().size()},
-                      {"file_bytes", f.file_bytes()},
-                      {"split_count", f.split_count()},
-                      {"chat_template",
-                       {{"present", i.chat_template.has_value()},
-                        {"family", i.chat_template ? nlohmann::json(*i.chat_template) : nullptr}}}};
+  nlohmann::json j = {
+      {"file", f.name()},
+      {"gguf_version", f.version()},
+      {"architecture", architecture_name(f)},
+      {"supported", i.problems.empty()},
+      {"problems", i.problems},
+      {"tensor_types", i.types},
+      {"file_type", i.file_type ? nlohmann::json(i.mix_name()) : nlohmann::json(nullptr)},
+      {"bits_per_weight", i.bits_per_weight()},
+      {"tensor_count", f.tensors().size()},
+      {"file_bytes", f.file_bytes()},
+      {"split_count", f.split_count()},
+      {"chat_template",
+       {{"present", i.chat_template.has_value()},
+        {"family", i.chat_template ? nlohmann::json(*i.chat_template) : nullptr},
+        {"tool_calls", to_string(i.chat_format.tools)},
+        {"tool_calls_unread", i.chat_format.tools == ToolCallFormat::Unknown ? nlohmann::json(i.chat_format.unknown)
+                                                                             : nlohmann::json(nullptr)},
+        {"reasoning", i.chat_format.reasons()}}}};
   if (i.config)
     j.update(model_json(i));
   else

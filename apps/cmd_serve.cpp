@@ -28,10 +28,12 @@
 #include "engine/embedding.h"
 #include "engine/scheduler.h"
 #include "error.h"
+#include "gguf_listing.h"
 #include "model_options.h"
 #include "serve/api.h"
 #include "serve/http_server.h"
 #include "serve/request_log.h"
+#include "text/chat/chat_format.h"
 #include "text/chat_template.h"
 
 namespace vkllm::cli {
@@ -69,6 +71,7 @@ serve::ModelFacts model_facts(const LoadedModel& m) {
   facts.memory_bytes = mem.weights + mem.kv_cache + mem.recurrent + mem.activations;
   struct stat st {};
   if (stat(f.name().c_str(), &st) == 0) facts.modified = st.st_mtime;  // the embedded model has none
+  facts.model_info = [&f](bool verbose) { return metadata_json(f, verbose ? SIZE_MAX : 64); };
   return facts;
 }
 
@@ -151,6 +154,11 @@ void serve(const ServeOptions& o) {
     chat = std::make_shared<ChatTemplate>(ChatTemplate::from_gguf(*m.file));
     if (chat->is_fallback())
       std::fprintf(stderr, "vkllm serve: %s has no chat template: using ChatML\n", m.file->name().c_str());
+    if (ChatFormat f = ChatFormat::detect(chat->source()); f.tools == ToolCallFormat::Unknown)
+      std::fprintf(stderr,
+                   "vkllm serve: the chat template (%s) writes tool calls in a syntax vkllm does not read: it is "
+                   "served without tools, and requests that offer tools get 400\n",
+                   f.unknown.c_str());
   } catch (const Error& e) {  // completions still work
     std::fprintf(stderr, "vkllm serve: warning: %s; /v1/chat/completions is unavailable\n", e.what());
   }

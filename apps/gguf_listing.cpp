@@ -46,6 +46,30 @@ nlohmann::json listing_json(const GgufFile& f) {
   return {{"metadata", meta}, {"tensors", tensors}};
 }
 
+namespace {
+
+nlohmann::ordered_json value_json(const GgufValue& v, size_t most) {
+  if (v.type() == GgufType::Array) {
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    if (v.size() <= most)
+      for (const GgufValue& e : v.elements()) a.push_back(value_json(e, most));
+    return a;
+  }
+  if (v.type() == GgufType::Bool) return v.to_bool().value_or(false);
+  if (v.is_float()) return v.to_float().value_or(0.0);
+  if (auto s = v.to_string()) return std::string(*s);
+  if (auto i = v.to_int()) return *i;
+  return nullptr;  // an unsigned 64-bit value past int64
+}
+
+}  // namespace
+
+nlohmann::ordered_json metadata_json(const GgufFile& f, size_t most) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const GgufKv& kv : f.metadata()) out[std::string(kv.key)] = value_json(kv.value, most);
+  return out;
+}
+
 std::string architecture_name(const GgufFile& f) {
   const GgufValue* v = f.find("general.architecture");
   auto s = v ? v->to_string() : std::nullopt;

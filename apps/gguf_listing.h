@@ -14,6 +14,9 @@ std::string brief_value(const GgufValue& v);
 std::string listing_text(const GgufFile& f);
 // {"metadata": {key: brief}, "tensors": [{name, type, shape}]}.
 nlohmann::json listing_json(const GgufFile& f);
+// Every metadata key with its value as JSON (Ollama's /api/show model_info): numbers, strings,
+// booleans, arrays in full up to `most` elements and empty past it.
+nlohmann::ordered_json metadata_json(const GgufFile& f, size_t most);
 // general.architecture as the file spells it (printable), "" without one: for files vkllm may not run.
 std::string architecture_name(const GgufFile& f);
 

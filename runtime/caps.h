@@ -157,7 +157,7 @@ struct Profile {
   CoopTile coop_tile{};
   CoopTile coop_tile_small{.bm = 64, .bn = 64, .bk = 32, .wm = 32, .wn = 32};
   uint32_t coop_fill_wgs = 128;
-  bool subgroup_ops = true;             // use subgroup reductions where the device has them
+  bool subgroup_ops = true;  // use subgroup reductions where the device has them
   // The subgroup size the kernels were planned for (matvec's TK threads per row group must be a
   // multiple of it for the subgroup reduction; 0: whatever the device uses). Pipelines require it
   // where the device allows (subgroup size control); fit_profile sets run_subgroup_size to the

@@ -240,11 +240,20 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape) {
 uint64_t attention_scratch_bytes(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape) {
   AttentionPlan plan = attention_plan(caps, prof, shape);
   if (plan.splits == 1) return 0;
-  return uint64_t(plan.splits) * shape.n_q * shape.n_heads * (shape.dv + 2) * sizeof(float);
+  // The partials (O, then m and l) and a counter per (row block, KV head) (flash_attn.glsl).
+  return (uint64_t(plan.splits) * shape.n_q * shape.n_heads * (shape.dv + 2) +
+          uint64_t(row_blocks(shape, plan.br)) * shape.n_kv_heads) *
+         sizeof(float);
 }
 
 uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape) {
   return attention_scratch_bytes(ctx.caps(), ctx.profile(), shape);
+}
+
+void clear_attention_scratch(const Context& ctx, const Buffer& scratch) {
+  Stream s(ctx);
+  s.fill(scratch.view(0, scratch.size() / 4 * 4), 0);
+  s.submit_wait();
 }
 
 void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView k, BufferView v, BufferView step,
@@ -261,18 +270,16 @@ void attention(Stream& s, const AttentionShape& shape, BufferView q, BufferView 
   BufferView sk = sinks_binding(sh, sinks, q);
   uint32_t sg_min = std::max(1u, s.context().caps().min_subgroup_size);
   std::initializer_list<SpecConst> spec = {plan.wg, plan.subgroup, plan.br, plan.bc, sh.dk, sh.dv, sg_min};
-  if (plan.splits == 1) {
-    s.dispatch(shader, spec, {.reads = {q, k, v, step, sk}, .writes = {o}}, push, groups);
+  if (plan.splits == 1) {  // the partials' binding is not read; o stands in
+    s.dispatch(shader, spec, {.reads = {q, k, v, step, sk}, .writes = {o, o}}, push, groups);
     return;
   }
+  // Split-K: the split of a block that finishes last merges the partials into o (one dispatch).
   uint64_t need = attention_scratch_bytes(s.context(), sh);
   check_view(scratch, need, "split-K scratch");
   BufferView partial{scratch.buffer, scratch.offset, need};
-  s.dispatch(shader, spec, {.reads = {q, k, v, step, sk}, .writes = {partial}}, push, groups);
-  push::AttentionMergePush merge{
-      .n_q = sh.n_q, .n_heads = sh.n_heads, .dv = sh.dv, .o_row_stride = sh.o_row_stride, .n_splits = plan.splits};
-  s.dispatch(spirv::flash_attn_merge, {plan.wg}, {.reads = {partial}, .writes = {o}}, merge,
-             grid(uint64_t(sh.n_q) * sh.n_heads));
+  s.dispatch(shader, spec, {.reads = {q, k, v, step, sk}, .writes = {o, partial}, .writes_read = {partial}}, push,
+             groups);
 }
 
 // --- naive baseline

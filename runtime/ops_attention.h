@@ -80,9 +80,12 @@ AttentionPlan attention_plan(const Context& ctx, const AttentionShape& shape);
 // device description and profile, or for the Context's own.
 uint64_t attention_scratch_bytes(const DeviceCaps& caps, const Profile& prof, const AttentionShape& shape);
 uint64_t attention_scratch_bytes(const Context& ctx, const AttentionShape& shape);
+// Zeroes a new scratch buffer, as attention() needs it before its first use (one submit).
+void clear_attention_scratch(const Context& ctx, const Buffer& scratch);
 
 // o = softmax(q k^T * scale + mask) v, flash attention. step: `seqs` StepParams. scratch:
-// at least attention_scratch_bytes(); may be an empty view when that is 0. K/V are read two
+// at least attention_scratch_bytes(); may be an empty view when that is 0; it must hold zeros
+// before its first use (Stream::fill), and split-K leaves its counters at zero again. K/V are read two
 // elements at a time: dk, dv and the K/V strides must be even (Q8_0/Q4_0: multiples of 32, so
 // every row starts a block; the tile loader dequantises as it fills shared memory).
 // sinks: (n_heads) f32 attention-sink logits (natural log, not scaled): each joins its heads'

@@ -74,8 +74,17 @@ void rmsnorm(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows,
   bool weighted = is_bound(w);
   if (weighted) ensure_holds(w, dim * kF32, "rmsnorm", "w");
   const Profile& p = s.context().profile();
-  s.dispatch(spirv::rmsnorm, {p.wg_size, p.subgroup_ops}, {.reads = {x, weighted ? w : x}, .writes = {y}},
+  s.dispatch(spirv::rmsnorm, {p.wg_size, p.subgroup_ops, false}, {.reads = {x, weighted ? w : x}, .writes = {y}},
              push::NormPush{rows, dim, eps, weighted ? 0u : 1u}, grid(rows));
+}
+
+void rmsnorm_add(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows, uint32_t dim, float eps) {
+  check_rows(x, y, rows, dim, "rmsnorm_add");
+  ENSURE(!x.overlaps(y), "rmsnorm_add: y overlaps x");
+  ensure_holds(w, dim * kF32, "rmsnorm_add", "w");
+  const Profile& p = s.context().profile();
+  s.dispatch(spirv::rmsnorm, {p.wg_size, p.subgroup_ops, true}, {.reads = {x, w}, .writes = {y}, .writes_read = {y}},
+             push::NormPush{rows, dim, eps, 0u}, grid(rows));
 }
 
 void layernorm(Stream& s, BufferView x, BufferView w, BufferView b, BufferView y, uint32_t rows, uint32_t dim,

@@ -23,6 +23,9 @@ void softcap(Stream& s, BufferView x, BufferView y, uint32_t n, float cap);
 
 // y(rows, dim) = x / sqrt(mean(x^2) + eps) * w(dim), per row (w an empty view: no weight); y may be x.
 void rmsnorm(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows, uint32_t dim, float eps);
+// y(rows, dim) += rmsnorm(x)·w per row: a block's post norm and the residual add in one dispatch;
+// y must not overlap x.
+void rmsnorm_add(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows, uint32_t dim, float eps);
 // y(rows, dim) = (x - mean) / sqrt(var + eps) * w(dim) + b(dim), per row, biased variance;
 // b may be an empty view (no bias); y may be x.
 void layernorm(Stream& s, BufferView x, BufferView w, BufferView b, BufferView y, uint32_t rows, uint32_t dim,

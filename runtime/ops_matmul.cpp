@@ -171,11 +171,10 @@ void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferVi
     // Wide loads read whole 16-byte words, so the binding must end on one; the caller's view
     // (Weights pads each tensor's) may hold the few bytes past the rows.
     uint64_t wide_bytes = align_up(rows_bytes, 16);
-    bool wide_type = k.type == DType::Q8_0 ? p.matvec_wide_loads
+    bool wide_type = k.type == DType::Q8_0                              ? p.matvec_wide_loads
                      : k.type == DType::Q4_0 || k.type == DType::IQ4_NL ? p.matvec_wide_q4
-                                                                          : false;
-    bool wide = wide_type && w.size >= wide_bytes &&
-                wide_bytes <= s.context().caps().max_storage_buffer_range;
+                                                                        : false;
+    bool wide = wide_type && w.size >= wide_bytes && wide_bytes <= s.context().caps().max_storage_buffer_range;
     w.size = wide ? wide_bytes : rows_bytes;
     Groups g = grid(ceil_div(pc.M, rows));
     g.z = B * ceil_div(pc.N, nt);  // batch-major token blocks; check_profile bounds it
@@ -223,8 +222,8 @@ void run_matmul(const char* op, Kind kind, Stream& s, DType t, BufferView w, Buf
   if (f.norm.size) {
     ENSURE(kind == Kind::Matvec && B == 1,
            fmt::format("{}: a product that norms its input runs on the matvec kernel alone, unbatched", op));
-    ENSURE(f.norm.size >= 4ull * K, fmt::format("{}: norm view of {} bytes holds fewer than K = {} floats", op,
-                                                f.norm.size, K));
+    ENSURE(f.norm.size >= 4ull * K,
+           fmt::format("{}: norm view of {} bytes holds fewer than K = {} floats", op, f.norm.size, K));
     pc.norm_eps = f.norm_eps;
   }
   check_matmul(op, t, w, x, y, bias, pc, B, f.glu != Glu::None ? M / 2 : pc.split1);

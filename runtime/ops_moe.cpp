@@ -131,7 +131,8 @@ bool matmul_id_supports(DType type) {
 namespace {
 
 void check_matmul_id(const ExpertPlan& plan, DType type, std::span<const ExpertSlice> w, BufferView x,
-                     BufferView plan_buf, BufferView y, uint32_t M, uint32_t K, uint32_t x_div, uint32_t x_row_stride) {
+                     BufferView plan_buf, BufferView y, uint32_t M, uint32_t K, uint32_t x_div, uint32_t x_row_stride,
+                     uint64_t second_half) {
   const DTypeInfo& ti = info(type);
   ENSURE(M > 0 && K > 0 && K % ti.block_values == 0,
          fmt::format("matmul_id: K = {} is not a multiple of {}'s block of {} values", K, ti.name, ti.block_values));
@@ -145,7 +146,11 @@ void check_matmul_id(const ExpertPlan& plan, DType type, std::span<const ExpertS
   ENSURE(covered == plan.n_experts, fmt::format("matmul_id: slices hold {} of {} experts", covered, plan.n_experts));
   uint64_t x_rows = plan.n_pairs() / x_div;
   ensure_holds(x, 4 * ((x_rows - 1) * x_row_stride + K), "matmul_id", "x");
-  ensure_holds(y, 4ull * plan.n_pairs() * M, "matmul_id", "y");
+  uint64_t half = uint64_t(plan.n_pairs()) * (M / 2);
+  ENSURE(second_half == 0 || (M % 2 == 0 && second_half >= half && second_half <= UINT32_MAX),
+         fmt::format("matmul_id: the second half at {} floats overlaps the first ({} floats) or is out of reach",
+                     second_half, half));
+  ensure_holds(y, second_half ? 4 * (second_half + half) : 4ull * plan.n_pairs() * M, "matmul_id", "y");
   ensure_holds(plan_buf, plan.bytes(), "matmul_id", "plan");
   ENSURE(!x.overlaps(y), "matmul_id: y overlaps x");
 }
@@ -154,11 +159,11 @@ void check_matmul_id(const ExpertPlan& plan, DType type, std::span<const ExpertS
 
 void matmul_id(Stream& s, const ExpertPlan& plan, DType type, std::span<const ExpertSlice> w, BufferView x,
                BufferView plan_buf, BufferView y, uint32_t M, uint32_t K, uint32_t x_div, uint32_t x_row_stride,
-               MatmulKernel kernel) {
+               MatmulKernel kernel, uint64_t second_half) {
   if (plan.n_pairs() == 0) return;
   const IdKernels& k = id_kernels(type);
   if (x_row_stride == 0) x_row_stride = K;
-  check_matmul_id(plan, type, w, x, plan_buf, y, M, K, x_div, x_row_stride);
+  check_matmul_id(plan, type, w, x, plan_buf, y, M, K, x_div, x_row_stride, second_half);
   const Context& ctx = s.context();
   const Profile& p = ctx.profile();
   ENSURE(plan.max_tiles <= ctx.caps().max_workgroup_count[0],
@@ -176,9 +181,11 @@ void matmul_id(Stream& s, const ExpertPlan& plan, DType type, std::span<const Ex
                           .max_tiles = plan.max_tiles,
                           .x_div = x_div,
                           .x_row_stride = x_row_stride,
-                          .y_row_stride = M,
+                          .y_row_stride = second_half ? M / 2 : M,
                           .expert0 = sl.first,
-                          .expert1 = sl.first + sl.count};
+                          .expert1 = sl.first + sl.count,
+                          .split = second_half ? M / 2 : M,
+                          .y_second = uint32_t(second_half)};
     Bindings b{.reads = {sl.w, x, plan_buf}, .writes = {y}};
     if (coop) {
       dispatch_coop_id(s, type, *coop, b, pc, plan.max_tiles, x.offset % 16 == 0 && x_row_stride % 4 == 0);

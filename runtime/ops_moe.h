@@ -5,6 +5,7 @@
 //   moe_route(logits -> ids, weights)                          (n, k) each
 //   moe_plan(ids -> plan)                 pairs p = t·k + j grouped by expert, cut into tiles
 //   g = matmul_id(W_gate, h), u = matmul_id(W_up, h)           (n·k, F), x row of pair p: p / k
+//     (fused experts: g, u = matmul_id(W_gate_up, h), one dispatch into both)
 //   a = act(g) ⊙ u; d = matmul_id(W_down, a)                   (n·k, dim), x row: p
 //   moe_combine(d, weights [, shared, gate] -> x)              x += Σ_j w_j d_j (+ shared)
 // No host round trip: the ids stay on the GPU and each expert-product workgroup reads its tile.
@@ -75,9 +76,12 @@ struct ExpertSlice {
 // packed), over the slices that together hold every expert. One dispatch per slice. A tiled plan
 // runs on cooperative matrices where the device has a checked kernel for it (ops_matmul_coop.h;
 // `kernel` Tiled or Coop forces one, for tests), else on the tiled kernel.
+// second_half > 0 (M even): y holds two packed (n_pairs, M/2) matrices, values 0 .. M/2 - 1 of
+// each row at y's start and the rest from second_half floats into y: fused experts' gate|up rows
+// (ffn_gate_up_exps) into the gate and the up activations by one dispatch.
 void matmul_id(Stream& s, const ExpertPlan& plan, DType type, std::span<const ExpertSlice> w, BufferView x,
                BufferView plan_buf, BufferView y, uint32_t M, uint32_t K, uint32_t x_div, uint32_t x_row_stride = 0,
-               MatmulKernel kernel = MatmulKernel::Auto);
+               MatmulKernel kernel = MatmulKernel::Auto, uint64_t second_half = 0);
 
 // x(n_tokens, dim) += Σ_j weights[t, j] · y[t·n_used + j] (+ shared[t] · sigmoid(gate[t]), or
 // + shared[t] without a gate). shared (n_tokens, dim) and gate (n_tokens) may be empty views.

@@ -2,6 +2,7 @@
 #include "ops_position.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numbers>
 
@@ -119,11 +120,16 @@ void rope_kv_store(Stream& s, BufferView x, BufferView positions, BufferView fre
          fmt::format("rope_kv_store: a {} cache is stored by kv_store (f16 and f32 caches only)",
                      info(kv.cache_type).name));
   ENSURE(p.n_heads2 > 0, "rope_kv_store: k's heads (n_heads2) are missing");
-  uint32_t threads = 0;
-  push::RopePush rp = rope_push(p, x, positions, freq_factors, x, threads);
+  bool qk_norm = is_bound(kv.q_norm);
+  ENSURE(qk_norm == is_bound(kv.k_norm), "rope_kv_store: q_norm and k_norm come together");
+  if (qk_norm) {
+    ensure_holds(kv.q_norm, p.head_dim * 4ull, "rope_kv_store", "q_norm");
+    ensure_holds(kv.k_norm, p.head_dim * 4ull, "rope_kv_store", "k_norm");
+  }
+  uint32_t pairs = 0;
+  push::RopePush rp = rope_push(p, x, positions, freq_factors, x, pairs);
   uint32_t word = kv.cache_type == DType::F32 ? 4 : 2;
-  uint64_t v_threads = uint64_t(p.n_tokens) * p.n_heads2 * kv.v_head_dim;
-  ENSURE(threads + v_threads <= UINT32_MAX, "rope_kv_store: too many elements");
+  uint64_t v_values = uint64_t(p.n_tokens) * p.n_heads2 * kv.v_head_dim;
   ensure_holds(x,
                (kv.v_offset + uint64_t(p.n_tokens ? p.n_tokens - 1 : 0) * kv.v_token_stride +
                 uint64_t(p.n_heads2) * kv.v_head_dim) *
@@ -139,13 +145,22 @@ void rope_kv_store(Stream& s, BufferView x, BufferView positions, BufferView fre
                            .v_head_dim = kv.v_head_dim,
                            .v_offset = kv.v_offset,
                            .v_token_stride = kv.v_token_stride,
-                           .v_cache_offset = kv.v_cache_offset};
+                           .v_cache_offset = kv.v_cache_offset,
+                           .norm_eps = kv.norm_eps};
+  // A workgroup per (token, head) row of q and k, as wide as the row's pairs (at most the
+  // profile's row width); then workgroups of v values.
+  const Profile& pr = s.context().profile();
+  uint32_t wg = std::min(pr.wg_size, std::bit_ceil(std::max(p.head_dim / 2, 1u)));
+  uint64_t groups = uint64_t(rp.n_rows) + ceil_div(v_values, uint64_t(wg));
+  ENSURE(groups <= UINT32_MAX, "rope_kv_store: too many rows");
   bool has_ff = is_bound(freq_factors);
-  uint32_t wg = s.context().profile().wg_size;
   const spirv::Shader& shader = kv.cache_type == DType::F32 ? spirv::rope_store_f32 : spirv::rope_store_f16;
-  s.dispatch(shader, {wg, has_ff},
-             {.reads = {positions, has_ff ? freq_factors : positions, rows}, .writes = {x, cache}, .writes_read = {x}},
-             push, grid(ceil_div(uint32_t(threads + v_threads), wg)));
+  s.dispatch(shader, {wg, pr.subgroup_ops, has_ff, qk_norm},
+             {.reads = {positions, has_ff ? freq_factors : positions, rows, qk_norm ? kv.q_norm : positions,
+                        qk_norm ? kv.k_norm : positions},
+              .writes = {x, cache},
+              .writes_read = {x}},
+             push, grid(uint32_t(groups)));
 }
 
 namespace {

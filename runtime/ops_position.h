@@ -86,13 +86,15 @@ struct KvStoreParams {
 };
 void kv_store(Stream& s, BufferView src, BufferView positions, BufferView cache, const KvStoreParams& p);
 
-// Rope and the KV store in one dispatch (f16 and f32 caches): as rope of q and k (p: q's heads,
+// Rope and the KV store in one dispatch (f16 and f32 caches): as (the head norms, then) rope of q and k (p: q's heads,
 // and k's as its second tensor) in place, then kv_store_pair of k and v, but k's rotated values go
 // straight to the cache (x keeps k as it was) — the same bits, one dispatch and no pass over k.
 //   x: q and k as p lays them out, v at v_offset floats (tokens v_token_stride apart, n_heads2
 //      heads of v_head_dim)   rows: (n_tokens) int32 cache rows (outside [0, n_ctx): skipped)
 //   cache: K (n_heads2, n_ctx, p.head_dim) from its start, V (n_heads2, n_ctx, v_head_dim) from
 //          element v_cache_offset: a layer's K and V in one buffer
+// With q_norm and k_norm (head_dim f32 weights each), q and k heads are RMS-normed first, as
+// rmsnorm over rows of head_dim with that weight (qwen3's and gemma's head norms).
 struct RopeKvStore {
   DType cache_type = DType::F16;
   uint32_t n_ctx = 0;
@@ -100,6 +102,8 @@ struct RopeKvStore {
   uint32_t v_offset = 0;
   uint32_t v_token_stride = 0;
   uint32_t v_cache_offset = 0;
+  BufferView q_norm{}, k_norm{};
+  float norm_eps = 0;
 };
 void rope_kv_store(Stream& s, BufferView x, BufferView positions, BufferView freq_factors, const RopeParams& p,
                    BufferView rows, BufferView cache, const RopeKvStore& kv);

@@ -11,8 +11,9 @@
 //      strides are even (ops_attention.cpp checks)
 //   seqs: StepParams per sequence (pos0, n_tokens, n_kv, slot, read here, so a recorded graph
 //      replays with new values)
-//   out: n_splits == 1: O (n_q, n_heads, DV) f32, row stride p.o_row_stride
-//        n_splits > 1:  partial O (n_splits, n_q, n_heads, DV) then (m, l) (n_splits, n_q, n_heads, 2)
+//   out: O (n_q, n_heads, DV) f32, row stride p.o_row_stride
+//   part: n_splits > 1: partial O (n_splits, n_q, n_heads, DV), then (m, l) (n_splits, n_q,
+//        n_heads, 2), then one u32 counter per (row block, KV head), zero between dispatches
 //
 // Work split: workgroup (x, y, z) = (block of BR query rows, KV head g, key split). The rows of
 // KV head g in a sequence are the pairs (token, query head of g's group) in token-major order, so
@@ -33,7 +34,11 @@
 // An attention sink (gpt-oss) is one more score that weighs no value: split 0 starts from
 // m = sink, l = 1 (2^(sink - sink)), acc = 0, and the recurrence does the rest.
 // Every row's result is the exact softmax whatever the tile order, so tile sizes only change
-// rounding. A split writes its (m, l, acc) unnormalised; flash_attn_merge.comp combines them.
+// rounding. A split writes its (m, l, acc) unnormalised and counts itself done on its block's
+// counter; the split that counts last merges every split's partials of the block into O
+// (O = sum_s 2^(m_s - M) acc_s / sum_s 2^(m_s - M) l_s, M = max_s m_s) and sets the counter back to
+// 0: no second dispatch. The partials are `coherent` and each split's writes are ordered before
+// its count by memoryBarrierBuffer, so the last one reads them all.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -56,6 +61,8 @@ layout(std430, binding = 2) readonly buffer V { KV_PAIR v[]; };
 layout(std430, binding = 3) readonly buffer Step { StepParams seqs[]; };
 layout(std430, binding = 4) readonly buffer Sinks { float sinks[]; };  // (n_heads), read if p.has_sinks
 layout(std430, binding = 5) writeonly buffer Out { float o[]; };
+layout(std430, binding = 6) coherent buffer Part { float part[]; };  // split-K partials (n_splits > 1)
+layout(std430, binding = 6) coherent buffer PartCount { uint part_count[]; };
 layout(push_constant) uniform PushBlock { AttentionPush p; };
 
 #include "attention_common.glsl"
@@ -87,6 +94,7 @@ shared vec4 q_s[BR * DK4];    // (BR, DK4) this block's queries, scaled
 shared vec4 kv_s[BC * KS4];   // (BC, KS4) K tile, then V tile
 shared float p_s[BR * PS];    // (BR, PS) scores, then probabilities
 shared float m_s[BR], l_s[BR], alpha_s[BR];
+shared bool last_split;
 vec4 acc[OA * OB];  // this thread's output accumulators (a private global: glslang mistypes
                     // arrays sized by specialization constants when passed to functions)
 
@@ -278,14 +286,44 @@ void write_out(uint row0, uint n_rows) {
       [[unroll]] for (uint e = 0; e < 4; ++e) {
         if (j + e >= DV) break;
         if (p.n_splits == 1) o[token * p.o_row_stride + head * DV + j + e] = acc[a * OB + b][e] * inv_l;
-        else o[row * DV + j + e] = acc[a * OB + b][e];
+        else part[row * DV + j + e] = acc[a * OB + b][e];
       }
     }
     if (p.n_splits > 1 && jo == 0) {
-      o[ml_base + row * 2] = m_s[r];
-      o[ml_base + row * 2 + 1] = l_s[r];
+      part[ml_base + row * 2] = m_s[r];
+      part[ml_base + row * 2 + 1] = l_s[r];
     }
   }
+}
+
+// Split-K: the split of this block that counts itself done last merges every split's partials
+// of its rows into O, then sets the block's counter back to 0 for the next dispatch.
+void merge_if_last(uint row0, uint n_rows) {
+  uint rows_total = p.n_q * p.n_heads, ml_base = p.n_splits * rows_total * DV;
+  uint counter = ml_base + p.n_splits * rows_total * 2 + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  memoryBarrierBuffer();  // this split's partials before its count
+  barrier();
+  if (gl_LocalInvocationIndex == 0) last_split = atomicAdd(part_count[counter], 1u) == p.n_splits - 1u;
+  barrier();
+  if (!last_split) return;
+  memoryBarrierBuffer();
+  uint gs = group_size();
+  for (uint i = gl_LocalInvocationIndex; i < BR * DV; i += WG) {
+    uint qrow = row0 + i / DV, j = i % DV;
+    if (qrow >= n_rows) break;
+    uint token = seq_token0 + qrow / gs, row = token * p.n_heads + gl_WorkGroupID.y * gs + qrow % gs;
+    float m_max = NEG, l = 0.0, sum = 0.0;
+    for (uint sp = 0; sp < p.n_splits; ++sp) m_max = max(m_max, part[ml_base + (sp * rows_total + row) * 2]);
+    for (uint sp = 0; sp < p.n_splits; ++sp) {
+      float m = part[ml_base + (sp * rows_total + row) * 2];
+      if (m == NEG) continue;  // a split that saw no key weighs 0
+      float w = exp2(m - m_max);
+      l += w * part[ml_base + (sp * rows_total + row) * 2 + 1];
+      sum += w * part[(sp * rows_total + row) * DV + j];
+    }
+    o[token * p.o_row_stride + (row % p.n_heads) * DV + j] = l > 0.0 ? sum / l : 0.0;
+  }
+  if (gl_LocalInvocationIndex == 0) part_count[counter] = 0u;
 }
 
 // The keys this workgroup must visit: [0, n_kv) narrowed by the causal and window masks of its
@@ -329,4 +367,5 @@ void main() {
   }
   barrier();  // m_s and l_s final
   write_out(row0, n_rows);
+  if (p.n_splits > 1) merge_if_last(row0, n_rows);
 }

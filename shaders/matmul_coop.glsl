@@ -61,7 +61,7 @@ bool x_row(uint nn, out uint start) {
   return nn < pairs;
 }
 void store(uint m, uint nn, float v) {
-  if (m < p.M && nn < pairs) y[pair_s[nn] * p.y_row_stride + m] = v;
+  if (m < p.M && nn < pairs) y[y_at(pair_s[nn], m)] = v;
 }
 #else
 layout(std430, binding = 2) readonly restrict buffer Bias { float bias[]; };

@@ -85,6 +85,6 @@ void main() {
   for (uint i = 0; i < TM; ++i)
     for (uint j = 0; j < TN; ++j) {
       uint m = m0 + tm + i * (BM / TM), n = tn + j * (BN / TN);
-      if (m < p.M && n < count) y[pair_s[n] * p.y_row_stride + m] = acc[i * TN + j];
+      if (m < p.M && n < count) y[y_at(pair_s[n], m)] = acc[i * TN + j];
     }
 }

@@ -47,7 +47,7 @@ uint x_at(uint n, uint k) { return tile_pair[n] / p.x_div * p.x_row_stride + k; 
 uint row_start(uint row, uint i) { return (expert * p.M + min(row + i, p.M - 1)) * row_size(p.K); }
 
 void store(uint row, uint n, float v) {
-  if (n < n_valid) y[tile_pair[n] * p.y_row_stride + row] = v;
+  if (n < n_valid) y[y_at(tile_pair[n], row)] = v;
 }
 
 // acc[i·NT + n] += unit u of row + i · unit u of pair n's x (matvec.glsl's accumulate).

@@ -1,4 +1,5 @@
-// The tile of expert pairs a workgroup of matvec_id / matmul_id takes (plan layout: push_moe.h).
+// The tile of expert pairs a workgroup of matvec_id / matmul_id takes (plan layout: push_moe.h),
+// and where its results go.
 // Needs binding 2 `Plan { int plan[]; }` and push constants `p` (MatmulIdPush) declared first.
 #ifndef VKLLM_MOE_TILE_GLSL
 #define VKLLM_MOE_TILE_GLSL
@@ -15,6 +16,11 @@ bool read_tile(uint t, uint tile, out uint expert, out uint first, out uint coun
   count = min(tile, end - first);
   expert = uint(e) - p.expert0;
   return true;
+}
+
+// Where value m of pair p goes in y (push_moe.h MatmulIdPush: rows from split on go to y_second).
+uint y_at(uint pair, uint m) {
+  return m < p.split ? pair * p.y_row_stride + m : p.y_second + pair * p.y_row_stride + (m - p.split);
 }
 
 #endif

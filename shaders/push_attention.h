@@ -34,15 +34,6 @@ struct AttentionPush {
                        // weighs no value (gpt-oss); flash: split 0 starts from it
 };
 
-// Merge of split-K partials: for each (token, head) row, combine n_splits (m, l, O) triples.
-struct AttentionMergePush {
-  uint n_q;
-  uint n_heads;
-  uint dv;
-  uint o_row_stride;
-  uint n_splits;
-};
-
 // Attention probabilities of one sequence (the capture for `vkllm attention`): the softmax of
 // each (query head, query token) row over the keys, as the forward's attention computes them.
 // Q, K, the masks and the scale are those of AttentionPush (the same layouts); row (h, r) of the

@@ -29,7 +29,9 @@ struct MoePlanPush {
 
 // matvec_id / matmul_id: y(n_pairs, M) row p = W[expert of p] (M, K) · x row p / x_div. The
 // weight binding holds experts expert0 .. expert1 - 1 (expert e at rows (e - expert0) * M); a
-// tile of another expert is left to another dispatch.
+// tile of another expert is left to another dispatch. Value m of pair p goes to y[p *
+// y_row_stride + m] for m < split, else to y[y_second + p * y_row_stride + m - split] (fused
+// experts' gate rows and up rows into two activations; split = M: one).
 struct MatmulIdPush {
   uint M;
   uint K;
@@ -41,6 +43,8 @@ struct MatmulIdPush {
   uint y_row_stride;  // floats between y rows
   uint expert0;
   uint expert1;
+  uint split;
+  uint y_second;  // floats into y
 };
 
 // moe_combine: x(n_tokens, dim) += sum_j weights[t, j] * y[t * n_used + j] (+ shared[t] *

@@ -39,15 +39,17 @@ struct RopePush {
 };
 
 // rope_store: the rope of q (in place) and k (into the K cache), and v into the V cache, in one
-// dispatch (rope_store.glsl). k's heads are rope's second tensor (n_heads2 = the KV heads).
+// dispatch (rope_store.glsl), q and k RMS-normed per head first where asked. k's heads are rope's
+// second tensor (n_heads2 = the KV heads).
 struct RopeStorePush {
   RopePush rope;
-  uint n_ctx;             // cache rows per KV head (slots · context)
-  uint cache_head_dim;    // K cache row width (the head dim)
-  uint v_head_dim;        // V values per (token, head), the V cache's row width
-  uint v_offset;          // floats into x of token 0's v
-  uint v_token_stride;    // floats between tokens' v
-  uint v_cache_offset;    // cache elements before the V cache
+  uint n_ctx;           // cache rows per KV head (slots · context)
+  uint cache_head_dim;  // K cache row width (the head dim)
+  uint v_head_dim;      // V values per (token, head), the V cache's row width
+  uint v_offset;        // floats into x of token 0's v
+  uint v_token_stride;  // floats between tokens' v
+  uint v_cache_offset;  // cache elements before the V cache
+  float norm_eps;       // QK_NORM: eps of the per-head RMSNorm of q and k
 };
 
 // Copy src(n_tokens, n_kv_heads, head_dim) into cache(n_kv_heads, n_ctx, cache_head_dim) at the

@@ -4,14 +4,15 @@
 // with the schemas given, and Vercel's `ai` with `@ai-sdk/openai-compatible` running generateText
 // with a tool over several steps. Prints what came back as one JSON line; the C++ test checks it
 // (arguments and contents against the schemas, with its own validator).
-// Usage: node tests/agent_clients.mjs NPM_DIR PORT SCHEMAS_JSON, where NPM_DIR holds
+// Usage: node tests/agent_clients.mjs NPM_DIR PORT SCHEMAS_JSON [openai], where NPM_DIR holds
 // node_modules/{openai,ai,@ai-sdk/openai-compatible} (scripts/test installs them; test-only).
+// SCHEMAS_JSON "-": no schemas; "openai" last: the openai SDK's loop alone.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 
-const [npmDir, port, schemasFile] = process.argv.slice(2);
+const [npmDir, port, schemasFile, only] = process.argv.slice(2);
 const nodeModules = path.resolve(npmDir, 'node_modules');
 // ESM packages are imported by their entry file (there is no package.json here to resolve from).
 async function load(name) {
@@ -72,7 +73,7 @@ async function openaiLoop(OpenAI, out) {
   out.openai_stream = { calls, finish };
 
   out.schemas = [];
-  for (const schema of JSON.parse(fs.readFileSync(schemasFile, 'utf8'))) {
+  for (const schema of schemasFile === '-' ? [] : JSON.parse(fs.readFileSync(schemasFile, 'utf8'))) {
     const r = await client.chat.completions.create({
       model: 'default',
       messages: [{ role: 'user', content: 'Answer in JSON.' }],
@@ -122,6 +123,7 @@ async function main() {
   const out = {};
   const openai = await load('openai');
   await openaiLoop(openai.default ?? openai.OpenAI ?? openai, out);
+  if (only === 'openai') return console.log(JSON.stringify(out));
   const ai = await load('ai');
   const compatible = await load('@ai-sdk/openai-compatible');
   await aiLoop(ai, compatible, out);

@@ -83,6 +83,7 @@ class AttentionRun {
     step_.emplace(ctx, sizeof(push::StepParams), Memory::Host, "step");
     uint64_t scratch = c.naive ? ops::attention_naive_scratch_bytes(shape_) : ops::attention_scratch_bytes(ctx, shape_);
     if (scratch) scratch_.emplace(ctx, scratch, Memory::Device, "scratch");
+    if (scratch && !c.naive) ops::clear_attention_scratch(ctx, *scratch_);
     set_step(c.first_pos(), c.n_kv);
   }
 

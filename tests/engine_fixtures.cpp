@@ -2,8 +2,12 @@
 #include "engine_fixtures.h"
 
 #include <fmt/format.h>
-#include <algorithm>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <set>
+
+#include "arch/architecture.h"
 #include "error.h"
 #include "harness.h"
 
@@ -211,6 +215,54 @@ std::vector<EngineFixture> family_fixtures(DType type) {
           {"gemma4-moe " + t, gemma4moe},
           {"mistral3 " + t, mistral3},
           {"smollm3 " + t, smollm3}};
+}
+
+namespace {
+
+// The fixture in its other layouts and with every optional tensor, and what changed ("" if nothing).
+std::pair<FixtureSpec, std::string> other_layout(FixtureSpec s) {
+  const Architecture& a = architecture(s.arch);
+  const BlockRecipe& r = a.recipe;
+  ModelConfig usual = fixture_config(s);
+  std::vector<std::string> what;
+  if (r.layouts.qkv != Fusion::Never) {
+    s.fused_qkv = !usual.layout.fused_qkv;
+    what.push_back(*s.fused_qkv ? "fused-qkv" : "separate-qkv");
+  }
+  if (r.layouts.gate_up_exps != Fusion::Never && s.n_experts) {
+    s.fused_gate_up = !usual.layout.fused_gate_up_exps;
+    what.push_back(*s.fused_gate_up ? "fused-gate-up" : "separate-gate-up");
+  }
+  if (r.attention.qkv_bias == Presence::Usual) {  // qwen2's files have them: without
+    s.qkv_bias = false;
+    what.push_back("no-qkv-biases");
+  } else if (varies(r.attention.qkv_bias) && !usual.qkv_bias) {
+    s.qkv_bias = true, s.fused_qkv_bias = false;  // beside a fused weight: the legacy layout
+    what.push_back("qkv-biases");
+  }
+  if (varies(r.attention.out_bias) && !usual.attn_out_bias) s.out_bias = true, what.push_back("out-bias");
+  if (varies(r.ffn.bias)) s.ffn_bias = true, what.push_back("ffn-biases");
+  if (varies(r.embeddings.output_bias)) s.output_bias = true, what.push_back("output-bias");
+  return {s, fmt::format("{}", fmt::join(what, "-"))};
+}
+
+}  // namespace
+
+std::vector<EngineFixture> layout_fixtures(DType type) {
+  std::vector<EngineFixture> out;
+  std::set<std::pair<std::string, bool>> seen;  // (architecture, with experts)
+  for (const EngineFixture& f : family_fixtures(type)) {
+    if (!seen.insert({f.spec.arch, f.spec.n_experts > 0}).second) continue;
+    std::string family = f.name.substr(0, f.name.find(' ')), t = f.name.substr(f.name.find(' '));
+    auto [spec, what] = other_layout(f.spec);
+    if (!what.empty()) out.push_back({family + "-" + what + t, spec, f.oracle_arch});
+    if (f.spec.n_kv_shared_layers) {  // gemma4's shared-KV layers with K and V of their own
+      FixtureSpec own = f.spec;
+      own.kv_in_shared_layers = true;
+      out.push_back({family + "-kv-in-shared-layers" + t, own, f.oracle_arch});
+    }
+  }
+  return out;
 }
 
 EngineFixture family_fixture(const std::string& name, DType type) {

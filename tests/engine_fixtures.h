@@ -64,6 +64,16 @@ std::vector<EngineFixture> engine_fixtures(DType type);
 // soft-caps), phi3 (fused projections), qwen35 and qwen35moe (Gated DeltaNet beside gated
 // attention, a multi-token-prediction block). Names are "<family> <type>".
 std::vector<EngineFixture> family_fixtures(DType type);
+// The registry's families once more in the other tensor layouts llama.cpp reads for them
+// (docs/formats.md §13), from each architecture's recipe, so that a new architecture gets them
+// too: per architecture (and dense / with experts), its first registry fixture with every
+// fusion it allows flipped from the usual one (attn_qkv, ffn_gate_up_exps) and every optional
+// tensor its llama.cpp loader reads present (q/k/v biases, beside a fused weight where the fixture
+// had none; attn_output.bias, the FFN's biases, output.bias; qwen2's usual q/k/v biases left
+// out instead), plus, for shared-KV layers, a
+// variant whose shared layers carry their own (unused) K and V. Names are "<family>-<what
+// changed> <type>"; families with no alternative have none.
+std::vector<EngineFixture> layout_fixtures(DType type);
 // The registry's fixture named "<name> <type>" (e.g. "qwen3moe"); throws if there is none.
 EngineFixture family_fixture(const std::string& name, DType type);
 

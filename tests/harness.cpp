@@ -91,6 +91,22 @@ void skip(const std::string& reason) {
 
 const std::vector<std::string>& skipped() { return g_skipped; }
 
+namespace {
+std::vector<void (*)()>& starters() {
+  static std::vector<void (*)()> s;  // a function's static: safe from static initializers
+  return s;
+}
+}  // namespace
+
+bool at_start(void (*add)()) {
+  starters().push_back(add);
+  return true;
+}
+
+void run_at_start() {
+  for (void (*add)() : starters()) add();
+}
+
 double batching_bound(std::initializer_list<uint32_t> batch_sizes, double exact) {
   constexpr double kF32Bound = 1e-7, kF16Bound = 1e-5;
   uint32_t min_n = gpu().profile().matmul_tiled_min_n;

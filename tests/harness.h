@@ -51,4 +51,10 @@ double batching_bound(std::initializer_list<uint32_t> batch_sizes, double exact)
 void skip(const std::string& reason);
 const std::vector<std::string>& skipped();
 
+// Test cases registered from data (one per registry fixture): `add` runs in main, before Catch
+// reads its registry, once every static object (the architecture registry among them) exists;
+// at_start itself may be called from a static initializer.
+bool at_start(void (*add)());
+void run_at_start();
+
 }  // namespace vkllm::test

@@ -23,11 +23,46 @@ class SchemaCheck {
     return n;
   }
 
+  // "#" or a JSON pointer into the document ("#/$defs/a", ~0 ~1 and %XX escapes decoded).
   const json& resolve(const std::string& ref) const {
-    if (ref == "#") return root_;
-    for (std::string prefix : {"#/$defs/", "#/definitions/"})
-      if (ref.rfind(prefix, 0) == 0) return root_[prefix.substr(2, prefix.size() - 3)][ref.substr(prefix.size())];
-    throw std::runtime_error("unsupported $ref " + ref);
+    if (ref.rfind("#", 0) != 0) throw std::runtime_error("unsupported $ref " + ref);
+    const json* at = &root_;
+    std::string rest = ref.substr(1);
+    while (!rest.empty()) {
+      rest.erase(0, 1);  // the '/'
+      size_t end = rest.find('/');
+      std::string raw = rest.substr(0, end), key;
+      rest = end == std::string::npos ? "" : rest.substr(end);
+      for (size_t i = 0; i < raw.size(); ++i) {
+        if (raw[i] == '~' && i + 1 < raw.size())
+          key += raw[++i] == '0' ? '~' : '/';
+        else if (raw[i] == '%' && i + 2 < raw.size())
+          key += char(std::stoi(raw.substr(i + 1, 2), nullptr, 16)), i += 2;
+        else
+          key += raw[i];
+      }
+      at = at->is_array() ? &(*at)[std::stoul(key)] : &(*at)[key];
+    }
+    return *at;
+  }
+
+  // JSON Schema's equality: numbers by value, objects whatever their keys' order.
+  static bool equal(const json& a, const json& b) {
+    if (a.is_number() && b.is_number()) return a.get<double>() == b.get<double>();
+    if (a.type() != b.type()) return false;
+    if (a.is_array()) {
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i)
+        if (!equal(a[i], b[i])) return false;
+      return true;
+    }
+    if (a.is_object()) {
+      if (a.size() != b.size()) return false;
+      for (const auto& [k, x] : a.items())
+        if (!b.contains(k) || !equal(x, b[k])) return false;
+      return true;
+    }
+    return a == b;
   }
 
   static bool has_type(const json& v, const std::string& t) {
@@ -44,11 +79,12 @@ class SchemaCheck {
 
   std::string check(const json& v, const json& s, const std::string& at) const {
     if (s.is_boolean()) return s.get<bool>() ? "" : at + ": schema false";
-    if (s.contains("$ref")) return check(v, resolve(s["$ref"].get<std::string>()), at);
-    if (s.contains("const") && v != s["const"]) return at + ": not the const " + s["const"].dump();
+    if (s.contains("$ref"))
+      if (std::string e = check(v, resolve(s["$ref"].get<std::string>()), at); !e.empty()) return e;
+    if (s.contains("const") && !equal(v, s["const"])) return at + ": not the const " + s["const"].dump();
     if (s.contains("enum")) {
       bool found = false;
-      for (const json& e : s["enum"]) found = found || e == v;
+      for (const json& e : s["enum"]) found = found || equal(e, v);
       if (!found) return at + ": not one of the enum " + s["enum"].dump();
     }
     for (const char* key : {"anyOf", "oneOf"})

@@ -37,6 +37,7 @@ struct ValidationListener : Catch::TestEventListenerBase {
 CATCH_REGISTER_LISTENER(ValidationListener)
 
 int main(int argc, char** argv) {
+  vkllm::test::run_at_start();
   int result = Catch::Session().run(argc, argv);
   if (!g_failed.empty() && result == 0) result = 1;
   if (result == 0 && !vkllm::test::skipped().empty()) {

@@ -1,5 +1,6 @@
 // Ollama's own JavaScript client (ollama-js) against a running `vkllm serve` (test_serve_ollama.cpp
-// runs this): list, show, ps, version, chat without and with streaming, generate, a JSON-schema
+// runs this): list, show, ps, version, chat without and with streaming, generate (raw, and through
+// the chat template whole and streamed), a JSON-schema
 // `format`, and a typed error for a model that is not served. Prints what came back as one JSON
 // line; the C++ test checks it. Usage: node tests/ollama_client.cjs NPM_DIR PORT MODEL, where
 // NPM_DIR holds node_modules/ollama (scripts/test installs it; test-only).
@@ -46,6 +47,22 @@ async function main() {
 
   const gen = await ollama.generate({ model, prompt: 'In the beginning', options, raw: true });
   out.generate = { response: gen.response, done_reason: gen.done_reason, eval_count: gen.eval_count };
+  // Without raw the prompt goes through the chat template, and the text still comes as `response`.
+  const templated = await ollama.generate({ model, prompt: 'Who begat Enos?', options });
+  const pieces = [];
+  let end = null;
+  for await (const part of await ollama.generate({ model, prompt: 'Who begat Enos?', options, stream: true })) {
+    pieces.push(part.response);
+    end = part;
+  }
+  out.generate_templated = {
+    response: templated.response,
+    context: Array.isArray(templated.context) ? templated.context.length : -1,
+    streamed: pieces.join(''),
+    parts: pieces.length,
+    done: end.done,
+    eval_count: end.eval_count,
+  };
 
   const formatted = await ollama.chat({
     model,

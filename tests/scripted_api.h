@@ -31,8 +31,10 @@ struct ScriptedApi {
     std::string path = std::string(VKLLM_SOURCE_DIR) + "/tests/data/templates/" + template_file;
     auto t = std::make_shared<const ChatTemplate>(template_file.empty() ? ChatTemplate::from_gguf(*file)
                                                                         : ChatTemplate::parse(read_file(path)));
-    api = std::make_unique<serve::Api>(*gen,
-                                       serve::ApiOptions{.model_id = "fixture", .api_key = key, .chat_template = t});
+    serve::ModelFacts facts{.architecture = gen->config().arch_name, .quantization = "F16"};
+    for (const GgufTensor& tensor : file->tensors()) facts.parameters += tensor.n_elements();
+    api = std::make_unique<serve::Api>(
+        *gen, serve::ApiOptions{.model_id = "fixture", .api_key = key, .chat_template = t, .facts = facts});
   }
   // The reply's text in pieces, then the finish (by `stop` when given).
   void script(const std::vector<std::string>& pieces, RequestFinish finish = RequestFinish::Stop,

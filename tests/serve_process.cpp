@@ -146,6 +146,14 @@ HttpResult get(const ServeProcess& s, const std::string& path, const std::string
   return {r->status, r->body};
 }
 
+std::vector<nlohmann::json> parse_ndjson(const std::string& body) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
 SseStream parse_sse(const std::string& body) {
   SseStream out;
   std::istringstream in(body);

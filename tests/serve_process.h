@@ -54,5 +54,7 @@ struct SseStream {
   bool done = false;
 };
 SseStream parse_sse(const std::string& body);
+// The objects of an NDJSON body (Ollama's streams), one a line.
+std::vector<nlohmann::json> parse_ndjson(const std::string& body);
 
 }  // namespace vkllm::test

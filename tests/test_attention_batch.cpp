@@ -76,6 +76,7 @@ void check_batch(const BatchCase& c, double bound = 1e-10) {
   uint64_t scratch_bytes = ops::attention_scratch_bytes(ctx, sh);
   std::optional<Buffer> scratch;
   if (scratch_bytes) scratch.emplace(ctx, scratch_bytes, Memory::Device, "scratch");
+  if (scratch) ops::clear_attention_scratch(ctx, *scratch);
   Stream s(ctx);
   ops::attention(s, sh, gq, gk, c.mla_view ? BufferView(gk) : BufferView(*gv), gs, go,
                  scratch ? BufferView(*scratch) : BufferView{});

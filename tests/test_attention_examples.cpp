@@ -73,6 +73,7 @@ Result run(const std::vector<Matrix>& q, const std::vector<Matrix>& k, const std
   step.upload(&sp, sizeof(sp));
   uint64_t scratch_bytes = naive ? ops::attention_naive_scratch_bytes(sh) : ops::attention_scratch_bytes(ctx, sh);
   Buffer scratch(ctx, std::max<uint64_t>(scratch_bytes, 4), Memory::Device, "scratch");
+  ops::clear_attention_scratch(ctx, scratch);
   Stream s(ctx);
   if (naive)
     ops::attention_naive(s, sh, gq, gk, gv, step, go, scratch);

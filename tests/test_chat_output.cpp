@@ -24,15 +24,20 @@ std::string data(const std::string& rel) {
   return text;
 }
 
-const char* const kFamilies[] = {"hermes",      "qwen-xml",      "llama3",  "mistral-nemo", "mistral",
-                                 "deepseek-r1", "deepseek-v3.1", "gpt-oss", "granite",      "generic"};
+const char* const kFamilies[] = {"hermes",        "qwen-xml", "llama3",  "mistral-nemo", "mistral", "deepseek-r1",
+                                 "deepseek-v3.1", "gpt-oss",  "granite", "gemma4",       "generic"};
 
 ChatFormat format_named(const std::string& name) {
   for (ToolCallFormat f :
        {ToolCallFormat::Generic, ToolCallFormat::Hermes, ToolCallFormat::QwenXml, ToolCallFormat::Llama3,
         ToolCallFormat::MistralNemo, ToolCallFormat::Mistral, ToolCallFormat::DeepSeekR1, ToolCallFormat::DeepSeekV31,
-        ToolCallFormat::GptOss, ToolCallFormat::Granite})
-    if (name == to_string(f)) return ChatFormat{.tools = f, .think_tags = f != ToolCallFormat::GptOss};
+        ToolCallFormat::GptOss, ToolCallFormat::Granite, ToolCallFormat::Gemma4})
+    if (name == to_string(f))
+      return ChatFormat{.tools = f,
+                        .reasoning = f == ToolCallFormat::GptOss    ? Reasoning::None
+                                     : f == ToolCallFormat::Gemma4  ? Reasoning::Gemma4
+                                     : f == ToolCallFormat::Mistral ? Reasoning::MistralThink
+                                                                    : Reasoning::Think};
   FAIL("no format " << name);
   return {};
 }
@@ -117,9 +122,9 @@ TEST_CASE("chat output: reasoning is split on Qwen3's, QwQ's and gpt-oss's templ
   {  // Qwen3: the model opens <think> itself; enable_thinking false renders an empty block
     ChatTemplate t = ChatTemplate::parse(data("templates/Qwen-Qwen3-0.6B.jinja"));
     ChatFormat f = ChatFormat::detect(t.source());
-    CHECK(f.think_tags);
+    CHECK(f.reasoning == Reasoning::Think);
     std::string prompt = t.render(messages, {.eos_token = "<|im_end|>"});
-    CHECK_FALSE(prompt_opens_reasoning(f, prompt));
+    CHECK(prompt_opens_reasoning(f, prompt).empty());
     ChatReply r = parse_chat_reply(
         "<think>\nThe user asks for the capital of France. It is Paris.\n</think>\n\n"
         "The capital of France is Paris.",
@@ -128,19 +133,20 @@ TEST_CASE("chat output: reasoning is split on Qwen3's, QwQ's and gpt-oss's templ
     CHECK(r.content == "The capital of France is Paris.");
     std::string quiet = t.render(messages, {.eos_token = "<|im_end|>", .extra = {{"enable_thinking", false}}});
     CHECK(quiet.ends_with("<think>\n\n</think>\n\n"));
-    CHECK_FALSE(prompt_opens_reasoning(f, quiet));
+    CHECK(prompt_opens_reasoning(f, quiet).empty());
     CHECK(parse_chat_reply("Paris.", {.format = f}, false).content == "Paris.");
   }
   {  // QwQ: the prompt opens <think>, so the reply starts inside the reasoning
     ChatTemplate t = ChatTemplate::parse(data("templates/Qwen-QwQ-32B.jinja"));
     ChatFormat f = ChatFormat::detect(t.source());
     std::string prompt = t.render(messages, {.eos_token = "<|im_end|>", .extra = {{"enable_thinking", true}}});
-    REQUIRE(prompt_opens_reasoning(f, prompt));
+    REQUIRE(prompt_opens_reasoning(f, prompt) == "<think>\n");
     ChatReply r = parse_chat_reply("Okay, France's capital is Paris.\n</think>\n\nParis.",
-                                   {.format = f, .reasoning_open = true}, false);
+                                   {.format = f, .reasoning_open = "<think>\n"}, false);
     CHECK(r.reasoning == "Okay, France's capital is Paris.");
     CHECK(r.content == "Paris.");
-    ChatReply streaming = parse_chat_reply("Okay, France's capital", {.format = f, .reasoning_open = true}, true);
+    ChatReply streaming =
+        parse_chat_reply("Okay, France's capital", {.format = f, .reasoning_open = "<think>\n"}, true);
     CHECK(streaming.reasoning == "Okay, France's capital");
     CHECK(streaming.content.empty());
   }
@@ -168,4 +174,119 @@ TEST_CASE("chat output: hold_back keeps what may start a marker", "[chat_output]
   CHECK(hold_back("Hello <", {"<tool_call>", "<think>"}) == "Hello ");
   CHECK(hold_back("Hello", {"<tool_call>"}) == "Hello");
   CHECK(hold_back("a <tool_call>", {"<tool_call>"}) == "a <tool_call>");  // whole markers are the parser's
+}
+
+// The faults that llama.cpp's own expectations (tests/test-chat.cpp) found in these readers, as
+// replies written here from the formats.
+TEST_CASE("chat output: the replies where vkllm and llama.cpp's readers differed", "[chat_output]") {
+  json tools = json::parse(R"([{"type": "function", "function": {"name": "get_weather",
+    "parameters": {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}}}])");
+  auto stream_extends = [](const std::string& output, const ChatReplyOptions& o) {
+    ChatReply before;
+    for (size_t n = 0; n <= output.size(); ++n) {
+      ChatReply now = parse_chat_reply(std::string_view(output).substr(0, n), o, true);
+      check_extends(before, now, fmt::format("prefix of {} bytes", n));
+      before = std::move(now);
+    }
+    check_extends(before, parse_chat_reply(output, o, false), "the whole reply");
+  };
+  {  // Qwen3.5: the prompt opened <think>, the model calls from inside it without closing it
+    ChatTemplate t = ChatTemplate::parse(data("templates/Qwen3.5-4B.jinja"));
+    ChatFormat f = ChatFormat::detect(t.source());
+    std::string opened = prompt_opens_reasoning(f, t.render(json::array({{{"role", "user"}, {"content", "Hi"}}}), {}));
+    REQUIRE(opened == "<think>\n");
+    std::string reply =
+        "I'm\nthinking\n<tool_call>\n<function=get_weather>\n<parameter=location>\nParis\n</parameter>\n</function>\n"
+        "</tool_call>";
+    ChatReplyOptions o{.format = f, .reasoning_open = opened, .tool_calls = true, .tools = &tools};
+    ChatReply r = parse_chat_reply(reply, o, false);
+    CHECK(r.reasoning == "I'm\nthinking");
+    CHECK(r.content.empty());
+    REQUIRE(r.tool_calls.size() == 1);
+    CHECK(r.tool_calls[0].name == "get_weather");
+    CHECK(json::parse(r.tool_calls[0].arguments) == json{{"location", "Paris"}});
+    stream_extends(reply, o);
+    // Without tools offered it stays reasoning. With them the first of </think> and <tool_call>
+    // ends it (as llama.cpp reads Qwen3.5), so a longer reply never undoes a shorter one's reading.
+    CHECK(parse_chat_reply(reply, {.format = f, .reasoning_open = opened}, false).reasoning == reply);
+    ChatReply closed = parse_chat_reply("Paris, I think.\n</think>\n\nIt is sunny. <tool_call>", o, false);
+    CHECK(closed.reasoning == "Paris, I think.");
+    CHECK(closed.content == "It is sunny. <tool_call>");
+    CHECK(closed.tool_calls.empty());
+    ChatReply early = parse_chat_reply("I could use <tool_call> here.\n</think>\n\nParis is sunny.", o, false);
+    CHECK(early.reasoning == "I could use");
+    CHECK(early.tool_calls.empty());
+    // reasoning_format none: the content gives the opened tag back, so the pair matches
+    ChatReply none = parse_chat_reply("I'm\nthinking\n</think>\n\nHello, world!\nWhat's up?",
+                                      {.format = f, .split_reasoning = false, .reasoning_open = opened}, false);
+    CHECK(none.content == "<think>\nI'm\nthinking\n</think>\n\nHello, world!\nWhat's up?");
+    CHECK(none.reasoning.empty());
+  }
+  ChatFormat harmony = ChatFormat::detect(data("templates/openai-gpt-oss-120b.jinja"));
+  REQUIRE(harmony.harmony());
+  for (const char* builtin :  // calls to tools the client never offered are not the answer
+       {"<|channel|>analysis<|message|>I will execute python to say hello<|end|><|start|>assistant "
+        "to=container.exec<|channel|>commentary<|message|>python3 -c 'print(\"hello\")'",
+        "<|channel|>analysis<|message|>I will execute python to say "
+        "hello<|end|><|start|>assistant<|channel|>commentary "
+        "to=python <|constrain|>code<|message|>print(\"hello\")"}) {
+    INFO(builtin);
+    for (bool offered : {false, true}) {
+      ChatReplyOptions o{.format = harmony, .tool_calls = offered, .tools = &tools};
+      ChatReply r = parse_chat_reply(builtin, o, false);
+      CHECK(r.reasoning == "I will execute python to say hello");
+      CHECK(r.content.empty());
+      CHECK(r.tool_calls.empty());
+      CHECK(parse_chat_reply(builtin, o, true).content.empty());
+    }
+  }
+  for (const char* twice :  // two channels in one header: the last one is the message's
+       {"<|channel|>commentary "
+        "to=assistant<|channel|>analysis<|message|>I'm\nthinking<|end|><|start|>assistant<|channel|>"
+        "final<|message|>Hello, world!\nWhat's up?",
+        "<|channel|>analysis<|message|>I'm\nthinking<|end|><|start|>assistant<|channel|>commentary "
+        "to=assistant<|channel|>final<|message|>Hello, world!\nWhat's up?"}) {
+    INFO(twice);
+    ChatReply r = parse_chat_reply(twice, {.format = harmony}, false);
+    CHECK(r.reasoning == "I'm\nthinking");
+    CHECK(r.content == "Hello, world!\nWhat's up?");
+  }
+  // the recipient in the role header, and in the channel header, with tools offered
+  for (const char* call : {" to=functions.get_weather<|channel|>analysis<|message|>{\"location\": \"Oslo\"}",
+                           "<|channel|>analysis to=functions.get_weather<|message|>{\"location\": \"Oslo\"}"}) {
+    ChatReply r = parse_chat_reply(call, {.format = harmony, .tool_calls = true, .tools = &tools}, false);
+    REQUIRE(r.tool_calls.size() == 1);
+    CHECK(r.tool_calls[0].name == "get_weather");
+    CHECK(r.content.empty());
+  }
+}
+
+TEST_CASE("chat output: templates whose tool syntax vkllm does not read are named, never guessed", "[chat_output]") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"GLM-4.6.jinja", "GLM-4"},
+      {"GLM-4.7-Flash.jinja", "GLM-4"},
+      {"LFM2-8B-A1B.jinja", "LFM2"},
+      {"MiniMax-M2.jinja", "MiniMax-M2"},
+      {"inclusionai-ling-3.0-flash.jinja", "Ling"},
+      {"openbmb-MiniCPM5-1B.jinja", "MiniCPM"},
+      {"Apriel-1.6-15b-Thinker-fixed.jinja", "Apriel"},
+      {"ByteDance-Seed-OSS.jinja", "Seed-OSS"},
+      {"meetkai-functionary-medium-v3.1.jinja", "Functionary v3.1"},
+      {"moonshotai-Kimi-K2.jinja", "Kimi K2"},
+      {"CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", "Command R"},
+  };
+  for (const auto& [file, family] : cases) {
+    INFO(file);
+    ChatFormat f = ChatFormat::detect(data(std::string("templates/") + file));
+    CHECK(f.tools == ToolCallFormat::Unknown);
+    CHECK(f.unknown == family);
+    // what such a model writes stays text: nothing is read as a call in a syntax it never wrote
+    std::string reply = "<tool_call>get_weather<arg_key>location</arg_key><arg_value>Paris</arg_value></tool_call>";
+    ChatReply r = parse_chat_reply(reply, {.format = f, .tool_calls = true}, false);
+    CHECK(r.tool_calls.empty());
+    CHECK(r.content.find("get_weather") != std::string::npos);
+  }
+  // a template that renders no calls keeps llama.cpp's generic JSON form; vkllm's ChatML, Hermes
+  CHECK(ChatFormat::detect(data("templates/google-gemma-2-2b-it.jinja")).tools == ToolCallFormat::Generic);
+  CHECK(ChatFormat::detect("{{ '<|im_start|>' }}").tools == ToolCallFormat::Hermes);
 }

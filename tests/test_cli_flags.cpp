@@ -192,6 +192,10 @@ TEST_CASE("vkllm-bench checks its flags before touching the device", "[cli-flags
       {"fixture --preset smollm2-135m --layers 0 -o /tmp/x.gguf", "--layers: '0' is not an integer in [1, 1024]"},
       {"fixture --preset smollm2-135m --type iq2_xxs -o /tmp/x.gguf", "--type: 'iq2_xxs' is not one of f32"},
       {"fixture --preset gpt5 -o /tmp/x.gguf", "--preset: 'gpt5' is not one of"},
+      {"fixture --preset small --fused-gate-up -o /tmp/x.gguf",
+       "fixture: llama.cpp reads no fused expert gate/up (ffn_gate_up_exps) for llama without experts", 1},
+      {"fixture --preset small-mla --fused-qkv -o /tmp/x.gguf",
+       "fixture: llama.cpp reads no fused QKV (attn_qkv) for deepseek2", 1},
       {"matvec --profile fast", "--profile: 'fast' is not one of generic"},
       {"matvec -x", "unknown option -x for vkllm-bench matvec"},
   };

@@ -184,8 +184,19 @@ TEST_CASE("info says whether the file has a chat template, and its family", "[cl
   TempFile llama3("habits_llama3");
   llama3.write(vkllm::make_fixture_model({.chat = "llama3"}));
   auto j = run_vkllm("info --json -m " + llama3.path);
-  CHECK(j.out.find("\"chat_template\": {\n    \"family\": \"Llama 3\",\n    \"present\": true\n  }") !=
+  CHECK(j.out.find("\"chat_template\": {\n    \"family\": \"Llama 3\",\n    \"present\": true,\n    \"reasoning\": "
+                   "false,\n    \"tool_calls\": \"generic\",\n    \"tool_calls_unread\": null\n  }") !=
         std::string::npos);
+  CHECK(chatml.out.find("tool calls  hermes\n") != std::string::npos);
+  // A template whose tool-call syntax vkllm does not read says so, naming the family.
+  TempFile glm("habits_glm");
+  glm.write(vkllm::make_fixture_model({.chat = "chatml",
+                                       .chat_template = vkllm::test::read_file(
+                                           std::string(VKLLM_SOURCE_DIR) + "/tests/data/templates/GLM-4.6.jinja")}));
+  auto g = run_vkllm("info -m " + glm.path);
+  CHECK(g.out.find("tool calls  not read: the template (GLM-4) writes them in a syntax vkllm does not know") !=
+        std::string::npos);
+  CHECK(run_vkllm("info --json -m " + glm.path).out.find("\"tool_calls_unread\": \"GLM-4\"") != std::string::npos);
 }
 
 TEST_CASE("loading a big file shows its progress and upload MB/s on a terminal", "[cli][habits]") {

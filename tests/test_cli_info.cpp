@@ -206,6 +206,30 @@ TEST_CASE("vkllm info on bad files gives one error line naming the file", "[cli]
   CHECK(missing.err == "error: /nonexistent/model.gguf: cannot open: No such file or directory\n");
 }
 
+// The tensor layouts of docs/formats.md §13, as `vkllm-bench fixture` writes them and `vkllm info`
+// names them.
+TEST_CASE("vkllm info names the tensor layout vkllm-bench fixture wrote", "[cli]") {
+  TempFile fused("fused_qkv.gguf");
+  auto w = test::run_bench("fixture --preset small --layers 1 --fused-qkv -o " + fused.path);
+  INFO(w.err);
+  REQUIRE(w.exit_code == 0);
+  auto text = run_vkllm("info -m " + fused.path);
+  CHECK(text.out.find("\nlayout      fused QKV\n") != std::string::npos);
+  nlohmann::json j = info_json(fused.path);
+  CHECK((j["layout"]["fused_qkv"] == true && j["layout"]["fused_gate_up_exps"] == false));
+  CHECK(j["layout"]["name"] == "fused QKV");
+  // Gemma 4's MoE as its converter writes it: the experts' gate and up in one tensor.
+  FixtureSpec g = spec("gemma4", 128, 2, 2, 1, 128, 300);
+  g.head_dim = 64, g.sliding_window = 8, g.swa_period = 2, g.n_experts = 4, g.n_experts_used = 2;
+  g.expert_hidden_dim = 32;
+  TempFile moe("gemma4_moe.gguf");
+  moe.write(make_fixture_model(g));
+  CHECK(run_vkllm("info -m " + moe.path).out.find("\nlayout      separate Q, K, V, fused expert gate/up\n") !=
+        std::string::npos);
+  j = info_json(moe.path);
+  CHECK((j["layout"]["fused_gate_up_exps"] == true && j["layout"]["name"] == "fused expert gate/up"));
+}
+
 TEST_CASE("vkllm info reports how vkllm serve splits the KV cache into slots", "[cli]") {
   auto r = run_vkllm("info --json --parallel 3 --ctx 100");
   REQUIRE(r.exit_code == 0);

@@ -39,10 +39,11 @@ std::string error_of(const std::function<void()>& fn) {
   return "(no error)";
 }
 
-// Copies a file's metadata and tensors through `edit`, which may change a tensor's shape (and
-// returns false to drop it).
+// Copies a file's metadata and tensors through `edit`, which may change a tensor's name and shape
+// (and returns false to drop it), and adds a tensor `extra` of shape extra_ne.
 using Edit = std::function<bool(std::string& name, std::vector<uint64_t>& ne)>;
-GgufFile rewrite(const GgufFile& f, const Edit& edit, bool add_moe_tensor = false) {
+GgufFile rewrite(const GgufFile& f, const Edit& edit, const std::string& extra = "",
+                 const std::vector<uint64_t>& extra_ne = {}) {
   GgufWriter w;
   for (const GgufKv& kv : f.metadata()) w.add(kv.key, kv.value);
   for (const GgufTensor& t : f.tensors()) {
@@ -53,8 +54,11 @@ GgufFile rewrite(const GgufFile& f, const Edit& edit, bool add_moe_tensor = fals
     for (uint64_t d : ne) n *= d;
     w.add_tensor(name, ne, t.type, std::vector<std::byte>(row_bytes(t.type, n)));
   }
-  if (add_moe_tensor)
-    w.add_tensor("blk.0.ffn_gate_exps.weight", {64, 128, 4}, DType::F32, std::vector<std::byte>(64 * 128 * 4 * 4));
+  if (!extra.empty()) {
+    uint64_t n = 1;
+    for (uint64_t d : extra_ne) n *= d;
+    w.add_tensor(extra, extra_ne, DType::F32, std::vector<std::byte>(4 * n));
+  }
   return parse(w);
 }
 
@@ -240,13 +244,77 @@ TEST_CASE("config errors name the first wrong or missing or unexpected tensor", 
   auto missing = rewrite(f, [](std::string& n, std::vector<uint64_t>&) { return n != "blk.1.ffn_up.weight"; });
   CHECK(error_of([&] { ModelConfig::from_gguf(missing); }) ==
         "model.gguf: missing tensor blk.1.ffn_up.weight (expected shape [64, 96])");
-  auto moe = rewrite(
-      f, [](std::string&, std::vector<uint64_t>&) { return true; }, true);
+  auto keep = [](std::string&, std::vector<uint64_t>&) { return true; };
+  auto moe = rewrite(f, keep, "blk.0.ffn_gate_exps.weight", {64, 128, 4});
   CHECK(error_of([&] { ModelConfig::from_gguf(moe); }) ==
         "model.gguf: unexpected tensor blk.0.ffn_gate_exps.weight for a llama model (a mixture-of-experts tensor, "
-        "but the metadata declares no experts)");
+        "but the metadata declares no experts): llama.cpp does not read it either, so the file is damaged or of "
+        "another architecture");
   auto tied = rewrite(f, [](std::string& n, std::vector<uint64_t>&) { return n != "output.weight"; });
   CHECK(ModelConfig::from_gguf(tied).tied_embeddings);
+}
+
+// Whether llama.cpp would read the file: a tensor it reads for the family that vkllm does not run,
+// a block in another layout than the first (llama.cpp decides per block), or a name neither knows.
+TEST_CASE("an unexpected tensor's error says whether llama.cpp reads it", "[config]") {
+  GgufFile f = GgufFile::parse(make_fixture_model(small("llama", 4, 2)), "model.gguf");
+  auto keep = [](std::string&, std::vector<uint64_t>&) { return true; };
+  CHECK(error_of([&] { ModelConfig::from_gguf(rewrite(f, keep, "rope_factors_long.weight", {8})); }) ==
+        "model.gguf: unexpected tensor rope_factors_long.weight for a llama model (LongRoPE factors): llama.cpp reads "
+        "this tensor, vkllm does not yet");
+  auto mixed = rewrite(f, [](std::string& n, std::vector<uint64_t>& ne) {
+    if (n == "blk.1.attn_q.weight") n = "blk.1.attn_qkv.weight", ne[1] = 64 + 2 * 32;
+    return n != "blk.1.attn_k.weight" && n != "blk.1.attn_v.weight";
+  });
+  CHECK(error_of([&] { ModelConfig::from_gguf(mixed); }) ==
+        "model.gguf: unexpected tensor blk.1.attn_qkv.weight for a llama model: llama.cpp reads this tensor, vkllm "
+        "does not yet (it reads every block in the first one's layout, each set of optional tensors whole)");
+  CHECK(error_of([&] { ModelConfig::from_gguf(rewrite(f, keep, "blk.0.ffn_up.bias", {96})); }) ==
+        "model.gguf: unexpected tensor blk.0.ffn_up.bias for a llama model: llama.cpp reads this tensor, vkllm does "
+        "not yet (it reads every block in the first one's layout, each set of optional tensors whole)");
+  CHECK(error_of([&] {
+          ModelConfig::from_gguf(rewrite(f, keep, "blk.0.attn_gate.weight", {64, 64}));
+        }) ==
+        "model.gguf: unexpected tensor blk.0.attn_gate.weight for a llama model: llama.cpp does not read it either, "
+        "so the file is damaged or of another architecture");
+  // A qwen3 reranker's head, and a family that has no fused layout in llama.cpp (qwen3moe's experts).
+  GgufFile q = GgufFile::parse(make_fixture_model(small("qwen3", 4, 2)), "q.gguf");
+  CHECK_THAT(error_of([&] {
+               ModelConfig::from_gguf(rewrite(q, keep, "cls.output.weight", {64, 2}));
+             }),
+             Catch::Contains("(a reranker's classification head): llama.cpp reads this tensor, vkllm does not yet"));
+  FixtureSpec moe = test::family_fixture("qwen3moe", DType::F16).spec;
+  GgufFile m = GgufFile::parse(make_fixture_model(moe), "m.gguf");
+  auto fused = rewrite(m, [](std::string& n, std::vector<uint64_t>& ne) {
+    if (n.ends_with("ffn_gate_exps.weight")) n.replace(n.find("ffn_gate_exps"), 13, "ffn_gate_up_exps"), ne[1] *= 2;
+    return !n.ends_with("ffn_up_exps.weight");
+  });
+  CHECK_THAT(error_of([&] { ModelConfig::from_gguf(fused); }),
+             Catch::Contains("ffn_gate_up_exps.weight for a qwen3moe model (an expert tensor this family does not "
+                             "have): llama.cpp does not read it either"));
+}
+
+// The layouts of docs/formats.md §13 are read from the tensors a file has.
+TEST_CASE("config reads the tensor layout of every family's other layouts", "[config]") {
+  for (const test::EngineFixture& fx : test::layout_fixtures(DType::F16)) {
+    INFO(fx.name);
+    ModelConfig want = fixture_config(fx.spec);
+    ModelConfig c = ModelConfig::from_gguf(GgufFile::parse(make_fixture_model(fx.spec), "layout.gguf"));
+    CHECK(c.layout.fused_qkv == want.layout.fused_qkv);
+    CHECK(c.layout.fused_qkv_bias == want.layout.fused_qkv_bias);
+    CHECK(c.layout.fused_gate_up_exps == want.layout.fused_gate_up_exps);
+    CHECK((c.qkv_bias == want.qkv_bias && c.attn_out_bias == want.attn_out_bias && c.ffn_bias == want.ffn_bias));
+    CHECK((c.output_bias == want.output_bias && c.kv_in_shared_layers == want.kv_in_shared_layers));
+    CHECK(c.attention_k_eq_v == (want.attention_k_eq_v && !want.layout.fused_qkv));
+  }
+  // Gemma 4's converter fuses the experts' gate and up; phi3's files fuse q, k and v.
+  CHECK(fixture_config(test::family_fixture("gemma4-moe", DType::F16).spec).layout.fused_gate_up_exps);
+  CHECK(fixture_config(test::family_fixture("phi3", DType::F16).spec).layout.fused_qkv);
+  CHECK(layout_names(fixture_config(test::family_fixture("gemma4-moe", DType::F16).spec).layout) ==
+        "fused expert gate/up");
+  FixtureSpec bad = test::family_fixture("deepseek2-mla", DType::F16).spec;
+  bad.fused_qkv = true;
+  CHECK(error_of([&] { fixture_config(bad); }) == "fixture: llama.cpp reads no fused QKV (attn_qkv) for deepseek2");
 }
 
 TEST_CASE("config reads MoE blocks and refuses what it cannot route", "[config]") {

@@ -1,5 +1,6 @@
 // Every family of the fixture registry (tests/engine_fixtures.h) on the GPU vs the CPU reference
-// model: logits at every position (f32 KV cache, NMSE <= 1e-5) and 32 greedy tokens; chunked
+// model: logits at every position (f32 KV cache, NMSE <= 1e-5) and 32 greedy tokens, and in the
+// other tensor layouts llama.cpp reads the logits of a prefill and a decode step; chunked
 // prefill and experts spread over many weight buffers for the mixtures of experts; the bring-up
 // check that names the first diverging activation. Which families exist is the registry's
 // business: a test here never lists them.
@@ -60,6 +61,22 @@ TEST_CASE("dense families match the reference", "[families]") {
 
 TEST_CASE("mixture-of-experts families match the reference", "[families][moe]") {
   for (const test::EngineFixture& f : fixtures(true)) check_family(f);
+}
+
+// The same families in the other tensor layouts llama.cpp reads (fused QKV and expert gate/up,
+// optional biases; test::layout_fixtures): the logits, in two steps (a prefill, then decode of one
+// token), against the reference, which reads each layout its own way.
+TEST_CASE("families in their other tensor layouts match the reference", "[families][layouts]") {
+  for (const test::EngineFixture& f : test::layout_fixtures(DType::F16)) {
+    Loaded l = load(f.spec, {.kv_type = DType::F32});
+    ref::Model reference(l.file, l.engine->config());
+    auto tokens = some_tokens(13, f.spec.vocab_size, 4);
+    std::vector<float> want = reference.forward(tokens);
+    l.engine->eval(std::span(tokens).first(12));
+    std::span<const float> last = l.engine->eval(std::span(tokens).last(1));
+    test::check_nmse(std::vector<float>(last.begin(), last.end()),
+                     std::vector<float>(want.end() - f.spec.vocab_size, want.end()), 1e-5, "last logits " + f.name);
+  }
 }
 
 TEST_CASE("MoE prefill in chunks and experts over many weight buffers change nothing", "[families][moe]") {

@@ -217,3 +217,36 @@ ws ::= [ \n]?)";
     }
   }
 }
+
+// The mask skips whole trie subtrees where every character keeps a state on a run (free text,
+// a length-bounded string): here every token's bit is checked against stepping its bytes, in
+// states inside such runs (unbounded, bounded near and far from the bound, strings that exclude a
+// byte, a class without multi-byte characters) and in a prefix that a token ends mid-character.
+TEST_CASE("grammar: masks on string runs agree with stepping for every token", "[grammar]") {
+  const char* grammars[] = {
+      R"(root ::= "\"" [^"\\\x00-\x1F]* "\"")", R"(root ::= "\"" [^"\\\x00-\x1F]{2,9} "\"" "!")",
+      R"(root ::= "<" [^<]{0,40} "<" "end")",   R"(root ::= "'" [a-zA-Z ]{0,30} "'")",
+      R"(root ::= ( [^\n]{0,3} "\n" )* "#")",
+  };
+  const char* prefixes[] = {"", "\"", "\"ab", "\"abcdefg", "<", "<x y z", "'", "'Hello wor", "ab\n", "\xC3"};
+  for (const char* name : {"qwen2", "llama-spm"}) {
+    const GrammarVocab& v = grammar_vocab(name);
+    for (const char* g : grammars) {
+      auto a = compile(g, v);
+      for (const char* p : prefixes) {
+        int32_t s = a->after_bytes(a->initial(), p);
+        if (s < 0) continue;
+        INFO(name << " " << g << " after '" << p << "'");
+        std::shared_ptr<const grammar::TokenMask> mask = a->mask(s);
+        size_t disagree = 0, allowed = 0;
+        for (uint32_t id = 0; id < v.tok->vocab_size(); ++id) {
+          bool bit = grammar::allowed(*mask, int32_t(id));
+          allowed += bit;
+          disagree += bit != a->allows(s, int32_t(id));
+        }
+        CHECK(disagree == 0);
+        CHECK(allowed > 0);
+      }
+    }
+  }
+}

@@ -83,6 +83,53 @@ const std::vector<SchemaCase>& schema_cases() {
                                  {"properties": {"b": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}}}}]})"),
        {R"({"a":1})", R"({"a":1,"b":[[1,2],[],[3]]})"},
        {R"({"b":[]})", R"({"a":1,"b":[1]})"}},
+      // keywords without `type` constrain their kind (vkllm writes that kind): lengths in code points
+      {json::parse(R"({"maxLength": 2})"),
+       {R"("ab")", R"("é😀")", R"("\ud83d\ude00x")"},
+       {R"("abc")", R"("💩💩💩")", R"("\ud83d\ude00\ud83d\ude00\ud83d\ude00")", R"("\ud83d")"}},
+      {json::parse(R"({"minLength": 2})"), {R"("ab")", R"("💩💩")"}, {R"("a")", R"("💩")", R"("\ud83d\udca9")"}},
+      {json::parse(R"({"minimum": 1.1})"), {"1.1", "2", "1.10", "100", "1.2"}, {"1.09", "1", "-5", "1.0999999"}},
+      {json::parse(R"({"exclusiveMaximum": -0.25, "minimum": -3})"),
+       {"-0.26", "-3", "-1", "-2.999"},
+       {"-0.25", "-0.2", "0", "-3.01", "-4"}},
+      {json::parse(R"({"minItems": 1})"), {"[1]", R"([[], {}])"}, {"[]"}},
+      // keywords beside $ref, anyOf and oneOf apply too
+      {json::parse(R"({"$defs": {"list": {"type": "array", "items": {"type": "integer"}}},
+                       "$ref": "#/$defs/list", "maxItems": 2})"),
+       {"[1, 2]", "[]"},
+       {"[1, 2, 3]", R"(["a"])"}},
+      {json::parse(R"({"type": "string", "anyOf": [{"maxLength": 2}, {"minLength": 5}]})"),
+       {R"("ab")", R"("abcde")"},
+       {R"("abc")", "3"}},
+      {json::parse(R"({"oneOf": [
+          {"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}, "required": ["kind", "x"]},
+          {"type": "object", "properties": {"kind": {"const": "b"}, "y": {"type": "string"}}, "required": ["kind", "y"]}]})"),
+       {R"({"kind": "a", "x": 1})", R"({"kind": "b", "y": "s"})"},
+       {R"({"kind": "a", "y": "s"})", R"({"kind": "c", "x": 1})", R"({"kind": "a"})"}},
+      {json::parse(
+           R"({"oneOf": [{"type": "integer", "maximum": 0}, {"type": "number", "minimum": 1}, {"type": "string"}]})"),
+       {"-3", "1.5", "7", R"("x")"},
+       {"0.5", "null"}},
+      // fewer prefix items are valid; const and enum numbers by value
+      {json::parse(R"({"prefixItems": [{"type": "integer"}, {"type": "string"}], "items": false})"),
+       {"[]", "[1]", R"([1, "a"])"},
+       {R"(["a"])", "[1, 2]", R"([1, "a", 3])"}},
+      {json::parse(
+           R"({"type": "array", "prefixItems": [{"const": 0}], "items": {"type": "boolean"}, "minItems": 2, "maxItems": 3})"),
+       {"[0, true]", "[0, false, true]"},
+       {"[0]", "[0, true, true, true]", "[1, true]"}},
+      {json::parse(R"({"items": false})"), {"[]"}, {"[1]", "[[]]"}},  // no item at all (found by fuzz_grammar)
+      {json::parse(R"({"const": 1})"), {"1", "1.0", "1.00"}, {"2", "1.01", "10"}},
+      {json::parse(R"({"enum": [1.5, "x", {"a": [1]}]})"), {"1.5", "1.50", R"("x")", R"({"a":[1]})"}, {"1.05", "15"}},
+      // properties beyond the listed ones never take a listed name, however spelt
+      {json::parse(
+           R"({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "string"}})"),
+       {R"({"a": 1, "b": "x"})", R"({"b": "x"})"},
+       {R"({"b": "x", "a": "y"})", R"({"a": "y"})", R"({"\u0061": "y"})"}},
+      {json::parse(R"({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["b"],
+                       "additionalProperties": {"type": "boolean"}})"),
+       {R"({"a": 1, "b": true})", R"({"b": false})"},
+       {R"({"a": 1})", R"({"b": 1})"}},
   };
   return cases;
 }
@@ -161,21 +208,31 @@ TEST_CASE("json schema grammar: schemas it cannot honour are errors naming the k
   const Case cases[] = {
       {R"({"$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}},
           "$ref": "#/$defs/node"})",
-       "recursive: '#/$defs/node' refers back to itself"},
+       "the schema is recursive"},
       {R"({"type": "string", "pattern": "^a+$"})", "'pattern' is not supported"},
       {R"({"type": "array", "uniqueItems": true})", "'uniqueItems' is not supported"},
       {R"(false)", "matches nothing"},
       {R"({"$ref": "#/$defs/missing"})", "names no definition"},
-      {R"({"$ref": "https://example.com/s.json"})", "only #/$defs/NAME"},
+      {R"({"$ref": "https://example.com/s.json"})", "only references within the document"},
       {R"({"type": "array", "minItems": 3, "maxItems": 2})", "'maxItems' is below 'minItems'"},
-      {R"({"type": "string", "maxLength": 1000000})", "'maxLength' above 10000"},
-      {R"({"type": "number", "minimum": 0.5})", "must be a whole number"},
-      {R"({"type": "integer", "minimum": 5, "maximum": 4})", "no number lies between"},
-      {R"({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]})", "'required' names \"b\""},
+      {R"({"type": "string", "minLength": 1000000})", "'minLength' above 10000"},
+      {R"({"type": "integer", "minimum": 5, "maximum": 4})", "no integer lies between"},
+      {R"({"type": "number", "exclusiveMinimum": 0.5, "maximum": 0.5})", "no number lies between"},
+      {R"({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"],
+          "additionalProperties": false})",
+       "the required property \"b\" can have no valid value"},
       {R"({"type": "colour"})", "unknown type \"colour\""},
-      {R"({"enum": []})", "'enum' must be a non-empty array"},
+      {R"({"enum": []})", "no value of 'enum'"},
+      {R"({"type": "string", "enum": [1, 2]})", "no value of 'enum'"},
       {R"({"type": "object", "properties": {"a": {"type": "string", "multipleOf": 2}}})",
        "at 'schema-a': 'multipleOf'"},
+      {R"({"oneOf": [{"type": "integer"}, {"minimum": 2}]})", "'oneOf': its branches may both match"},
+      {R"({"oneOf": [{"type": "object", "properties": {"a": {"type": "string"}}},
+                     {"type": "object", "properties": {"b": {"type": "string"}}}]})",
+       "'oneOf': its branches may both match"},
+      {R"({"type": "string", "allOf": [{"type": "integer"}]})", "exclude each other"},
+      {R"({"properties": {"a": {"$id": "https://example.com/a", "type": "string"}}})", "'$id' inside a schema"},
+      {R"({"items": [{"type": "string"}]})", "'items' must be a schema"},
   };
   for (const Case& c : cases) {
     INFO(c.schema);

@@ -3,13 +3,15 @@
 // oracle that shares no code with vkllm (tests/llamacpp/llamacpp_oracle.cpp, built against npm's
 // node-llama-cpp by scripts/fetch_llamacpp). Per family:
 // - F32 weights, f32 KV cache: logits of every position in one batch and in chunks of 8 (across
-//   chunk boundaries), NMSE <= 1e-6 each, and 32 greedy tokens identical, and the same experts
-//   chosen at every position;
+//   chunk boundaries), NMSE <= 1e-6 each (1e-5 for the GELU families, whose oracle rounds GELU's
+//   input to f16), and 32 greedy tokens identical, and the same experts chosen at every position;
 // - the same file quantised by llama.cpp's quantizer to Q8_0 and Q4_K_M (and for mixtures of
 //   experts MXFP4_MOE, whose experts are MXFP4): NMSE within the bound
 //   that llama.cpp's CPU path explains (it quantises activations to 8 bits for these dot products;
 //   check_quantised says how the bound and rerouted experts are handled).
-// One test case per fixture, registered from the registry at start-up. Each writes its NMSE line
+// The registry's families in their other tensor layouts (test::layout_fixtures: fused QKV, fused
+// expert gate/up, separate ones where fused is usual, the optional biases) get the F32 check once
+// more. One test case per fixture, registered from the registry at start-up. Each writes its NMSE line
 // to build/llamacpp_agreement/<fixture>.txt (scripts/test prints them after ctest). Where the oracle
 // was not built (no npm, offline) every case is skipped with the reason.
 #include <fmt/format.h>
@@ -42,6 +44,10 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr double kF32Bound = 1e-6;
+// llama.cpp's CPU GELU reads an f16 table (ggml-cpu GGML_GELU_FP16): about 1e-7 of NMSE per GELU
+// stage that vkllm's f32 GELU does not have, 1e-8 to 1.1e-6 on the gemma fixtures by their random
+// draw (docs/decisions.md, issues 28 and 44).
+constexpr double kGeluF32Bound = 1e-5;
 // llama.cpp's CPU dot products for Q8_0 and the K-quants multiply by activations quantised to
 // Q8_0 / Q8_K (one 8-bit value per element and a scale per block); vkllm keeps activations f32.
 // That alone gives logits NMSE of 1e-4 to 4e-4 on these fixtures (docs/decisions.md).
@@ -263,8 +269,9 @@ void check_f32(const test::EngineFixture& fixture) {
          fmt::format("llama.cpp agreement {:<14} F32    nmse {:.2e} (one batch)  {:.2e} (chunks of {})  greedy {}/{}",
                      family(fixture), a, b, kChunk, same, kGreedy));
   INFO(fixture.name << ": vkllm greedy " << join(mine.greedy) << ", llama.cpp " << join(theirs.greedy));
-  CHECK(a <= kF32Bound);
-  CHECK(b <= kF32Bound);
+  bool gelu = fixture_config(fixture.spec).architecture().recipe.ffn.activation == FfnActivation::Gelu;
+  CHECK(a <= (gelu ? kGeluF32Bound : kF32Bound));
+  CHECK(b <= (gelu ? kGeluF32Bound : kF32Bound));
   CHECK(mine.greedy == theirs.greedy);
   CHECK(mine.experts.size() == theirs.experts.size());
   CHECK(routing_differs(mine, theirs).empty());
@@ -379,7 +386,7 @@ struct Invoker : Catch::ITestInvoker {
   }
 };
 
-const bool registered = [] {
+void add_cases() {
   std::vector<test::EngineFixture> all = test::family_fixtures(DType::F32);
   for (test::EngineFixture& f : test::engine_fixtures(DType::F32)) all.push_back(f);  // attention kinds
   for (const test::EngineFixture& f : all) {
@@ -392,7 +399,15 @@ const bool registered = [] {
     new Catch::AutoReg(new Invoker(f, check_quantised, "quantised"), CATCH_INTERNAL_LINEINFO, "",
                        Catch::NameAndTags{(*names)[1], "[llamacpp][quantised]"});
   }
-  return true;
-}();
+  // Each family once more in its other tensor layouts (fused QKV, fused expert gate/up, the
+  // optional biases): F32 only, the layouts change where values are read, not how they round.
+  for (const test::EngineFixture& f : test::layout_fixtures(DType::F32)) {
+    auto* name = new std::string("llama.cpp agrees with vkllm on " + family(f) + " (F32 weights)");
+    new Catch::AutoReg(new Invoker(f, check_f32, "F32"), CATCH_INTERNAL_LINEINFO, "",
+                       Catch::NameAndTags{*name, "[llamacpp][layouts]"});
+  }
+}
+
+const bool registered = test::at_start(add_cases);
 
 }  // namespace

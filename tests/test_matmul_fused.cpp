@@ -123,8 +123,8 @@ TEST_CASE("matmul_fused under every profile", "[matmul_fused]") {
     for (ops::MatmulKernel k : kKernels)
       check_fused(DType::Q8_0, {19, 5, 96}, {.accumulate = true, .split = {3, 11}, .offset = {16, 60}}, k, 4, false,
                   " profile=" + profile.name);
-    check_fused(DType::Q4_0, {21, 3, 128}, {.glu = 2}, ops::MatmulKernel::Matvec, 6, false,
-                " profile=" + profile.name, true);
+    check_fused(DType::Q4_0, {21, 3, 128}, {.glu = 2}, ops::MatmulKernel::Matvec, 6, false, " profile=" + profile.name,
+                true);
     check_fused(DType::Q8_0, {19, 5, 96}, {.glu = 1}, ops::MatmulKernel::Matvec, 6, false, " profile=" + profile.name);
   });
 }

@@ -3,7 +3,8 @@
 // bias, normalisation and scale, gemma4's per-expert scale, top-k = every expert), the per-expert
 // biases, the grouping by expert with the expert products for every weight type
 // (one token, experts never chosen, every token to one expert, all experts used, weights split
-// over several bindings, both kernels), and the weighted sum with a gated shared expert.
+// over several bindings, both kernels, fused gate|up experts into two activations), and the
+// weighted sum with a gated shared expert.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -134,9 +135,21 @@ struct IdCase {
   IdRule rule;
 };
 
+// ref::matmul_id's (P, M) rows as matmul_id writes them with a second half at `second` floats:
+// values 0 .. M/2 - 1 of each row packed at the start, the rest packed from `second` (a gap of
+// zeros between).
+std::vector<float> halves(const std::vector<float>& y, size_t P, size_t M, size_t second) {
+  std::vector<float> out(second + P * M / 2, 0.0f);
+  for (size_t p = 0; p < P; ++p)
+    for (size_t m = 0; m < M; ++m) out[(m < M / 2 ? 0 : second - M / 2) + p * (M / 2) + m] = y[p * M + m];
+  return out;
+}
+
 // plan + matmul_id for gate/up (x per token) and down (x per pair) vs ref::matmul_id; the
-// experts split into slices of `per_slice` (0: one binding).
-void check_matmul_id(DType t, const IdCase& c, uint32_t K, uint32_t per_slice, const std::string& note) {
+// experts split into slices of `per_slice` (0: one binding). split: each expert's M rows as fused
+// gate|up experts, the two halves of every result row into two matrices (ffn_gate_up_exps).
+void check_matmul_id(DType t, const IdCase& c, uint32_t K, uint32_t per_slice, const std::string& note,
+                     bool split = false) {
   Context& ctx = test::gpu();
   std::vector<int32_t> ids = c.rule(c.n, c.k, c.E);
   uint32_t P = c.n * c.k;
@@ -157,14 +170,17 @@ void check_matmul_id(DType t, const IdCase& c, uint32_t K, uint32_t per_slice, c
     std::vector<float> x = test::random_floats(size_t(P / x_div) * K, 7 + x_div);
     std::vector<float> want(size_t(P) * c.M);
     ref::matmul_id(want.data(), w.values.data(), x.data(), ids.data(), P, c.M, K, x_div);
-    Buffer gx = test::to_gpu(x), gy(ctx, want.size() * 4, Memory::Device, "y");
+    size_t second = split ? size_t(P) * c.M / 2 + 5 : 0;  // the up half after a gap
+    if (split) want = halves(want, P, c.M, second);
+    Buffer gx = test::to_gpu(x), gy = test::to_gpu(std::vector<float>(want.size(), 0.0f));
     Stream s(ctx);
     ops::moe_plan(s, plan, gids, gplan);
-    ops::matmul_id(s, plan, t, slices, gx, gplan, gy, c.M, K, x_div);
+    ops::matmul_id(s, plan, t, slices, gx, gplan, gy, c.M, K, x_div, 0, ops::MatmulKernel::Auto, second);
     s.submit_wait();
-    test::check_nmse(test::from_gpu(gy), want, test::matmul_id_bound(t, plan),
-                     fmt::format("matmul_id{} {} {} n={} k={} E={} M={} K={} x/{}{}", plan.tiled ? " (tiled)" : "",
-                                 test::type_name(t), c.what, c.n, c.k, c.E, c.M, K, x_div, note));
+    test::check_nmse(
+        test::from_gpu(gy), want, test::matmul_id_bound(t, plan),
+        fmt::format("matmul_id{}{} {} {} n={} k={} E={} M={} K={} x/{}{}", plan.tiled ? " (tiled)" : "",
+                    split ? " gate|up" : "", test::type_name(t), c.what, c.n, c.k, c.E, c.M, K, x_div, note));
   }
 }
 
@@ -203,6 +219,19 @@ TEST_CASE("matmul_id under every profile, tiled and not", "[moe]") {
     std::string note = " profile=" + profile.name;
     for (DType t : {DType::Q4_0, DType::Q4_K, DType::Q6_K, DType::MXFP4})
       check_matmul_id(t, {"one expert", 20, 1, 3, 40, ids_one_expert}, test::awkward_k(t)[0], 0, note);
+  });
+}
+
+// Fused experts (llama.cpp's ffn_gate_up_exps: per expert F gate rows, then F up rows): one
+// dispatch per slice writes the gate and the up products into two activations.
+TEST_CASE("matmul_id of fused gate|up experts writes the two halves apart", "[moe]") {
+  for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_K, DType::MXFP4})
+    check_matmul_id(t, {"random", 5, 2, 6, 38, ids_random}, test::awkward_k(t)[1], 0, "", true);
+  check_matmul_id(DType::Q8_0, {"random", 5, 2, 7, 32, ids_random}, 96, 3, " in slices of 3", true);
+  test::for_each_profile([&](const Profile& profile) {
+    std::string note = " profile=" + profile.name;
+    check_matmul_id(DType::F16, {"random", 3, 2, 5, 40, ids_random}, 96, 0, note, true);
+    check_matmul_id(DType::Q8_0, {"random", 20, 2, 6, 70, ids_random}, 96, 4, note, true);  // tiled on GPUs
   });
 }
 

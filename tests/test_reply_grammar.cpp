@@ -46,11 +46,21 @@ const json* schema_of(const std::string& name) {
 const ToolCallFormat kFormats[] = {ToolCallFormat::Hermes,      ToolCallFormat::QwenXml, ToolCallFormat::Llama3,
                                    ToolCallFormat::MistralNemo, ToolCallFormat::Mistral, ToolCallFormat::DeepSeekR1,
                                    ToolCallFormat::DeepSeekV31, ToolCallFormat::GptOss,  ToolCallFormat::Granite,
-                                   ToolCallFormat::Generic};
+                                   ToolCallFormat::Gemma4,      ToolCallFormat::Generic};
+
+// The reasoning each family writes in these tests: gpt-oss its channel, Gemma 4 its own, Mistral
+// [THINK], the others <think>.
+ChatFormat format_of(ToolCallFormat tf) {
+  Reasoning r = tf == ToolCallFormat::GptOss    ? Reasoning::None
+                : tf == ToolCallFormat::Gemma4  ? Reasoning::Gemma4
+                : tf == ToolCallFormat::Mistral ? Reasoning::MistralThink
+                                                : Reasoning::Think;
+  return ChatFormat{.tools = tf, .reasoning = r};
+}
 
 // Reads a generated reply back; every call must name a tool (or the named one) and carry
 // arguments that validate. Returns the calls.
-std::vector<ToolCall> read_calls(const std::string& out, const ChatFormat& f, bool reasoning_open,
+std::vector<ToolCall> read_calls(const std::string& out, const ChatFormat& f, const std::string& reasoning_open,
                                  const std::string& only) {
   INFO("reply: " << out);
   ChatReply r = parse_chat_reply(
@@ -73,7 +83,7 @@ std::vector<ToolCall> read_calls(const std::string& out, const ChatFormat& f, bo
 TEST_CASE("reply grammar: every family's forced tool calls parse and validate", "[reply_grammar]") {
   const GrammarVocab& v = grammar_vocab("qwen2");
   for (ToolCallFormat tf : kFormats) {
-    ChatFormat f{.tools = tf, .think_tags = tf != ToolCallFormat::GptOss};
+    ChatFormat f = format_of(tf);
     INFO("format " << to_string(tf));
     struct Variant {
       ToolChoice choice;
@@ -94,7 +104,8 @@ TEST_CASE("reply grammar: every family's forced tool calls parse and validate", 
       size_t most = 0;
       for (uint64_t seed = 1; seed <= 6; ++seed) {
         std::string out = walk(a, *v.tok, seed * 131 + uint64_t(tf), int(seed) * 6);
-        std::vector<ToolCall> calls = read_calls(out, f, var.prefix == ReasoningPrefix::Open, var.choice.name);
+        std::string opened = var.prefix == ReasoningPrefix::Open ? std::string(f.reasoning_open()) + "\n" : "";
+        std::vector<ToolCall> calls = read_calls(out, f, opened, var.choice.name);
         CHECK(!calls.empty());
         if (!var.parallel) CHECK(calls.size() == 1);
         most = std::max(most, calls.size());
@@ -104,6 +115,14 @@ TEST_CASE("reply grammar: every family's forced tool calls parse and validate", 
             "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"unit\": "
             "\"celsius\"}}\n</tool_call>";
         CHECK(accepts(*a, "Thinking.</think>\n" + call));
+        // Hermes' reasoning must close before the call: its reader would keep a call inside the
+        // reasoning as reasoning (only Qwen3.5's calls from inside it; the walks above read
+        // every call the grammar lets through, closed or not).
+        CHECK_FALSE(accepts(*a, "Thinking.\n" + call));
+        std::string mention =
+            "Thinking. " + call + "\nMore thought.</think>\n" + call;  // a call spelt in the reasoning
+        CHECK(accepts(*a, mention));
+        CHECK(read_calls(mention, f, "<think>\n", "get_weather").size() == 1);
         CHECK_FALSE(accepts(*a, "Thinking.</think>\n" + std::string(call).replace(call.find("celsius"), 7, "kelvin")));
       }
     }
@@ -113,7 +132,7 @@ TEST_CASE("reply grammar: every family's forced tool calls parse and validate", 
 TEST_CASE("reply grammar: tool_choice auto starts at the family's marker", "[reply_grammar]") {
   const GrammarVocab& v = grammar_vocab("qwen2");
   for (ToolCallFormat tf : kFormats) {
-    ChatFormat f{.tools = tf, .think_tags = tf != ToolCallFormat::GptOss};
+    ChatFormat f = format_of(tf);
     INFO("format " << to_string(tf));
     ReplyConstraint c =
         tool_call_constraint(f, *v.tok, agent_tools(), {ToolChoice::Auto, ""}, false, ReasoningPrefix::Optional);
@@ -130,8 +149,9 @@ TEST_CASE("reply grammar: tool_choice auto starts at the family's marker", "[rep
 TEST_CASE("reply grammar: JSON replies after optional reasoning parse and validate", "[reply_grammar]") {
   const GrammarVocab& v = grammar_vocab("qwen2");
   json schema = agent_tools()[1]["function"]["parameters"];
-  for (ToolCallFormat tf : {ToolCallFormat::Hermes, ToolCallFormat::GptOss}) {
-    ChatFormat f{.tools = tf, .think_tags = tf != ToolCallFormat::GptOss};
+  for (ToolCallFormat tf :
+       {ToolCallFormat::Hermes, ToolCallFormat::GptOss, ToolCallFormat::Mistral, ToolCallFormat::Gemma4}) {
+    ChatFormat f = format_of(tf);
     for (bool any : {false, true}) {
       auto a = compile(json_reply_constraint(f, *v.tok, any ? json() : schema, ReasoningPrefix::Optional).gbnf, v);
       for (uint64_t seed = 1; seed <= 5; ++seed) {

@@ -3,7 +3,8 @@
 // arguments validate, because the sampler can draw nothing else; the stream reassembles to the
 // same call; response_format json_schema gives JSON of the schema, and one cut by max_tokens says
 // length; logprobs are those of `vkllm run --json --logprobs`. Then the real clients: the official
-// `openai` SDK's tool loop and Vercel's `ai` (tests/agent_clients.mjs), skipped without npm.
+// `openai` SDK's tool loop and Vercel's `ai` (tests/agent_clients.mjs), skipped without npm; and
+// the openai SDK's loop on a Gemma 4 fixture, whose calls are Gemma 4's own syntax.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -13,6 +14,8 @@
 
 #include "catch.h"
 #include "cli.h"
+#include "engine_fixtures.h"
+#include "fixture/fixture.h"
 #include "harness.h"
 #include "json_schema_check.h"
 #include "serve_process.h"
@@ -180,4 +183,39 @@ TEST_CASE("vkllm serve: the openai SDK's tool loop and Vercel's ai generateText 
   CHECK(SchemaCheck(kWeather).check(ai["executed"][0]) == "");
   CHECK(ai["calls"][0]["name"] == "get_weather");
   CHECK(!ai["text"].get<std::string>().empty());
+}
+
+TEST_CASE("vkllm serve: the openai SDK's tool loop on a Gemma 4 fixture, in Gemma 4's own call syntax",
+          "[serve][agents]") {
+  std::string npm = VKLLM_BUILD_DIR "/npm";
+  if (!std::filesystem::exists(npm + "/node_modules/openai") || std::system("command -v node >/dev/null") != 0) {
+    skip("no openai npm package in build/npm (scripts/test installs it where npm is present)");
+    return;
+  }
+  // The engine fixture of Gemma 4 (per-layer embeddings, shared KV) with Gemma 4's tokens and its
+  // real chat template: the call must come in <|tool_call>call:NAME{...}<tool_call|>.
+  FixtureSpec spec = family_fixture("gemma4", DType::F16).spec;
+  spec.tokenizer = "gpt2", spec.vocab_size = 512, spec.seq_len = 4096, spec.chat = "gemma4";
+  spec.chat_template = read_file(std::string(VKLLM_SOURCE_DIR) + "/tests/data/templates/google-gemma-4-31B-it.jinja");
+  TempFile model("gemma4_tools.gguf");
+  model.write(make_fixture_model(spec));
+  ServeProcess s(fmt::format("-m {} --parallel 1 --ctx 4096", model.path));
+  std::string out = VKLLM_BUILD_DIR "/agent_clients_gemma4.out";
+  int rc = std::system(
+      fmt::format("node {}/tests/agent_clients.mjs {} {} - openai >{} 2>&1", VKLLM_SOURCE_DIR, npm, s.port(), out)
+          .c_str());
+  std::string line = read_file(out);
+  INFO(line);
+  REQUIRE(rc == 0);
+  json r = json::parse(line);
+  const json& o = r["openai"];  // the call (forced), the tool's result back, an answer
+  CHECK(o["finish"] == "tool_calls");
+  REQUIRE(o["calls"].size() == 1);
+  CHECK(o["calls"][0]["function"]["name"] == "get_weather");
+  check_arguments(o["calls"][0]["function"]["arguments"]);
+  CHECK((o["final_finish"] == "stop" || o["final_finish"] == "length"));
+  const json& st = r["openai_stream"];
+  CHECK(st["finish"] == "tool_calls");
+  REQUIRE(st["calls"].size() == 1);
+  CHECK(st["calls"][0]["arguments"] == o["calls"][0]["function"]["arguments"]);
 }

@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "catch.h"
 #include "cli.h"
@@ -23,15 +22,6 @@ using nlohmann::json;
 namespace {
 
 const json kQuestion = json::array({{{"role", "user"}, {"content", "Who begat Enos?"}}});
-
-// The lines of an NDJSON body, parsed.
-std::vector<json> ndjson(const std::string& body) {
-  std::vector<json> out;
-  std::istringstream in(body);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(json::parse(line));
-  return out;
-}
 
 void check_ollama_error(const HttpResult& r, int status, const std::string& says) {
   INFO("body: " << r.body);
@@ -85,7 +75,7 @@ TEST_CASE("vkllm serve speaks Ollama's API: models, chat, generate, streams, opt
 
   chat.erase("stream");  // Ollama streams by default
   HttpResult streamed = post(s, "/api/chat", chat.dump());
-  std::vector<json> lines = ndjson(streamed.body);
+  std::vector<json> lines = parse_ndjson(streamed.body);
   REQUIRE(lines.size() >= 2);
   std::string joined;
   for (size_t i = 0; i + 1 < lines.size(); ++i) {
@@ -167,6 +157,13 @@ TEST_CASE("vkllm serve: Ollama's own client (ollama-js) lists, shows, chats, str
   CHECK(r["chat_stream"]["parts"].get<int>() > 2);
   CHECK(r["chat_stream"]["done"] == true);
   CHECK(r["generate"]["eval_count"].get<int>() > 0);
+  const json& t = r["generate_templated"];  // generate() without raw gets its text, whole and streamed
+  CHECK(!t["response"].get<std::string>().empty());
+  CHECK(t["streamed"] == t["response"]);
+  CHECK(t["parts"].get<int>() > 2);
+  CHECK(t["done"] == true);
+  CHECK(t["eval_count"] == 12);
+  CHECK(t["context"].get<int>() > 12);
   json value = json::parse(r["format"]["content"].get<std::string>());
   CHECK(value["book"].is_string());
   CHECK(value["chapter"].is_number_integer());

@@ -78,6 +78,7 @@ void run(const AttnOptions& o) {
   Buffer step(ctx, sizeof(push::StepParams), Memory::Device, "step");
   std::optional<Buffer> scratch;
   if (scratch_bytes) scratch.emplace(ctx, scratch_bytes, Memory::Device, "scratch");
+  if (scratch && !o.naive) ops::clear_attention_scratch(ctx, *scratch);
   uint64_t peak = q.size() + k.size() + v.size() + out.size() + step.size() + (scratch ? scratch->size() : 0);
   uint32_t pos0 = o.kv_len >= o.q_len ? o.kv_len - o.q_len : 0;
   push::StepParams sp{.pos0 = pos0, .n_tokens = o.q_len, .n_kv = o.kv_len};

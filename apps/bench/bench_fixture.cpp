@@ -97,6 +97,16 @@ FixtureSpec gemma4_26b_a4b() {
   return s;
 }
 
+// Lavapipe-sized Gemma 4 MoE (26B-A4B's block: heads of 512 and 256, V from K in the global
+// layers, the experts beside the dense FFN, its converter's fused expert gate/up): what issue 44's
+// layouts are measured on (docs/decisions.md).
+FixtureSpec small_gemma4_moe() {
+  FixtureSpec s = gemma4(512, 6, 4, 2, 512, 128);
+  s.vocab_size = 32000, s.seq_len = 32768, s.n_kv_heads_global = 1, s.attention_k_eq_v = true;
+  s.n_experts = 32, s.n_experts_used = 4, s.expert_hidden_dim = 256;
+  return s;
+}
+
 FixtureSpec ministral3_8b() {
   FixtureSpec s{.arch = "mistral3",
                 .dim = 4096,
@@ -277,6 +287,7 @@ const std::map<std::string, FixtureSpec>& presets() {
       {"gpt-oss-20b", gpt_oss_20b()},
       {"gemma-4-e4b", gemma4_e4b()},
       {"gemma-4-26b-a4b", gemma4_26b_a4b()},
+      {"small-gemma4-moe", small_gemma4_moe()},
       {"ministral-3-8b", ministral3_8b()},
       {"smollm3-3b",
        {.arch = "smollm3",
@@ -321,6 +332,8 @@ const std::map<std::string, FixtureSpec>& presets() {
 struct FixtureOptions {
   std::string preset, type = "q8_0", mix, out;
   std::optional<uint32_t> layers;
+  // The tensor layouts (docs/formats.md §13); unset: what llama.cpp's converter writes by default.
+  bool fused_qkv = false, separate_qkv = false, fused_gate_up = false, separate_gate_up = false;
 };
 
 std::vector<std::string> preset_names() {
@@ -333,6 +346,8 @@ void write_fixture(const FixtureOptions& o) {
   FixtureSpec spec = presets().at(o.preset);  // the validators admitted only known names
   spec.weight_type = *dtype_named(o.type);
   spec.mix = o.mix;
+  if (o.fused_qkv || o.separate_qkv) spec.fused_qkv = o.fused_qkv;
+  if (o.fused_gate_up || o.separate_gate_up) spec.fused_gate_up = o.fused_gate_up;
   if (o.layers) {  // the shared-KV layers (gemma4) stay the same share of the blocks kept
     spec.n_kv_shared_layers = uint32_t(uint64_t(spec.n_kv_shared_layers) * *o.layers / spec.n_layers);
     spec.n_layers = *o.layers;
@@ -374,6 +389,16 @@ void add_fixture_command(CLI::App& app) {
   cmd->add_option("--layers", o->layers, "Fewer layers than the real model (default: all)")
       ->type_name("N")
       ->check(int_range(1, 1024));
+  auto* fused = cmd->add_flag("--fused-qkv", o->fused_qkv,
+                              "Q, K and V in one attn_qkv tensor (llama.cpp's converter --fuse-qkv), where the "
+                              "architecture's files may have it");
+  cmd->add_flag("--separate-qkv", o->separate_qkv, "Q, K and V in attn_q, attn_k, attn_v (phi3's older files)")
+      ->excludes(fused);
+  auto* fused_gu = cmd->add_flag("--fused-gate-up", o->fused_gate_up,
+                                 "The experts' gate and up matrices in one ffn_gate_up_exps tensor (llama.cpp's "
+                                 "converter --fuse-gate-up-exps; Gemma 4's default)");
+  cmd->add_flag("--separate-gate-up", o->separate_gate_up, "The experts' gate and up in ffn_gate_exps, ffn_up_exps")
+      ->excludes(fused_gu);
   cmd->add_option("-o,--out", o->out, "Output GGUF file")->type_name("FILE")->required()->check(cli::non_empty);
   cmd->callback([o] { write_fixture(*o); });
 }

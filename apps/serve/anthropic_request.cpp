@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "serve/anthropic.h"
 
@@ -124,6 +125,14 @@ json chat_messages(const json& body) {
     const json* content = field(msg, "content");
     if (!content) throw bad_request(fmt::format("{}.content is required", at));
     add_turn(role->get<std::string>(), *content, at + ".content", out);
+  }
+  // A trailing assistant turn is the beginning of the reply (prefill), which the model continues;
+  // Anthropic refuses one that ends in whitespace, and so does vkllm.
+  const json& last = out.back();
+  if (last["role"] == "assistant" && last["content"].is_string()) {
+    const std::string& text = last["content"].get_ref<const std::string&>();
+    if (!text.empty() && std::isspace(uint8_t(text.back())))
+      throw bad_request("messages: final assistant content cannot end with trailing whitespace");
   }
   return out;
 }

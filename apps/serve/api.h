@@ -48,6 +48,7 @@ struct HttpRequest {
 struct RequestRecord {
   Usage usage;
   std::string prompt;
+  std::vector<int32_t> prompt_tokens;  // what Ollama's /api/generate returns as its `context`
 };
 
 // Writes part of a streamed body; false once the client is gone.
@@ -73,6 +74,8 @@ struct ModelFacts {
   uint64_t file_bytes = 0;    // the GGUF file(s)
   uint64_t memory_bytes = 0;  // weights and caches on the device
   int64_t modified = 0;       // the file's modification time, Unix seconds
+  // /api/show's model_info: the file's metadata (long arrays empty unless verbose); none: a few keys.
+  std::function<nlohmann::ordered_json(bool verbose)> model_info;
 };
 
 struct ApiOptions {
@@ -125,7 +128,9 @@ class Api {
   HttpReply ollama_unsupported(const HttpRequest& request) const;
   HttpReply ollama_generate(const HttpRequest& request, bool chat_route, const ClientAlive& alive) const;
   HttpReply dispatch(const HttpRequest& request, const ClientAlive& alive) const;
-  std::string chat_prompt(const CompletionParams& p) const;
+  // The chat template's rendering of the request (a prefilled message left open), and what it
+  // leaves open for the reader (prompt_opens_reasoning, or the prefill's).
+  PrefilledPrompt chat_prompt(const CompletionParams& p) const;
   std::vector<int32_t> prompt_tokens(const CompletionParams& p, const std::string& chat_text) const;
   bool authorized(const HttpRequest& request) const;
 

@@ -20,7 +20,7 @@ HttpReply Api::attention(const HttpRequest& r) const {
   if (gen_.config().is_linear_layer(a.layer))
     throw bad_request(fmt::format("layer {} is linear attention, which has no attention map (layers with one: {})",
                                   a.layer, attention_layers(gen_.config())));
-  std::vector<int32_t> ids = prompt_tokens(a.input, a.input.chat ? chat_prompt(a.input) : "");
+  std::vector<int32_t> ids = prompt_tokens(a.input, a.input.chat ? chat_prompt(a.input).text : "");
   if (ids.empty()) throw bad_request("the input gives no tokens");
   uint32_t limit = std::min(kMaxAttentionTokens, gen_.n_ctx());
   if (ids.size() > limit)

@@ -67,12 +67,28 @@ void stream_events(Subscription& sub, ReplyBuilder& reply, bool chat, bool inclu
 
 }  // namespace
 
-// The chat template's rendering of the messages (with the request's tools and kwargs).
-std::string Api::chat_prompt(const CompletionParams& p) const {
+// The chat template's rendering of the messages (with the request's tools and kwargs); a
+// prefilled assistant message is written after the generation prompt, left open.
+PrefilledPrompt Api::chat_prompt(const CompletionParams& p) const {
   const ChatTemplate* t = options_.chat_template.get();
   if (!t) throw ApiError(501, "not_implemented_error", "this model has no usable chat template");
-  ChatTemplate::Options o{.bos_token = t->bos_token(), .eos_token = t->eos_token(), .tools = p.tools, .extra = p.extra};
-  return t->render(p.messages, o);
+  if (format_.tools == ToolCallFormat::Unknown && p.tools.is_array() && !p.tools.empty())
+    throw bad_request(fmt::format(
+        "this model's chat template ({}) writes tool calls in a syntax vkllm does not read, so it is served without "
+        "tools: send the request without 'tools'",
+        format_.unknown));
+  ChatTemplate::Options o{.bos_token = t->bos_token(),
+                          .eos_token = t->eos_token(),
+                          .add_generation_prompt = p.add_generation_prompt,
+                          .tools = p.tools,
+                          .extra = p.extra};
+  std::string text = t->render(p.messages, o);
+  if (!p.prefill)
+    return {.text = text,
+            .opened = p.add_generation_prompt ? prompt_opens_reasoning(format_, text) : "",
+            .reasoning_off = p.add_generation_prompt && prompt_closes_reasoning(format_, text)};
+  o.add_generation_prompt = false;
+  return prefill_prompt(format_, text, t->render(p.messages, o), *p.prefill);
 }
 
 // The prompt's tokens: the chat prompt's (the template may write the BOS text itself; the
@@ -92,8 +108,9 @@ HttpReply Api::completions(const HttpRequest& r, bool chat, const ClientAlive& a
   json body = parse_body(r.body);
   const Tokenizer& tok = gen_.tokenizer();
   CompletionParams p = parse_completion(body, chat, tok.vocab_size());
-  std::string chat_text = chat ? chat_prompt(p) : "";
-  ReplyPlan plan = plan_reply(p, format_, chat_text, *grammars_, tok);
+  PrefilledPrompt prompt = chat ? chat_prompt(p) : PrefilledPrompt{};
+  const std::string& chat_text = prompt.text;
+  ReplyPlan plan = plan_reply(p, format_, prompt, *grammars_, tok);
   GenerationRequest req{.prompt = prompt_tokens(p, chat_text),
                         .max_tokens = p.max_tokens,
                         .sampling = p.sampling,
@@ -108,7 +125,8 @@ HttpReply Api::completions(const HttpRequest& r, bool chat, const ClientAlive& a
         fmt::format("the prompt has {} tokens, more than fit the context of {} tokens with one to "
                     "generate",
                     req.prompt.size(), gen_.n_ctx()));
-  auto record = std::make_shared<RequestRecord>(RequestRecord{.usage = {.prompt_tokens = uint32_t(req.prompt.size())}});
+  auto record = std::make_shared<RequestRecord>(
+      RequestRecord{.usage = {.prompt_tokens = uint32_t(req.prompt.size())}, .prompt_tokens = req.prompt});
   if (options_.log_prompts) record->prompt = chat ? chat_text : tok.decode(req.prompt);
   ResponseHeader h = new_response_header(chat, options_.model_id);
   auto reply = std::make_shared<ReplyBuilder>(h, plan.parse, p.tools, tok, p.logprobs);

@@ -9,6 +9,7 @@
 #include "serve/ollama.h"
 #include "serve/openai.h"
 #include "text/chat_template.h"
+#include "text/tokenizer.h"
 
 namespace vkllm::serve {
 
@@ -95,13 +96,33 @@ HttpReply Api::ollama_show(const HttpRequest& r) const {
   const ModelConfig& c = gen_.config();
   json capabilities = json::array({"completion"});
   std::string source = options_.chat_template ? options_.chat_template->source() : "";
-  if (source.find("tools") != std::string::npos) capabilities.push_back("tools");
-  if (format_.think_tags || format_.harmony()) capabilities.push_back("thinking");
-  json info = {{"general.architecture", f.architecture},
-               {"general.parameter_count", f.parameters},
-               {f.architecture + ".context_length", c.seq_len},
-               {f.architecture + ".embedding_length", c.dim},
-               {f.architecture + ".block_count", c.n_layers}};
+  if (source.find("tools") != std::string::npos && format_.tools != ToolCallFormat::Unknown)
+    capabilities.push_back("tools");
+  if (format_.reasons()) capabilities.push_back("thinking");
+  const json* verbose = body.contains("verbose") ? &body["verbose"] : nullptr;
+  if (verbose && !verbose->is_boolean() && !verbose->is_null()) throw bad_request("'verbose' must be true or false");
+  json info = f.model_info ? f.model_info(verbose && verbose->is_boolean() && verbose->get<bool>()) : json::object();
+  info["general.architecture"] = f.architecture;
+  info["general.parameter_count"] = f.parameters;  // counted from the tensors, which every file has
+  // The keys Ollama's reference shows, from the loaded model where the file's metadata lacks them.
+  const Tokenizer& tok = gen_.tokenizer();
+  json known = {{f.architecture + ".attention.head_count", c.n_heads},
+                {f.architecture + ".attention.head_count_kv", c.n_kv_heads},
+                {f.architecture + ".attention.layer_norm_rms_epsilon", c.norm_eps},
+                {f.architecture + ".block_count", c.n_layers},
+                {f.architecture + ".context_length", c.seq_len},
+                {f.architecture + ".embedding_length", c.dim},
+                {f.architecture + ".feed_forward_length", c.hidden_dim.empty() ? 0u : c.hidden_dim[0]},
+                {f.architecture + ".rope.dimension_count", c.rope.dim},
+                {f.architecture + ".rope.freq_base", c.rope.theta},
+                {f.architecture + ".vocab_size", tok.vocab_size()},
+                {"tokenizer.ggml.bos_token_id", tok.bos()},
+                {"tokenizer.ggml.eos_token_id", tok.eos()},
+                {"tokenizer.ggml.merges", json::array()},
+                {"tokenizer.ggml.token_type", json::array()},
+                {"tokenizer.ggml.tokens", json::array()}};
+  for (const auto& [key, value] : known.items())
+    if (!info.contains(key)) info[key] = value;
   json m = ollama_model_json(false);
   return {.body = dump(
               {{"modelfile", fmt::format("# vkllm serves this model as it was loaded\nFROM {}\n", options_.model_id)},
@@ -140,15 +161,26 @@ HttpReply Api::ollama_generate(const HttpRequest& r, bool chat_route, const Clie
   HttpRequest inner = r;
   inner.body = dump(openai);
   HttpReply reply = completions(inner, chat, alive);
-  auto out = std::make_shared<OllamaReply>(name, chat);
+  auto out = std::make_shared<OllamaReply>(name, chat_route, chat);
+  // /api/generate's `context`: the conversation's tokens, the reply's as the vocabulary encodes it
+  // (not in raw mode, as Ollama).
+  const Tokenizer& tok = gen_.tokenizer();
+  auto context = [&tok, record = reply.record, with = !chat_route && chat](const OllamaReply& o) {
+    std::optional<std::vector<int32_t>> ids;
+    if (!with) return ids;
+    ids = record->prompt_tokens;
+    for (int32_t id : tok.encode(o.text(), false, false)) ids->push_back(id);
+    return ids;
+  };
   if (!reply.stream) {
     out->response(json::parse(reply.body));
-    reply.body = dump(out->final(reply.record->usage, ns_since(start), true));
+    std::optional<std::vector<int32_t>> ids = context(*out);
+    reply.body = dump(out->final(reply.record->usage, ns_since(start), true, ids ? &*ids : nullptr));
     return reply;
   }
   reply.content_type = "application/x-ndjson";
-  reply.stream = [openai_stream = std::move(reply.stream), out, record = reply.record, start](const BodyWriter& write,
-                                                                                              const ClientAlive& a) {
+  reply.stream = [openai_stream = std::move(reply.stream), out, record = reply.record, start, context](
+                     const BodyWriter& write, const ClientAlive& a) {
     bool open = true, failed = false;
     openai_stream(
         [&](std::string_view event) {
@@ -165,7 +197,8 @@ HttpReply Api::ollama_generate(const HttpRequest& r, bool chat_route, const Clie
     if (!open || failed) return;
     std::string calls = out->pending_tool_calls();
     if (!calls.empty() && !write(calls)) return;
-    write(dump(out->final(record->usage, ns_since(start), false)) + "\n");
+    std::optional<std::vector<int32_t>> ids = context(*out);
+    write(dump(out->final(record->usage, ns_since(start), false, ids ? &*ids : nullptr)) + "\n");
   };
   return reply;
 }

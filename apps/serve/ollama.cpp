@@ -52,10 +52,10 @@ void copy_think(const json& body, json& out) {
   if (!t) return;
   if (t->is_boolean()) {
     if (!t->get<bool>()) out["chat_template_kwargs"] = {{"enable_thinking", false}};
-  } else if (t->is_string() && (*t == "low" || *t == "medium" || *t == "high")) {
-    out["chat_template_kwargs"] = {{"reasoning_effort", *t}};
+  } else if (t->is_string() && (*t == "low" || *t == "medium" || *t == "high" || *t == "max")) {
+    out["chat_template_kwargs"] = {{"reasoning_effort", *t == "max" ? "high" : *t}};  // harmony's highest is high
   } else {
-    throw bad_request("'think' must be true, false, \"low\", \"medium\" or \"high\"");
+    throw bad_request("'think' must be true, false, \"low\", \"medium\", \"high\" or \"max\"");
   }
 }
 
@@ -189,7 +189,7 @@ std::string OllamaReply::chunk(const json& c) {
   const json& choice = (*choices)[0];
   if (const json* f = field(choice, "finish_reason")) finish_ = f->get<std::string>();
   std::string text, thinking;
-  if (!chat_) {
+  if (!from_chat_) {
     text = choice.value("text", "");
   } else if (const json* d = field(choice, "delta")) {
     text = d->value("content", json("")).is_string() ? d->value("content", "") : "";
@@ -205,6 +205,7 @@ std::string OllamaReply::chunk(const json& c) {
       }
   }
   if (text.empty() && thinking.empty()) return "";
+  streamed_ += text;
   json line = {{"model", model_}, {"created_at", ollama_time()}};
   if (chat_) {
     line["message"] = message(text, thinking, json::array());
@@ -227,7 +228,7 @@ std::string OllamaReply::pending_tool_calls() const {
 void OllamaReply::response(const json& r) {
   const json& choice = r.at("choices").at(0);
   finish_ = choice.value("finish_reason", "stop");
-  if (!chat_) {
+  if (!from_chat_) {
     content_ = choice.value("text", "");
     return;
   }
@@ -238,7 +239,7 @@ void OllamaReply::response(const json& r) {
     for (const json& c : *calls) calls_.push_back(ollama_call(c["function"]["name"], c["function"]["arguments"]));
 }
 
-json OllamaReply::final(const Usage& u, int64_t total_ns, bool whole) const {
+json OllamaReply::final(const Usage& u, int64_t total_ns, bool whole, const std::vector<int32_t>* context) const {
   json j = {{"model", model_}, {"created_at", ollama_time()}};
   if (chat_)
     j["message"] = whole ? message(content_, thinking_, calls_) : message("", "", json::array());
@@ -247,6 +248,7 @@ json OllamaReply::final(const Usage& u, int64_t total_ns, bool whole) const {
   if (!chat_ && whole && !thinking_.empty()) j["thinking"] = thinking_;
   j["done"] = true;
   j["done_reason"] = finish_ == "length" ? "length" : "stop";
+  if (context) j["context"] = *context;
   auto ns = [](double ms) { return int64_t(ms * 1e6); };
   j["total_duration"] = total_ns;
   j["load_duration"] = 0;  // the model is loaded when the server starts

@@ -43,13 +43,19 @@ std::string ollama_time();
 // the content, thinking and tool calls so far, and how it ended.
 class OllamaReply {
  public:
-  OllamaReply(std::string model, bool chat) : model_(std::move(model)), chat_(chat) {}
+  // chat: /api/chat's shape (`message`), else /api/generate's (`response`); from_chat: the OpenAI
+  // result is a chat completion (choices[].message / delta), else a completion (choices[].text).
+  OllamaReply(std::string model, bool chat, bool from_chat)
+      : model_(std::move(model)), chat_(chat), from_chat_(from_chat) {}
   // A stream chunk of the OpenAI route; returns the NDJSON line to send now ("" when none).
   std::string chunk(const json& openai_chunk);
   // A whole OpenAI response object.
   void response(const json& openai_response);
-  // The last object: done, done_reason, counts and durations (ns); the whole message when whole.
-  json final(const Usage& usage, int64_t total_ns, bool whole) const;
+  // The last object: done, done_reason, counts and durations (ns); the whole message when whole;
+  // /api/generate's `context` (the conversation's tokens) when given.
+  json final(const Usage& usage, int64_t total_ns, bool whole, const std::vector<int32_t>* context = nullptr) const;
+  // The reply's text: whole, or what the stream sent.
+  const std::string& text() const { return content_.empty() ? streamed_ : content_; }
   // Tool calls gathered from a stream, sent in one line before the last ("" when none).
   std::string pending_tool_calls() const;
 
@@ -57,7 +63,8 @@ class OllamaReply {
   json message(const std::string& content, const std::string& thinking, const json& calls) const;
 
   std::string model_;
-  bool chat_;
+  bool chat_, from_chat_;
+  std::string streamed_;  // a stream's content so far
   struct StreamedCall {
     std::string name, arguments;  // the arguments' JSON text as its pieces arrive
   };

@@ -13,6 +13,7 @@
 
 #include "engine/sampler.h"
 #include "engine/sequence.h"
+#include "text/chat/prefill.h"
 #include "text/chat/reply_grammar.h"
 
 namespace vkllm::serve {
@@ -55,6 +56,11 @@ struct CompletionParams {
   ToolChoice tool_choice;  // chat: auto when tools are given, else none
   bool parallel_tool_calls = false;  // several calls in one reply (llama-server's default: one)
   bool split_reasoning = true;       // reasoning_format none: reasoning stays in the content
+  // chat: the last message is the beginning of the reply, which the model continues
+  // (continue_final_message, or a trailing assistant message as llama-server takes it); it is
+  // then not in `messages`.
+  std::optional<Prefill> prefill;
+  bool add_generation_prompt = true;  // chat: false renders the conversation as it is
   OutputFormat output;
   bool logprobs = false;
   uint32_t top_logprobs = 0;

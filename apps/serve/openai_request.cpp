@@ -129,9 +129,49 @@ std::variant<std::string, std::vector<int32_t>> parse_prompt(const json& body, u
   return token_ids(*p, vocab, "'prompt' must be one string or token ids");
 }
 
+// The text of a message's content (strings and text parts; null is "").
+std::string content_text(const json& m) {
+  const json& c = m.contains("content") ? m["content"] : json();
+  return c.is_string() ? c.get<std::string>() : "";
+}
+
+// continue_final_message (true, "content" or "reasoning_content", as llama-server takes it; vLLM's
+// true) and add_generation_prompt; a trailing assistant message is continued unless the request
+// says otherwise, as llama-server does. The continued message leaves `messages`.
+void parse_prefill(const json& body, CompletionParams& p) {
+  const json* c = field(body, "continue_final_message");
+  if (c && !c->is_boolean() && !(c->is_string() && (*c == "content" || *c == "reasoning_content")))
+    throw bad_request("'continue_final_message' must be true, false, \"content\" or \"reasoning_content\"");
+  const json* g = field(body, "add_generation_prompt");
+  if (g && !g->is_boolean()) throw bad_request("'add_generation_prompt' must be true or false");
+  bool asked = c && *c != false;
+  bool trailing = p.messages.back()["role"] == "assistant";
+  if (asked && g && *g == true)
+    throw bad_request("'continue_final_message' and 'add_generation_prompt' cannot both be true");
+  p.add_generation_prompt = g ? g->get<bool>() : true;
+  if (!asked && (!trailing || (c && *c == false) || !p.add_generation_prompt)) return;
+  if (!trailing) throw bad_request("'continue_final_message' needs the last message to be the assistant's");
+  const json& last = p.messages.back();
+  if (last.contains("tool_calls") && !last["tool_calls"].empty())
+    throw bad_request("an assistant message with tool_calls cannot be continued");
+  if (p.messages.size() >= 2 && p.messages[p.messages.size() - 2]["role"] == "assistant")
+    throw bad_request("two assistant messages end the conversation: only the last one can be continued");
+  Prefill f{
+      .reasoning = last.value("reasoning_content", json("")).is_string() ? last.value("reasoning_content", "") : "",
+      .content = content_text(last)};
+  f.reasoning_only = c && *c == "reasoning_content" ? true
+                     : (c && *c == "content")       ? false
+                                                    : f.content.empty() && !f.reasoning.empty();
+  p.prefill = f;
+  p.add_generation_prompt = true;  // the continued message follows a generation prompt
+  p.messages.erase(p.messages.size() - 1);
+  if (p.messages.empty()) throw bad_request("'messages' holds only the message to continue");
+}
+
 // Chat requests: the messages, tools and chat_template_kwargs the template sees.
 void parse_chat(const json& body, CompletionParams& p) {
   p.messages = parse_messages(body);
+  parse_prefill(body, p);
   if (const json* t = field(body, "tools")) {
     if (!t->is_array()) throw bad_request("'tools' must be an array");
     p.tools = *t;
@@ -338,6 +378,10 @@ CompletionParams parse_completion(const json& body, bool chat, uint32_t vocab) {
     if (p.tool_choice.kind != ToolChoice::None && p.output.kind != OutputFormat::Text)
       throw bad_request(
           "tools cannot be combined with 'response_format', 'grammar' or 'json_schema' (set tool_choice to none)");
+    if (p.prefill && p.output.kind != OutputFormat::Text)
+      throw bad_request(
+          "a continued assistant message cannot be combined with 'response_format', 'grammar' or 'json_schema' (the "
+          "constraint would start over inside it)");
   }
   p.stream = boolean(body, "stream", false);
   p.ignore_eos = boolean(body, "ignore_eos", false);

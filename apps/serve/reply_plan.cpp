@@ -29,11 +29,18 @@ std::shared_ptr<grammar::GrammarAutomaton> GrammarCache::get(const std::string& 
   return automaton;
 }
 
-ReplyPlan plan_reply(const CompletionParams& p, const ChatFormat& format, std::string_view prompt,
+ReplyPlan plan_reply(const CompletionParams& p, const ChatFormat& format, const PrefilledPrompt& prompt,
                      GrammarCache& grammars, const Tokenizer& tok) {
   ReplyPlan plan;
-  bool opens = p.chat && prompt_opens_reasoning(format, prompt);
-  ReasoningPrefix prefix = !p.chat ? ReasoningPrefix::None : opens ? ReasoningPrefix::Open : ReasoningPrefix::Optional;
+  const std::string& opened = prompt.opened;
+  // A prefilled answer has its reasoning behind it, and a prompt that closed an empty reasoning
+  // block asks for none; prefilled reasoning (or a prompt that opened it) goes on; otherwise the
+  // reply may begin with reasoning.
+  ReasoningPrefix prefix = !p.chat || prompt.reasoning_off           ? ReasoningPrefix::None
+                           : p.prefill && !p.prefill->reasoning_only ? ReasoningPrefix::None
+                           : !opened.empty() && !format.harmony()    ? ReasoningPrefix::Open
+                           : p.prefill                               ? ReasoningPrefix::None
+                                                                     : ReasoningPrefix::Optional;
   ReplyConstraint c;
   switch (p.output.kind) {
     case OutputFormat::Grammar:
@@ -59,7 +66,7 @@ ReplyPlan plan_reply(const CompletionParams& p, const ChatFormat& format, std::s
   if (p.chat)
     plan.parse = ChatReplyOptions{.format = format,
                                   .split_reasoning = p.split_reasoning,
-                                  .reasoning_open = opens,
+                                  .reasoning_open = opened,
                                   .tool_calls = p.tool_choice.kind != ToolChoice::None};
   return plan;
 }

@@ -43,8 +43,9 @@ struct ReplyPlan {
   std::optional<ChatReplyOptions> parse;  // chat: how to read the reply (its `tools` left null)
 };
 
-// prompt: the rendered chat prompt (whether it leaves the model inside <think>).
-ReplyPlan plan_reply(const CompletionParams& p, const ChatFormat& format, std::string_view prompt,
+// prompt: the chat prompt (what it leaves open: a reasoning tag or a prefilled message; whether it
+// turned reasoning off); empty for completions.
+ReplyPlan plan_reply(const CompletionParams& p, const ChatFormat& format, const PrefilledPrompt& prompt,
                      GrammarCache& grammars, const Tokenizer& tokenizer);
 
 }  // namespace vkllm::serve

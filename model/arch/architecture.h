@@ -21,8 +21,10 @@ struct KeyPrefix;
 // The attention of a block: per-head q/k/v/o projections, or DeepSeek's multi-head latent
 // attention (a compressed latent row per token; docs/formats.md §5).
 enum class AttentionForm { Standard, Latent };
-// Whether a bias tensor exists: never, when the file has it, or always.
-enum class Presence { None, Optional, Required };
+// Whether a tensor exists: never; when the file has it (Usual: llama.cpp reads files without it,
+// but the family's converter writes it, so fixtures have it unless told otherwise); always.
+enum class Presence { None, Optional, Usual, Required };
+inline bool varies(Presence p) { return p == Presence::Optional || p == Presence::Usual; }
 // The gate of the gated FFN (and of every expert): silu(gate)·up, gelu(gate)·up (tanh GELU), or
 // gpt-oss's clamped variant: g·sigmoid(1.702·g)·(u + 1) with g = min(gate, 7), u = clamp(up, ±7).
 enum class FfnActivation { Silu, Gelu, SwigluOai };
@@ -53,12 +55,28 @@ struct NormRecipe {
 };
 struct FfnRecipe {
   FfnActivation activation = FfnActivation::Silu;
+  Presence bias = Presence::None;  // ffn_gate/up/down.bias of the dense FFN (llama, mistral3)
   // gemma4: MoE layers run their dense FFN beside the experts, each on its own norm of the input
   // and normed apart before the sum; the router reads rmsnorm(x)/sqrt(dim) times its own scale.
   bool moe_beside_dense = false;
 };
 struct EmbeddingRecipe {
-  bool scale = false;  // token embeddings times sqrt(dim) (gemma)
+  bool scale = false;                     // token embeddings times sqrt(dim) (gemma)
+  Presence output_bias = Presence::None;  // output.bias added to the logits (qwen2)
+};
+// Whether a family's files may hold two projections in one tensor (docs/formats.md §13): never;
+// optionally (llama.cpp's converter writes them apart unless asked, --fuse-qkv,
+// --fuse-gate-up-exps); usually (the converter writes them fused, older or hand-made files apart).
+enum class Fusion { Never, Optional, Usual };
+struct LayoutRecipe {
+  Fusion qkv = Fusion::Never;           // attn_qkv (+ attn_qkv.bias) for attn_q/k/v (+ their biases)
+  Fusion gate_up_exps = Fusion::Never;  // ffn_gate_up_exps for ffn_gate_exps + ffn_up_exps
+};
+// A tensor llama.cpp's loader reads for the family that vkllm does not run, and why: `suffix`
+// ends the name ("cls.output.weight", ".rope_factors_long.weight").
+struct UnrunTensor {
+  std::string_view suffix;
+  std::string_view what;
 };
 struct BlockRecipe {
   AttentionRecipe attention;
@@ -66,6 +84,7 @@ struct BlockRecipe {
   NormRecipe norms;
   FfnRecipe ffn;
   EmbeddingRecipe embeddings;
+  LayoutRecipe layouts;
 };
 
 struct Architecture {
@@ -86,6 +105,8 @@ struct Architecture {
   // Whether files of this family may carry multi-token-prediction blocks (nextn_predict_layers),
   // which layer_tensors then lists so they load; they are not run.
   bool nextn_blocks = false;
+  // Tensors llama.cpp reads for this family that vkllm refuses by name (check_tensors says so).
+  std::vector<UnrunTensor> unrun_tensors = {};
 };
 
 // The registered families, in the order `vkllm info` lists them.

@@ -13,6 +13,18 @@
 
 namespace vkllm {
 
+BlockRecipe llama_recipe() {
+  return {
+      .attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Optional, .out_bias = Presence::Optional},
+      .position = {.rope_mode = RopeMode::Norm},
+      .ffn = {.bias = Presence::Optional},
+      .layouts = {.qkv = Fusion::Optional}};
+}
+
+std::vector<UnrunTensor> longrope_factors() {
+  return {{"rope_factors_long.weight", "LongRoPE factors"}, {"rope_factors_short.weight", "LongRoPE factors"}};
+}
+
 void read_standard_heads(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
   if (c.n_heads == 0) f.fail("attention.head_count is 0");
   c.head_dim = read_u32(f, k("attention.key_length"), c.dim / c.n_heads);
@@ -29,19 +41,29 @@ void write_standard_heads(GgufWriter& w, const KeyPrefix& k, const ModelConfig& 
   w.add(k("attention.value_length"), c.v_head_dim);
 }
 
+void add_qkv(const ModelConfig& c, uint32_t l, TensorCatalogue& t, uint64_t q, uint64_t k, uint64_t v) {
+  uint64_t E = c.dim;
+  if (c.layout.fused_qkv) {
+    t.add(l, TensorRole::AttnQkv, "attn_qkv.weight", {E, q + k + v});
+    if (c.qkv_bias && c.layout.fused_qkv_bias) t.add(l, TensorRole::AttnQkvBias, "attn_qkv.bias", {q + k + v});
+  } else {
+    t.add(l, TensorRole::AttnQ, "attn_q.weight", {E, q});
+    t.add(l, TensorRole::AttnK, "attn_k.weight", {E, k});
+    t.add(l, TensorRole::AttnV, "attn_v.weight", {E, v});
+  }
+  if (c.qkv_bias && !(c.layout.fused_qkv && c.layout.fused_qkv_bias)) {
+    t.add(l, TensorRole::AttnQBias, "attn_q.bias", {q});
+    t.add(l, TensorRole::AttnKBias, "attn_k.bias", {k});
+    t.add(l, TensorRole::AttnVBias, "attn_v.bias", {v});
+  }
+}
+
 // Multi-token-prediction blocks (l >= n_layers) have the last layer's shape.
 void add_standard_attention(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
   LayerAttention a = c.attention_of(std::min(l, c.n_layers - 1));
   uint64_t E = c.dim, H = a.n_heads, Hkv = a.n_kv_heads, hd = a.head_dim, vd = a.v_head_dim;
   t.add(l, TensorRole::AttnNorm, "attn_norm.weight", {E});
-  t.add(l, TensorRole::AttnQ, "attn_q.weight", {E, H * hd});
-  t.add(l, TensorRole::AttnK, "attn_k.weight", {E, Hkv * hd});
-  t.add(l, TensorRole::AttnV, "attn_v.weight", {E, Hkv * vd});
-  if (c.qkv_bias) {
-    t.add(l, TensorRole::AttnQBias, "attn_q.bias", {H * hd});
-    t.add(l, TensorRole::AttnKBias, "attn_k.bias", {Hkv * hd});
-    t.add(l, TensorRole::AttnVBias, "attn_v.bias", {Hkv * vd});
-  }
+  add_qkv(c, l, t, H * hd, Hkv * hd, Hkv * vd);
   t.add(l, TensorRole::AttnOut, "attn_output.weight", {H * vd, E});
   if (c.attn_out_bias) t.add(l, TensorRole::AttnOutBias, "attn_output.bias", {E});
 }
@@ -52,6 +74,20 @@ void add_gated_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::st
   t.add(l, TensorRole::FfnGate, "ffn_gate.weight", {E, F});
   t.add(l, TensorRole::FfnUp, "ffn_up.weight", {E, F});
   t.add(l, TensorRole::FfnDown, "ffn_down.weight", {F, E});
+  if (!c.ffn_bias) return;
+  t.add(l, TensorRole::FfnGateBias, "ffn_gate.bias", {F});
+  t.add(l, TensorRole::FfnDownBias, "ffn_down.bias", {E});
+  t.add(l, TensorRole::FfnUpBias, "ffn_up.bias", {F});
+}
+
+void add_gate_up_exps(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
+  uint64_t E = c.dim, F = c.moe.expert_hidden_dim, n = c.moe.n_experts;
+  if (c.layout.fused_gate_up_exps) {
+    t.add(l, TensorRole::FfnGateUpExps, "ffn_gate_up_exps.weight", {E, 2 * F, n});
+    return;
+  }
+  t.add(l, TensorRole::FfnGateExps, "ffn_gate_exps.weight", {E, F, n});
+  t.add(l, TensorRole::FfnUpExps, "ffn_up_exps.weight", {E, F, n});
 }
 
 void add_standard_block(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
@@ -71,9 +107,14 @@ void add_moe_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::stri
   t.add(l, TensorRole::FfnNorm, norm, {E});
   t.add(l, TensorRole::FfnGateInp, "ffn_gate_inp.weight", {E, n});
   if (m.probs_bias) t.add(l, TensorRole::ExpProbsB, "exp_probs_b.bias", {n});
-  t.add(l, TensorRole::FfnGateExps, "ffn_gate_exps.weight", {E, F, n});
-  t.add(l, TensorRole::FfnDownExps, "ffn_down_exps.weight", {F, E, n});
-  t.add(l, TensorRole::FfnUpExps, "ffn_up_exps.weight", {E, F, n});
+  if (c.layout.fused_gate_up_exps) {
+    add_gate_up_exps(c, l, t);
+    t.add(l, TensorRole::FfnDownExps, "ffn_down_exps.weight", {F, E, n});
+  } else {  // the order the fixtures draw their weights in
+    t.add(l, TensorRole::FfnGateExps, "ffn_gate_exps.weight", {E, F, n});
+    t.add(l, TensorRole::FfnDownExps, "ffn_down_exps.weight", {F, E, n});
+    t.add(l, TensorRole::FfnUpExps, "ffn_up_exps.weight", {E, F, n});
+  }
   if (S == 0) return;
   if (m.shared_gate) t.add(l, TensorRole::FfnGateInpShexp, "ffn_gate_inp_shexp.weight", {E});
   t.add(l, TensorRole::FfnGateShexp, "ffn_gate_shexp.weight", {E, S});

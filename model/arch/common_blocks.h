@@ -3,6 +3,9 @@
 #pragma once
 #include <cstdint>
 #include <string_view>
+#include <vector>
+
+#include "arch/architecture.h"
 
 namespace vkllm {
 
@@ -12,22 +15,36 @@ class TensorCatalogue;
 struct KeyPrefix;
 struct ModelConfig;
 
+// llama.cpp's llama block (src/models/llama.cpp; mistral3.cpp reads the same tensors): standard
+// attention with optional q/k/v and output-projection biases, Q/K/V optionally in one attn_qkv,
+// adjacent-pair rope, a SiLU-gated FFN with optional biases (docs/formats.md §13).
+BlockRecipe llama_recipe();
+// The LongRoPE factors llama.cpp reads for llama, mistral3 and phi3, which vkllm does not run.
+std::vector<UnrunTensor> longrope_factors();
+
 // attention.key_length / value_length (default dim / heads), rope.dimension_count (default the
 // head dim).
 void read_standard_heads(const GgufFile& f, const KeyPrefix& k, ModelConfig& c);
 void write_standard_heads(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c);
 
-// attn_norm, attn_q/k/v (+ biases when c.qkv_bias), attn_output.
+// The q, k and v projections of q, k and v rows: attn_q/k/v, or with c.layout.fused_qkv one attn_qkv;
+// their biases when c.qkv_bias: attn_q/k/v.bias, or with c.layout.fused_qkv_bias one attn_qkv.bias
+// (docs/formats.md §13).
+void add_qkv(const ModelConfig& c, uint32_t l, TensorCatalogue& t, uint64_t q, uint64_t k, uint64_t v);
+// attn_norm, the q/k/v projections (add_qkv), attn_output (+ its bias when c.attn_out_bias).
 void add_standard_attention(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
-// The FFN's norm (`norm`), ffn_gate, ffn_up, ffn_down. Multi-token-prediction blocks (l >= n_layers)
-// take the last layer's width.
+// The FFN's norm (`norm`), ffn_gate, ffn_up, ffn_down (+ their biases when c.ffn_bias).
+// Multi-token-prediction blocks (l >= n_layers) take the last layer's width.
 void add_gated_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::string_view norm = "ffn_norm.weight");
 // A standard block: standard attention, then the gated FFN (llama, mistral, qwen2).
 void add_standard_block(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
 // attn_q_norm, attn_k_norm: one RMSNorm weight of head_dim shared by the heads (qwen3, gemma3).
 void add_qk_norm(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
+// The routed experts' gate and up matrices: ffn_gate_exps and ffn_up_exps (3-D, expert e is slice
+// e), or with c.layout.fused_gate_up_exps one ffn_gate_up_exps (expert e: F gate rows, F up rows).
+void add_gate_up_exps(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
 // A mixture-of-experts FFN (docs/formats.md §8): ffn_norm, the router ffn_gate_inp, exp_probs_b
-// when c.moe.probs_bias, the routed experts ffn_{gate,up,down}_exps (3-D, expert e is slice e),
+// when c.moe.probs_bias, the routed experts ffn_down_exps and add_gate_up_exps,
 // and when c.moe.shared_hidden_dim > 0 the shared expert ffn_{gate,up,down}_shexp, gated by
 // ffn_gate_inp_shexp when c.moe.shared_gate.
 void add_moe_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::string_view norm = "ffn_norm.weight");

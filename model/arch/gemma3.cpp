@@ -49,11 +49,14 @@ extern const Architecture gemma3_architecture = {
                .position = {.rope_mode = RopeMode::Neox, .full_rotary = false},
                .norms = {.post_norms = true},
                .ffn = {.activation = FfnActivation::Gelu},
-               .embeddings = {.scale = true}},
+               .embeddings = {.scale = true},
+               .layouts = {.qkv = Fusion::Optional}},
     .read_hparams = read_hparams,
     .write_hparams = write_hparams,
     .validate = nullptr,
     .layer_tensors = layer_tensors,
+    .unrun_tensors = {{"dense_2.weight", "an embedding model's output projection"},
+                      {"dense_3.weight", "an embedding model's output projection"}},
 };
 
 }  // namespace vkllm

@@ -60,13 +60,20 @@ void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
   write_expert_width(w, k, c);
 }
 
-// Where the file says so by its tensors: no attn_v in the first global layer (V from K), a
-// layer_output_scale, and rope_freqs for the global layers only.
+// Where the file says so by its tensors: no attn_v in the first global layer (V from K; a fused
+// attn_qkv always has V rows), attn_k in the first shared-KV layer, a layer_output_scale, and
+// rope_freqs for the global layers only.
 void tensor_flags(const GgufFile& f, ModelConfig& c) {
   c.rope_swa.has_freq_factors = false;
-  for (uint32_t l = 0; l < c.n_layers; ++l)
+  for (uint32_t l = 0; l < c.n_layers && !c.layout.fused_qkv; ++l)
     if (!c.is_swa_layer(l) && c.has_kv(l)) {
       c.attention_k_eq_v = !file_has(f, c, l, TensorRole::AttnV, [](ModelConfig&) {});
+      break;
+    }
+  for (uint32_t l = 0; l < c.n_layers && !c.layout.fused_qkv; ++l)
+    if (!c.has_kv(l)) {
+      c.kv_in_shared_layers =
+          file_has(f, c, l, TensorRole::AttnK, [](ModelConfig& p) { p.kv_in_shared_layers = true; });
       break;
     }
   c.layer_out_scale = file_has(f, c, 0, TensorRole::LayerOutScale, [](ModelConfig& p) { p.layer_out_scale = true; });
@@ -78,18 +85,26 @@ void validate(const ModelConfig& c) {
   ENSURE(c.sliding_window > 0, "gemma4 needs attention.sliding_window > 0");
 }
 
+// A fused attn_qkv holds K and V rows in every layer, shared-KV and V-from-K ones too (unused
+// there), as llama.cpp's gemma4.cpp sizes it. Shared-KV layers may carry K (and V, and K's norm)
+// of their own, which nothing reads (kv_in_shared_layers).
 void add_attention(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
   LayerAttention a = c.attention_of(l);
   uint64_t E = c.dim, q = uint64_t(a.n_heads) * a.head_dim, kv = uint64_t(a.n_kv_heads) * a.head_dim;
+  bool kv_weights = a.kv_layer == l || c.kv_in_shared_layers;
   t.add(l, TensorRole::AttnNorm, "attn_norm.weight", {E});
-  t.add(l, TensorRole::AttnQ, "attn_q.weight", {E, q});
-  if (a.kv_layer == l) {
-    t.add(l, TensorRole::AttnK, "attn_k.weight", {E, kv});
-    if (!(c.attention_k_eq_v && !c.is_swa_layer(l))) t.add(l, TensorRole::AttnV, "attn_v.weight", {E, kv});
+  if (c.layout.fused_qkv) {
+    add_qkv(c, l, t, q, kv, kv);
+  } else {
+    t.add(l, TensorRole::AttnQ, "attn_q.weight", {E, q});
+    if (kv_weights) {
+      t.add(l, TensorRole::AttnK, "attn_k.weight", {E, kv});
+      if (!(c.attention_k_eq_v && !c.is_swa_layer(l))) t.add(l, TensorRole::AttnV, "attn_v.weight", {E, kv});
+    }
   }
   t.add(l, TensorRole::AttnOut, "attn_output.weight", {q, E});
   t.add(l, TensorRole::AttnQNorm, "attn_q_norm.weight", {a.head_dim});
-  if (a.kv_layer == l) t.add(l, TensorRole::AttnKNorm, "attn_k_norm.weight", {a.head_dim});
+  if (kv_weights) t.add(l, TensorRole::AttnKNorm, "attn_k_norm.weight", {a.head_dim});
   t.add(l, TensorRole::AttnPostNorm, "post_attention_norm.weight", {E});
   if (c.layer_out_scale) t.add(l, TensorRole::LayerOutScale, "layer_output_scale.weight", {1});
 }
@@ -107,8 +122,7 @@ void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
     t.add(l, TensorRole::FfnPreNorm2, "pre_ffw_norm_2.weight", {E});
     t.add(l, TensorRole::FfnPostNorm1, "post_ffw_norm_1.weight", {E});
     t.add(l, TensorRole::FfnPostNorm2, "post_ffw_norm_2.weight", {E});
-    t.add(l, TensorRole::FfnGateExps, "ffn_gate_exps.weight", {E, F, n});
-    t.add(l, TensorRole::FfnUpExps, "ffn_up_exps.weight", {E, F, n});
+    add_gate_up_exps(c, l, t);
     t.add(l, TensorRole::FfnDownExps, "ffn_down_exps.weight", {F, E, n});
     t.add(l, TensorRole::FfnDownExpsScale, "ffn_down_exps.scale", {n});
   }
@@ -128,7 +142,8 @@ extern const Architecture gemma4_architecture = {
                .position = {.rope_mode = RopeMode::Neox, .full_rotary = false},
                .norms = {.post_norms = true},
                .ffn = {.activation = FfnActivation::Gelu, .moe_beside_dense = true},
-               .embeddings = {.scale = true}},
+               .embeddings = {.scale = true},
+               .layouts = {.qkv = Fusion::Optional, .gate_up_exps = Fusion::Usual}},
     .read_hparams = read_hparams,
     .write_hparams = write_hparams,
     .validate = validate,

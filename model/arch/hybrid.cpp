@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "arch/common_blocks.h"
 #include "arch/keys.h"
 #include "arch/model_config.h"
 #include "arch/tensors.h"
@@ -88,6 +89,11 @@ void validate_hybrid(const ModelConfig& c) {
          fmt::format("rope.dimension_sections add up to {} pairs, not 1..{}", pairs, c.head_dim / 2));
 }
 
+std::vector<UnrunTensor> nextn_own_head() {
+  return {{"nextn.embed_tokens.weight", "a multi-token-prediction block's own embeddings"},
+          {"nextn.shared_head_head.weight", "a multi-token-prediction block's own output head"}};
+}
+
 void add_hybrid_attention(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
   const LinearAttentionConfig& a = c.linear;
   uint64_t E = c.dim, H = c.n_heads, G = c.n_kv_heads, hd = c.head_dim, V = a.value_dim(), Hv = a.v_heads;
@@ -104,9 +110,7 @@ void add_hybrid_attention(const ModelConfig& c, uint32_t l, TensorCatalogue& t) 
     t.add(l, TensorRole::SsmOut, "ssm_out.weight", {V, E});
     return;
   }
-  t.add(l, TensorRole::AttnQ, "attn_q.weight", {E, 2 * H * hd});
-  t.add(l, TensorRole::AttnK, "attn_k.weight", {E, G * hd});
-  t.add(l, TensorRole::AttnV, "attn_v.weight", {E, G * c.v_head_dim});
+  add_qkv(c, l, t, 2 * H * hd, G * hd, G * c.v_head_dim);
   t.add(l, TensorRole::AttnOut, "attn_output.weight", {H * c.v_head_dim, E});
   t.add(l, TensorRole::AttnQNorm, "attn_q_norm.weight", {hd});
   t.add(l, TensorRole::AttnKNorm, "attn_k_norm.weight", {hd});

@@ -11,12 +11,12 @@ namespace vkllm {
 extern const Architecture mistral_architecture = {
     .name = "mistral",
     .gguf_names = {"mistral"},
-    .recipe = {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Optional},
-               .position = {.rope_mode = RopeMode::Norm}},
+    .recipe = llama_recipe(),
     .read_hparams = read_standard_heads,
     .write_hparams = write_standard_heads,
     .validate = nullptr,
     .layer_tensors = add_standard_block,
+    .unrun_tensors = longrope_factors(),
 };
 
 }  // namespace vkllm

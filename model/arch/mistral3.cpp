@@ -36,14 +36,12 @@ void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) { add_s
 extern const Architecture mistral3_architecture = {
     .name = "mistral3",
     .gguf_names = {"mistral3"},
-    .recipe = {.attention = {.form = AttentionForm::Standard,
-                             .qkv_bias = Presence::Optional,
-                             .out_bias = Presence::Optional},
-               .position = {.rope_mode = RopeMode::Norm}},
+    .recipe = llama_recipe(),
     .read_hparams = read_hparams,
     .write_hparams = write_hparams,
     .validate = validate,
     .layer_tensors = layer_tensors,
+    .unrun_tensors = longrope_factors(),
 };
 
 }  // namespace vkllm

@@ -33,6 +33,13 @@ std::string_view to_string(MlaLayout l) {
   return names[int(l)];
 }
 
+std::string layout_names(const TensorLayout& l) {
+  std::string out;
+  if (l.fused_qkv) out = "fused QKV";
+  if (l.fused_gate_up_exps) out += std::string(out.empty() ? "" : ", ") + "fused expert gate/up";
+  return out;
+}
+
 std::string_view to_string(MoeGating g) {
   return g == MoeGating::Sigmoid ? "sigmoid" : g == MoeGating::SoftmaxWeight ? "softmax of the chosen" : "softmax";
 }
@@ -335,7 +342,9 @@ void read_metadata(const GgufFile& f, ModelConfig& c) {
   c.moe.n_experts_used = read_u32(f, k("expert_used_count"), 0);
   c.moe.n_groups = read_u32(f, k("expert_group_count"), 0);
   c.moe.n_groups_used = read_u32(f, k("expert_group_used_count"), 0);
-  c.qkv_bias = c.arch->recipe.attention.qkv_bias == Presence::Required;
+  // Until the tensors say (a file without tensors: as the family's converter writes them).
+  Presence qkv_bias = c.arch->recipe.attention.qkv_bias;
+  c.qkv_bias = qkv_bias == Presence::Required || qkv_bias == Presence::Usual;
   c.attn_out_bias = c.arch->recipe.attention.out_bias == Presence::Required;
   c.arch->read_hparams(f, k, c);
   if (c.swa_layers.empty()) c.rope_swa = c.rope;  // every layer rotates alike

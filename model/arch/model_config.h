@@ -108,6 +108,16 @@ struct LinearAttentionConfig {
   }
 };
 
+// Which of the tensor layouts llama.cpp's loader reads a file uses, where a family has more than one
+// (docs/formats.md §13), from its tensors (read_tensor_flags); every layer alike.
+struct TensorLayout {
+  bool fused_qkv = false;           // attn_qkv: the q rows, then k, then v (standard attention layers)
+  bool fused_qkv_bias = false;      // attn_qkv.bias for attn_q/k/v.bias (with fused_qkv and qkv_bias)
+  bool fused_gate_up_exps = false;  // ffn_gate_up_exps: per expert its gate rows, then its up rows
+};
+// "fused QKV, fused expert gate/up" (what `vkllm info` prints), "" for the separate layout.
+std::string layout_names(const TensorLayout& l);
+
 // One layer's attention as it runs: its heads and head widths (gemma4's sliding and global layers
 // differ), whether it rotates, and the layer whose KV cache it reads (itself, or for a shared-KV
 // layer an earlier one; docs/formats.md §11).
@@ -154,12 +164,16 @@ struct ModelConfig {
   std::vector<uint32_t> kv_heads;
   uint32_t n_kv_shared_layers = 0;
   bool attention_k_eq_v = false;
+  bool kv_in_shared_layers = false;  // shared-KV layers carry attn_k (and attn_v, attn_k_norm), unused
   std::vector<uint8_t> nope_layers;  // (n_layers) 1: the layer applies no rope (smollm3); empty: none
   // Llama 4's attention temperature (mistral3): each query is scaled by
   // 1 + beta·ln(floor(pos / length) + 1) after rope. beta 0: off.
   float attn_temperature_beta = 0;
   uint32_t attn_temperature_length = 0;
   bool attn_out_bias = false;  // attn_output.bias (required by some families, optional in others)
+  bool ffn_bias = false;       // ffn_gate/up/down.bias of the dense FFN (llama, mistral3: when the file has them)
+  bool output_bias = false;    // output.bias on the logits (qwen2: when the file has it)
+  TensorLayout layout;
   // gemma4 E models: a second table of per_layer_embd values per layer and token, projected and
   // gated into each layer's output (docs/formats.md §11); 0: none.
   uint32_t per_layer_embd = 0;

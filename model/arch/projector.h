@@ -1,7 +1,7 @@
 // The multimodal projector file (mmproj-*.gguf, general.architecture "clip"): a vision tower (a
 // ViT over image patches) and the projector that turns its output into rows of the language
 // model's embedding width. Three types, as llama.cpp's tools/mtmd reads them (clip.cpp's
-// load_hparams / load_tensors, models/qwen3vl.cpp, siglip.cpp, gemma4v.cpp; docs/formats.md §13):
+// load_hparams / load_tensors, models/qwen3vl.cpp, siglip.cpp, gemma4v.cpp; docs/formats.md §14):
 //   qwen3vl_merger (Qwen3-VL, Qwen3.5/3.6): LayerNorm ViT with fused qkv and biases, 2D rope
 //     (ggml's vision rope: rows in the first half of each head, columns in the second), learned
 //     positions bilinearly resized to the patch grid, 2x2 patches merged into one token by an MLP;

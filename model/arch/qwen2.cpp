@@ -9,8 +9,10 @@ namespace vkllm {
 extern const Architecture qwen2_architecture = {
     .name = "qwen2",
     .gguf_names = {"qwen2"},
-    .recipe = {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Required},
-               .position = {.rope_mode = RopeMode::Neox}},
+    .recipe = {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Usual},
+               .position = {.rope_mode = RopeMode::Neox},
+               .embeddings = {.output_bias = Presence::Optional},
+               .layouts = {.qkv = Fusion::Optional}},
     .read_hparams = read_standard_heads,
     .write_hparams = write_standard_heads,
     .validate = nullptr,

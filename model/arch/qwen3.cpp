@@ -21,11 +21,13 @@ extern const Architecture qwen3_architecture = {
     .name = "qwen3",
     .gguf_names = {"qwen3"},
     .recipe = {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Optional, .qk_norm = true},
-               .position = {.rope_mode = RopeMode::Neox}},
+               .position = {.rope_mode = RopeMode::Neox},
+               .layouts = {.qkv = Fusion::Optional}},
     .read_hparams = read_standard_heads,
     .write_hparams = write_standard_heads,
     .validate = nullptr,
     .layer_tensors = layer_tensors,
+    .unrun_tensors = {{"cls.output.weight", "a reranker's classification head"}},
 };
 
 }  // namespace vkllm

@@ -33,13 +33,15 @@ extern const Architecture qwen35_architecture = {
     .name = "qwen35",
     .gguf_names = {"qwen35"},
     .recipe =
-        {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::None, .qk_norm = true, .gated = true},
-         .position = {.rope_mode = RopeMode::Neox, .full_rotary = false}},
+        {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Optional, .qk_norm = true, .gated = true},
+         .position = {.rope_mode = RopeMode::Neox, .full_rotary = false},
+         .layouts = {.qkv = Fusion::Optional}},
     .read_hparams = read_hparams,
     .write_hparams = write_hparams,
     .validate = validate_hybrid,
     .layer_tensors = layer_tensors,
     .nextn_blocks = true,
+    .unrun_tensors = nextn_own_head(),
 };
 
 }  // namespace vkllm

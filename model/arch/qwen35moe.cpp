@@ -50,13 +50,15 @@ extern const Architecture qwen35moe_architecture = {
     .name = "qwen35moe",
     .gguf_names = {"qwen35moe"},
     .recipe =
-        {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::None, .qk_norm = true, .gated = true},
-         .position = {.rope_mode = RopeMode::Neox, .full_rotary = false}},
+        {.attention = {.form = AttentionForm::Standard, .qkv_bias = Presence::Optional, .qk_norm = true, .gated = true},
+         .position = {.rope_mode = RopeMode::Neox, .full_rotary = false},
+         .layouts = {.qkv = Fusion::Optional, .gate_up_exps = Fusion::Optional}},
     .read_hparams = read_hparams,
     .write_hparams = write_hparams,
     .validate = validate,
     .layer_tensors = layer_tensors,
     .nextn_blocks = true,
+    .unrun_tensors = nextn_own_head(),
 };
 
 }  // namespace vkllm

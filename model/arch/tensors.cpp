@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <iterator>
 
@@ -85,8 +87,14 @@ std::string_view to_string(TensorRole r) {
                                         "per_layer_inp_gate",
                                         "per_layer_proj",
                                         "per_layer_post_norm",
-                                        "layer_output_scale"};
-  static_assert(std::size(names) == size_t(TensorRole::LayerOutScale) + 1);
+                                        "layer_output_scale",
+                                        "attn_qkv_bias",
+                                        "ffn_gate_up_exps",
+                                        "ffn_gate_bias",
+                                        "ffn_up_bias",
+                                        "ffn_down_bias",
+                                        "output_bias"};
+  static_assert(std::size(names) == size_t(TensorRole::OutputBias) + 1);
   return names[size_t(r)];
 }
 
@@ -122,7 +130,24 @@ bool needs_f32(TensorRole r) {
 }
 
 bool is_experts(TensorRole r) {
-  return r == TensorRole::FfnGateExps || r == TensorRole::FfnUpExps || r == TensorRole::FfnDownExps;
+  return r == TensorRole::FfnGateExps || r == TensorRole::FfnUpExps || r == TensorRole::FfnDownExps ||
+         r == TensorRole::FfnGateUpExps;
+}
+
+std::vector<FusedPart> fused_parts(const ModelConfig& c, TensorRole role, int layer) {
+  if (layer < 0) return {};
+  LayerAttention a = c.attention_of(std::min(uint32_t(layer), c.n_layers - 1));
+  // Gated attention's query rows hold q_h then gate_h per head (qwen35).
+  uint64_t q = uint64_t(a.n_heads) * a.head_dim * (c.architecture().recipe.attention.gated ? 2 : 1);
+  uint64_t k = uint64_t(a.n_kv_heads) * a.head_dim, v = uint64_t(a.n_kv_heads) * a.v_head_dim;
+  if (role == TensorRole::AttnQkv) return {{TensorRole::AttnQ, q}, {TensorRole::AttnK, k}, {TensorRole::AttnV, v}};
+  if (role == TensorRole::AttnQkvBias)
+    return {{TensorRole::AttnQBias, q}, {TensorRole::AttnKBias, k}, {TensorRole::AttnVBias, v}};
+  if (role == TensorRole::FfnGateUp) {
+    uint64_t F = c.hidden_dim.at(std::min<size_t>(layer, c.hidden_dim.size() - 1));
+    return {{TensorRole::FfnGate, F}, {TensorRole::FfnUp, F}};
+  }
+  return {};
 }
 
 // --- the catalogue
@@ -154,12 +179,14 @@ namespace {
 constexpr std::string_view kTokenEmbd = "token_embd.weight";
 constexpr std::string_view kOutput = "output.weight";
 constexpr std::string_view kRopeFreqs = "rope_freqs.weight";
+constexpr std::string_view kOutputBias = "output.bias";
 
 void add_globals(const ModelConfig& c, TensorCatalogue& t) {
   uint64_t E = c.dim, V = c.vocab_size;
   t.add_global(TensorRole::TokenEmbd, std::string(kTokenEmbd), {E, V});
   t.add_global(TensorRole::OutputNorm, "output_norm.weight", {E});
   if (!c.tied_embeddings) t.add_global(TensorRole::Output, std::string(kOutput), {E, V});
+  if (c.output_bias) t.add_global(TensorRole::OutputBias, std::string(kOutputBias), {V});
   if (c.rope.has_freq_factors) t.add_global(TensorRole::RopeFreqs, std::string(kRopeFreqs), {c.rope.dim / 2u});
   if (uint64_t P = c.per_layer_embd) {  // gemma4's per-layer embeddings
     uint64_t LP = P * c.n_layers;
@@ -196,26 +223,62 @@ bool file_has(const GgufFile& f, const ModelConfig& c, uint32_t layer, TensorRol
   return spec && f.find_tensor(spec->name) != nullptr;
 }
 
+namespace {
+
+// The first layer that has standard attention (a hybrid's first layers are linear) and the first
+// mixture-of-experts layer; n_layers where there is none.
+uint32_t first_attention_layer(const ModelConfig& c) {
+  uint32_t l = 0;
+  while (l < c.n_layers && c.is_linear_layer(l)) ++l;
+  return c.architecture().recipe.attention.form == AttentionForm::Standard ? l : c.n_layers;
+}
+
+uint32_t first_moe_layer(const ModelConfig& c) {
+  uint32_t l = 0;
+  while (l < c.n_layers && !c.is_moe_layer(l)) ++l;
+  return l;
+}
+
+// file_has for a block that may not exist (l = n_layers: none).
+bool has_with(const GgufFile& f, const ModelConfig& c, uint32_t l, TensorRole role,
+              const std::function<void(ModelConfig&)>& with) {
+  return l < c.n_layers && file_has(f, c, l, role, with);
+}
+
+// The layouts of docs/formats.md §13 and the optional biases, probed in the first block that can
+// have each; check_tensors then holds every block to them.
+void read_layout(const GgufFile& f, ModelConfig& c) {
+  const BlockRecipe& r = c.architecture().recipe;
+  uint32_t attn = first_attention_layer(c), moe = first_moe_layer(c);
+  TensorLayout& lay = c.layout;
+  if (r.layouts.qkv != Fusion::Never && attn < c.n_layers)
+    lay.fused_qkv = file_has(f, c, attn, TensorRole::AttnQkv, [](ModelConfig& p) { p.layout.fused_qkv = true; });
+  if (r.layouts.gate_up_exps != Fusion::Never && moe < c.n_layers)
+    lay.fused_gate_up_exps =
+        file_has(f, c, moe, TensorRole::FfnGateUpExps, [](ModelConfig& p) { p.layout.fused_gate_up_exps = true; });
+  if (r.attention.qkv_bias != Presence::None && lay.fused_qkv && attn < c.n_layers)
+    lay.fused_qkv_bias = file_has(f, c, attn, TensorRole::AttnQkvBias,
+                                  [](ModelConfig& p) { p.qkv_bias = p.layout.fused_qkv_bias = true; });
+  if (varies(r.attention.qkv_bias))
+    c.qkv_bias =
+        lay.fused_qkv_bias || has_with(f, c, attn, TensorRole::AttnQBias, [](ModelConfig& p) { p.qkv_bias = true; });
+  if (varies(r.attention.out_bias))
+    c.attn_out_bias = has_with(f, c, attn, TensorRole::AttnOutBias, [](ModelConfig& p) { p.attn_out_bias = true; });
+  if (varies(r.ffn.bias))
+    c.ffn_bias = has_with(f, c, 0, TensorRole::FfnGateBias, [](ModelConfig& p) { p.ffn_bias = true; });
+  if (varies(r.embeddings.output_bias)) c.output_bias = f.find_tensor(kOutputBias) != nullptr;
+}
+
+}  // namespace
+
 void read_tensor_flags(const GgufFile& f, ModelConfig& c) {
   c.tied_embeddings = f.find_tensor(kOutput) == nullptr;
   c.rope.has_freq_factors = c.rope_swa.has_freq_factors = f.find_tensor(kRopeFreqs) != nullptr;
-  const AttentionRecipe& a = c.architecture().recipe.attention;
-  if (a.qkv_bias == Presence::Optional && c.n_layers > 0)
-    c.qkv_bias = file_has(f, c, 0, TensorRole::AttnQBias, [](ModelConfig& p) { p.qkv_bias = true; });
-  if (a.out_bias == Presence::Optional && c.n_layers > 0)
-    c.attn_out_bias = file_has(f, c, 0, TensorRole::AttnOutBias, [](ModelConfig& p) { p.attn_out_bias = true; });
+  read_layout(f, c);
   if (c.architecture().tensor_flags) c.architecture().tensor_flags(f, c);
   // DeepSeek-V3's selection bias: probed in the first MoE block, as the biases above.
-  for (uint32_t l = 0; l < c.n_layers; ++l) {
-    if (!c.is_moe_layer(l)) continue;
-    ModelConfig probe = c;
-    probe.moe.probs_bias = true;
-    TensorCatalogue t;
-    c.architecture().layer_tensors(probe, l, t);
-    const TensorSpec* bias = t.find(TensorRole::ExpProbsB, int(l));
-    c.moe.probs_bias = bias && f.find_tensor(bias->name) != nullptr;
-    break;
-  }
+  c.moe.probs_bias =
+      has_with(f, c, first_moe_layer(c), TensorRole::ExpProbsB, [](ModelConfig& p) { p.moe.probs_bias = true; });
   const GgufTensor* embd = f.find_tensor(kTokenEmbd);
   if (c.vocab_size == 0 && embd && embd->ne[1] <= UINT32_MAX) c.vocab_size = uint32_t(embd->ne[1]);
 }
@@ -231,12 +294,64 @@ std::string unexpected_hint(std::string_view name, const ModelConfig& c) {
       name.find("_shexp") != std::string_view::npos || name.find("exp_probs_b") != std::string_view::npos)
     return c.moe.n_experts ? " (an expert tensor this family does not have)"
                            : " (a mixture-of-experts tensor, but the metadata declares no experts)";
-  if (name.find("rope_factors_") != std::string_view::npos) return " (LongRoPE factors are not supported)";
   if (name.find("attn_k_b") != std::string_view::npos || name.find("attn_v_b") != std::string_view::npos ||
       name.find("attn_kv_b") != std::string_view::npos)
     return fmt::format(" (the metadata describes the {} MLA layout)", to_string(c.mla.layout));
-  if (name.find(".bias") != std::string_view::npos) return " (this bias is not supported)";
   return "";
+}
+
+// The tensor-dependent choices llama.cpp's loader makes per block for c's family (a layout, an
+// optional bias, gemma4's V from K), as setters; vkllm makes them once from the first block.
+std::vector<std::function<void(ModelConfig&)>> choices(const ModelConfig& c) {
+  const BlockRecipe& r = c.architecture().recipe;
+  std::vector<std::function<void(ModelConfig&)>> out;
+  if (r.layouts.qkv != Fusion::Never) out.push_back([](ModelConfig& p) { p.layout.fused_qkv = !p.layout.fused_qkv; });
+  if (r.layouts.qkv != Fusion::Never && r.attention.qkv_bias != Presence::None)
+    out.push_back([](ModelConfig& p) { p.layout.fused_qkv_bias = !p.layout.fused_qkv_bias; });
+  if (r.layouts.gate_up_exps != Fusion::Never)
+    out.push_back([](ModelConfig& p) { p.layout.fused_gate_up_exps = !p.layout.fused_gate_up_exps; });
+  if (varies(r.attention.qkv_bias)) out.push_back([](ModelConfig& p) { p.qkv_bias = !p.qkv_bias; });
+  if (varies(r.attention.out_bias)) out.push_back([](ModelConfig& p) { p.attn_out_bias = !p.attn_out_bias; });
+  if (varies(r.ffn.bias)) out.push_back([](ModelConfig& p) { p.ffn_bias = !p.ffn_bias; });
+  if (c.architecture().tensor_flags) {  // gemma4's: V from K, K in shared-KV layers, the layer output scale
+    out.push_back([](ModelConfig& p) { p.attention_k_eq_v = !p.attention_k_eq_v; });
+    out.push_back([](ModelConfig& p) { p.kv_in_shared_layers = !p.kv_in_shared_layers; });
+    out.push_back([](ModelConfig& p) { p.layer_out_scale = !p.layer_out_scale; });
+  }
+  return out;
+}
+
+// Whether block N of c's family holds a tensor of this name ("blk.N. ...") under other choices
+// than c's (the global tensors do not depend on them).
+bool in_other_layout(std::string_view name, const ModelConfig& c) {
+  uint32_t l = 0;
+  if (std::sscanf(std::string(name).c_str(), "blk.%u.", &l) != 1 || l >= c.n_layers + c.n_nextn_layers) return false;
+  auto toggles = choices(c);
+  for (uint32_t mask = 1; mask < (1u << toggles.size()); ++mask) {
+    ModelConfig other = c;
+    for (size_t i = 0; i < toggles.size(); ++i)
+      if (mask >> i & 1) toggles[i](other);
+    TensorCatalogue t;
+    c.architecture().layer_tensors(other, l, t);
+    if (t.find(name)) return true;
+  }
+  return false;
+}
+
+// Why a tensor is unexpected: llama.cpp reads it (so vkllm is what falls short) or not (so the
+// file is at fault).
+std::string unexpected(std::string_view name, const ModelConfig& c) {
+  std::string head = fmt::format("unexpected tensor {} for a {} model", printable(name), c.arch_name);
+  for (const UnrunTensor& u : c.architecture().unrun_tensors)
+    if (name.ends_with(u.suffix))
+      return fmt::format("{} ({}): llama.cpp reads this tensor, vkllm does not yet", head, u.what);
+  if (in_other_layout(name, c))
+    return fmt::format(
+        "{}: llama.cpp reads this tensor, vkllm does not yet (it reads every block in the first one's layout, each "
+        "set of optional tensors whole)",
+        head);
+  return fmt::format("{}{}: llama.cpp does not read it either, so the file is damaged or of another architecture", head,
+                     unexpected_hint(name, c));
 }
 
 }  // namespace
@@ -245,9 +360,7 @@ void check_tensors(const GgufFile& f, const ModelConfig& c) {
   TensorCatalogue cat = tensor_catalogue(c);
   for (const GgufTensor& t : f.tensors()) {  // in file order: the first wrong one is named
     const TensorSpec* spec = cat.find(t.name);
-    if (!spec)
-      f.fail(fmt::format("unexpected tensor {} for a {} model{}", printable(t.name), c.arch_name,
-                         unexpected_hint(t.name, c)));
+    if (!spec) f.fail(unexpected(t.name, c));
     if (t.shape() != spec->ne)
       f.fail(fmt::format("tensor {} has shape {}, expected {}", t.name, shape_str(t.shape()), shape_str(spec->ne)));
   }

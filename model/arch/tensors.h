@@ -103,6 +103,15 @@ enum class TensorRole : uint8_t {
   PerLayerProj,
   PerLayerPostNorm,
   LayerOutScale,
+  // the alternative layouts llama.cpp reads (docs/formats.md §13): attn_qkv's bias (q|k|v), the
+  // experts' gate|up rows in one tensor, the dense FFN's biases (llama, mistral3), the logits' bias
+  // (qwen2)
+  AttnQkvBias,
+  FfnGateUpExps,
+  FfnGateBias,
+  FfnUpBias,
+  FfnDownBias,
+  OutputBias,
 };
 std::string_view to_string(TensorRole r);
 bool is_norm(TensorRole r);     // a norm weight (its values sit around 1)
@@ -124,6 +133,15 @@ struct TensorSpec {
     return n;
   }
 };
+
+// One role's rows of a tensor that holds several (attn_qkv and its bias: q, k, v; phi3's ffn_up:
+// gate, up), in the order they lie.
+struct FusedPart {
+  TensorRole role;
+  uint64_t rows;  // of a bias: values
+};
+// The parts of layer `layer`'s tensor of role `role` under c; empty when it is not such a tensor.
+std::vector<FusedPart> fused_parts(const ModelConfig& c, TensorRole role, int layer);
 
 class TensorCatalogue {
  public:
@@ -153,6 +171,8 @@ void read_tensor_flags(const GgufFile& f, ModelConfig& c);
 bool file_has(const GgufFile& f, const ModelConfig& c, uint32_t layer, TensorRole role,
               const std::function<void(ModelConfig&)>& with);
 // Throws naming the first tensor that is unexpected or has the wrong shape, or the first missing.
+// An unexpected tensor's error names the architecture and says whether llama.cpp reads a tensor
+// of that name for it (vkllm's gap) or not (a damaged file, or one of another architecture).
 void check_tensors(const GgufFile& f, const ModelConfig& c);
 
 }  // namespace vkllm

@@ -51,7 +51,8 @@ ProjIn normed_input(const RecordContext& r, const Tensor& norm, uint32_t l, cons
 
 // Without a post norm the add is the product's epilogue (one dispatch, no pass over proj); then the
 // product itself is never stored, so a tapped forward sees no `name` tap (ffn_inp / l_out after
-// it still are).
+// it still are). With one, the norm and the add are one pass (ops::rmsnorm_add) but in a tapped
+// forward, which stores the normed product for its tap.
 void block_output(const RecordContext& r, const Tensor& w, const Tensor* post_norm, BufferView in, uint32_t l,
                   const char* name, const Tensor* bias) {
   const ModelConfig& c = r.c;
@@ -63,6 +64,10 @@ void block_output(const RecordContext& r, const Tensor& w, const Tensor* post_no
   }
   BufferView proj = r.act_rows(r.acts.proj, c.dim);
   project(r, w, in, proj, r.n, bias);
+  if (!r.taps) {  // the post norm and the add in one pass (nothing wants the normed product)
+    ops::rmsnorm_add(r.s, proj, post_norm->view, x, r.n, c.dim, c.norm_eps);
+    return;
+  }
   ops::rmsnorm(r.s, proj, post_norm->view, proj, r.n, c.dim, c.norm_eps);
   r.tap(int(l), name, proj, r.n, c.dim);
   ops::add(r.s, x, proj, x, r.n * c.dim);
@@ -124,9 +129,9 @@ void gated_query(const RecordContext& r, const AttentionWeights& w, const ProjIn
   const Acts& a = r.acts;
   uint32_t n = r.n, H = r.c.n_heads, hd = r.c.head_dim;
   BufferView both = r.act_rows(a.q, 2 * H * hd), q = r.act(a.qkv, 4ull * n * H * hd, a.qkv_offsets[0]);
-  project(r, *w.q, h, both, n);
-  project(r, *w.k, h, r.act(a.qkv, 4ull * n * w.k->rows, a.qkv_offsets[1]), n);
-  project(r, *w.v, h, r.act(a.qkv, 4ull * n * w.v->rows, a.qkv_offsets[2]), n);
+  project(r, *w.q, h, both, n, w.q_bias);
+  project(r, *w.k, h, r.act(a.qkv, 4ull * n * w.k->rows, a.qkv_offsets[1]), n, w.k_bias);
+  project(r, *w.v, h, r.act(a.qkv, 4ull * n * w.v->rows, a.qkv_offsets[2]), n, w.v_bias);
   push::CopyPush half{.rows = n,
                       .cols = H,
                       .len = hd,
@@ -180,29 +185,35 @@ void rope_qk(const RecordContext& r, BufferView q, BufferView k, uint32_t H, uin
   ops::rope(r.s, both, r.positions(), freq_factors(r, l), both, p);
 }
 
-// rope_qk and the K/V store by one dispatch (ops::rope_kv_store), where q, k and v follow each
-// other in one buffer and the layer's K and V caches share one of f16 or f32; false: not done.
-bool rope_store(const RecordContext& r, BufferView q, BufferView k, BufferView v, const LayerAttention& la,
-                uint32_t l) {
+// Whether rope_store can run layer l: q, k and v follow each other in one buffer and the layer's
+// K and V caches share one of f16 or f32.
+bool rope_store_fits(const RecordContext& r, BufferView q, BufferView k, BufferView v, uint32_t l) {
+  return ops::rope_kv_store_fits(r.cache.k(l), r.cache.v(l), r.cache.type()) && q.buffer == k.buffer &&
+         k.buffer == v.buffer && k.offset >= q.offset + q.size && v.offset >= k.offset + k.size &&
+         (k.offset - q.offset) % 4 == 0 && (v.offset - q.offset) % 4 == 0;
+}
+
+// The head norms of q and k (where given), rope_qk and the K/V store by one dispatch
+// (ops::rope_kv_store).
+void rope_store(const RecordContext& r, BufferView q, BufferView k, BufferView v, const LayerAttention& la, uint32_t l,
+                const Tensor* q_norm, const Tensor* k_norm) {
   uint32_t H = la.n_heads, G = la.n_kv_heads, hd = la.head_dim, vd = la.v_head_dim;
   BufferView kc = r.cache.k(l), vc = r.cache.v(l);
-  if (!ops::rope_kv_store_fits(kc, vc, r.cache.type()) || q.buffer != k.buffer || k.buffer != v.buffer ||
-      k.offset < q.offset + q.size || v.offset < k.offset + k.size || (k.offset - q.offset) % 4 ||
-      (v.offset - q.offset) % 4)
-    return false;
   ops::RopeParams p = rope_params(r, H, hd, H * hd, l);
   p.n_heads2 = G, p.token_stride2 = G * hd, p.offset2 = uint32_t((k.offset - q.offset) / 4);
   uint64_t word = r.cache.type() == DType::F32 ? 4 : 2;
-  BufferView x{q.buffer, q.offset, v.offset + v.size - q.offset},
-      cache{kc.buffer, kc.offset, vc.offset + vc.size - kc.offset};
+  BufferView x{q.buffer, q.offset, v.offset + v.size - q.offset};
+  BufferView cache{kc.buffer, kc.offset, vc.offset + vc.size - kc.offset};
   ops::rope_kv_store(r.s, x, r.positions(), freq_factors(r, l), p, r.kv_rows(), cache,
                      {.cache_type = r.cache.type(),
                       .n_ctx = r.cache.rows(),
                       .v_head_dim = vd,
                       .v_offset = uint32_t((v.offset - q.offset) / 4),
                       .v_token_stride = G * vd,
-                      .v_cache_offset = uint32_t((vc.offset - kc.offset) / word)});
-  return true;
+                      .v_cache_offset = uint32_t((vc.offset - kc.offset) / word),
+                      .q_norm = q_norm ? q_norm->view : BufferView{},
+                      .k_norm = k_norm ? k_norm->view : BufferView{},
+                      .norm_eps = r.c.norm_eps});
 }
 
 }  // namespace
@@ -253,14 +264,17 @@ void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l) {
     project_qkv(r, w, h);
   else
     project(r, *w.q, h, q, n, w.q_bias);
-  if (w.q_norm) ops::rmsnorm(r.s, q, w.q_norm->view, q, n * H, hd, c.norm_eps);  // per head
+  // Each token's K/V go to its row of the cache (slot * n_ctx + position): with the head norms
+  // and the rope of q and k in one dispatch where the cache allows, else norms, rope, then the store.
+  bool fused = la.rotates && own_kv && !w.q_norm == !w.k_norm && rope_store_fits(r, q, k, v, l);
+  if (w.q_norm && !fused) ops::rmsnorm(r.s, q, w.q_norm->view, q, n * H, hd, c.norm_eps);  // per head
   if (own_kv) {
-    if (w.k_norm) ops::rmsnorm(r.s, k, w.k_norm->view, k, n * G, hd, c.norm_eps);
+    if (w.k_norm && !fused) ops::rmsnorm(r.s, k, w.k_norm->view, k, n * G, hd, c.norm_eps);
     if (recipe.v_norm) ops::rmsnorm(r.s, v, {}, v, n * G, vd, c.norm_eps);
   }
-  // Each token's K/V go to its row of the cache (slot * n_ctx + position): with the rope of q and
-  // k in one dispatch where the cache allows, else rope, then the store.
-  if (!(la.rotates && own_kv && rope_store(r, q, k, v, la, l))) {
+  if (fused) {
+    rope_store(r, q, k, v, la, l, w.q_norm, w.k_norm);
+  } else {
     if (la.rotates && own_kv)
       rope_qk(r, q, k, H, G, hd, l);
     else if (la.rotates)
@@ -284,23 +298,24 @@ void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l) {
 }
 
 // One product with the activation in its epilogue where gate and up lie back to back (Weights
-// places them so) and matmul takes the matvec kernel, else two products and the activation.
+// places them so), have no biases and matmul takes the matvec kernel, else two products and the
+// activation.
 BufferView gated_hidden(const RecordContext& r, const Tensor& gate_w, const Tensor& up_w, const ProjIn& h,
-                        uint32_t hidden) {
+                        uint32_t hidden, const Tensor* gate_bias, const Tensor* up_bias) {
   uint32_t n = r.n;
   BufferView gate = r.act(r.acts.gate, 4ull * n * hidden), up = r.act(r.acts.up, 4ull * n * hidden);
   FfnActivation act = r.c.architecture().recipe.ffn.activation;
   bool gelu = act == FfnActivation::Gelu;
   ops::MatmulFusion glu = norm_fusion(r, h, {.glu = gelu ? ops::Glu::Gelu : ops::Glu::Silu});
   std::optional<BufferView> both = joined({&gate_w, &up_w});
-  if (act != FfnActivation::SwigluOai && both && gate_w.type == up_w.type && gate_w.cols == up_w.cols &&
-      gate_w.rows == up_w.rows && both->size <= r.ctx.caps().max_storage_buffer_range &&
+  if (act != FfnActivation::SwigluOai && both && !gate_bias && !up_bias && gate_w.type == up_w.type &&
+      gate_w.cols == up_w.cols && gate_w.rows == up_w.rows && both->size <= r.ctx.caps().max_storage_buffer_range &&
       ops::matmul_fusable(r.s, glu, n)) {
     ops::matmul_fused(r.s, gate_w.type, *both, h.x, gate, hidden, n, gate_w.cols, glu);
     return gate;
   }
-  project(r, gate_w, h, gate, n);
-  project(r, up_w, h, up, n);
+  project(r, gate_w, h, gate, n, gate_bias);
+  project(r, up_w, h, up, n, up_bias);
   if (gelu) {
     ops::gelu(r.s, gate, gate, n * hidden);
     ops::mul(r.s, gate, up, gate, n * hidden);
@@ -317,11 +332,12 @@ void gated(const RecordContext& r, const Tensor& gate_w, const Tensor& up_w, con
   project(r, down_w, gated_hidden(r, gate_w, up_w, ProjIn{h}, hidden), out, r.n);
 }
 
-// Gated feed-forward (→ post norm) added to the residual.
+// Gated feed-forward (+ biases where present) (→ post norm) added to the residual.
 void ffn(const RecordContext& r, const FfnWeights& w, uint32_t l) {
   const ModelConfig& c = r.c;
   ProjIn h = normed_input(r, *w.norm, l, "ffn_norm");
-  block_output(r, *w.down, w.post_norm, gated_hidden(r, *w.gate, *w.up, h, c.hidden_dim[l]), l, "ffn_out");
+  BufferView hidden = gated_hidden(r, *w.gate, *w.up, h, c.hidden_dim[l], w.gate_bias, w.up_bias);
+  block_output(r, *w.down, w.post_norm, hidden, l, "ffn_out", w.down_bias);
 }
 
 }  // namespace vkllm::blocks

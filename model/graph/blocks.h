@@ -46,8 +46,10 @@ void project(const RecordContext& r, const Tensor& w, const ProjIn& in, BufferVi
 // x += post_norm(in · wᵀ), a block's last projection into the residual stream; `name` is its tap.
 void block_output(const RecordContext& r, const Tensor& w, const Tensor* post_norm, BufferView in, uint32_t l,
                   const char* name, const Tensor* bias = nullptr);
-// act(gate(h)) ⊙ up(h) for the step's tokens, into the gate activation (which it returns).
-BufferView gated_hidden(const RecordContext& r, const Tensor& gate, const Tensor& up, const ProjIn& h, uint32_t hidden);
+// act(gate(h) (+ gate_bias)) ⊙ (up(h) (+ up_bias)) for the step's tokens, into the gate activation
+// (which it returns).
+BufferView gated_hidden(const RecordContext& r, const Tensor& gate, const Tensor& up, const ProjIn& h, uint32_t hidden,
+                        const Tensor* gate_bias = nullptr, const Tensor* up_bias = nullptr);
 // out = down(gated_hidden(h)).
 void gated(const RecordContext& r, const Tensor& gate, const Tensor& up, const Tensor& down, BufferView h,
            BufferView out, uint32_t hidden);

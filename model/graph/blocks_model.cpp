@@ -93,6 +93,7 @@ void output(const RecordContext& r, OutputMode mode) {
   uint32_t n = r.n, dim = c.dim, vocab = c.vocab_size, m = r.seqs;
   BufferView x = r.act_rows(a.x, dim), h = r.act_rows(a.h, dim);
   const Tensor& out = r.w.output();
+  BufferView bias = r.w.output_bias() ? r.w.output_bias()->view : BufferView{};  // qwen2's, where the file has it
   if (mode == OutputMode::Hidden) {
     ops::rmsnorm(s, x, r.w.output_norm().view, r.logits.view(0, 4ull * n * dim), n, dim, c.norm_eps);
     return;
@@ -106,7 +107,7 @@ void output(const RecordContext& r, OutputMode mode) {
       in.norm = nullptr;
     }
     BufferView lv = r.logits.view(0, 4ull * m * vocab);
-    project(r, out, in, lv, m);
+    project(r, out, in, lv, m, r.w.output_bias());
     if (c.final_softcap > 0) ops::softcap(s, lv, lv, m * vocab, c.final_softcap);
     return;
   }
@@ -122,7 +123,7 @@ void output(const RecordContext& r, OutputMode mode) {
     BufferView rows_h = h;
     rows_h.offset += r0 * 4 * dim, rows_h.size = 4ull * k * dim;
     BufferView rows_out = r.logits.view(r0 * 4 * vocab, 4ull * k * vocab);
-    ops::matmul(s, out.type, out.view, rows_h, rows_out, vocab, k, dim);
+    ops::matmul(s, out.type, out.view, rows_h, rows_out, vocab, k, dim, {}, bias);
     if (c.final_softcap > 0) ops::softcap(s, rows_out, rows_out, k * vocab, c.final_softcap);
   }
 }

@@ -57,6 +57,10 @@ void beside_dense(const RecordContext& r, const MoeWeights& w, BufferView expert
   gated(r, *w.shared_gate, *w.shared_up, *w.shared_down, h, out, c.hidden_dim[l]);
   ops::rmsnorm(r.s, out, w.shared_post_norm->view, out, n, dim, c.norm_eps);
   ops::add(r.s, out, experts, out, n * dim);
+  if (!r.taps) {  // the last norm and the residual add in one pass
+    ops::rmsnorm_add(r.s, out, w.post_norm->view, x, n, dim, c.norm_eps);
+    return;
+  }
   ops::rmsnorm(r.s, out, w.post_norm->view, out, n, dim, c.norm_eps);
   r.tap(int(l), "ffn_out", out, n, dim);
   ops::add(r.s, x, out, x, n * dim);
@@ -72,7 +76,8 @@ void moe(const RecordContext& r, const MoeWeights& w, uint32_t l) {
   uint32_t n = r.n, E = m.n_experts, k = m.n_experts_used, F = m.expert_hidden_dim, dim = c.dim;
   BufferView x = r.act_rows(a.x, dim), h = r.act_rows(a.h, dim);
   BufferView logits = r.act_rows(a.logits, E), ids = r.act_rows(a.ids, k), weights = r.act_rows(a.weights, k);
-  BufferView gate = r.act_rows(a.exp_gate, k * F), up = r.act_rows(a.exp_up, k * F),
+  uint64_t half = 4ull * n * k * F;  // bytes of the gate product; the up product follows
+  BufferView gate = r.act(a.exp_gate_up, half), up = r.act(a.exp_gate_up, half, half),
              down = r.act_rows(a.exp_down, k * dim);
   ops::ExpertPlan plan = ops::expert_plan(r.ctx, n, k, E);
   BufferView plan_buf = r.act(a.plan, plan.bytes());
@@ -95,9 +100,15 @@ void moe(const RecordContext& r, const MoeWeights& w, uint32_t l) {
   ops::moe_plan(s, plan, ids, plan_buf);
 
   // The routed experts: pair p = t·k + j reads token t's h for gate and up, its own row for down;
-  // a bias per expert (gpt-oss) is added by the pair's expert.
-  ops::matmul_id(s, plan, w.gate->type, w.gate->experts, h, plan_buf, gate, F, dim, k);
-  ops::matmul_id(s, plan, w.up->type, w.up->experts, h, plan_buf, up, F, dim, k);
+  // a bias per expert (gpt-oss) is added by the pair's expert. Fused experts (gate rows, then up
+  // rows) give both by one product.
+  if (w.gate_up) {
+    ops::matmul_id(s, plan, w.gate_up->type, w.gate_up->experts, h, plan_buf, r.act(a.exp_gate_up, 2 * half), 2 * F,
+                   dim, k, 0, ops::MatmulKernel::Auto, half / 4);
+  } else {
+    ops::matmul_id(s, plan, w.gate->type, w.gate->experts, h, plan_buf, gate, F, dim, k);
+    ops::matmul_id(s, plan, w.up->type, w.up->experts, h, plan_buf, up, F, dim, k);
+  }
   if (w.gate_bias) ops::moe_bias(s, gate, w.gate_bias->view, ids, n * k, F);
   if (w.up_bias) ops::moe_bias(s, up, w.up_bias->view, ids, n * k, F);
   activate(r, gate, up, n * k * F);

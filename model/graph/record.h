@@ -65,8 +65,9 @@ struct Acts {
   // MLA: compressed query, latent row, its two parts, the absorbed query and latent output
   int qa = -1, kv = -1, c = -1, kpe = -1, qpe = -1, qcat = -1, olat = -1;
   // MoE: router logits then scores (B, E), chosen ids and weights (B, k), the plan, the experts'
-  // gate/up (B·k, F) and down (B·k, dim) products, the shared expert's gate logit (B)
-  int logits = -1, ids = -1, weights = -1, plan = -1, exp_gate = -1, exp_up = -1, exp_down = -1, shared_gate = -1;
+  // gate and up products (B·k, F) each, gate then up (one product writes both for fused experts),
+  // and down (B·k, dim) products, the shared expert's gate logit (B)
+  int logits = -1, ids = -1, weights = -1, plan = -1, exp_gate_up = -1, exp_down = -1, shared_gate = -1;
   int moe_out = -1;  // (B, dim) the experts' weighted sum, normed apart (gemma4)
   // gemma4's per-layer embeddings: every layer's inputs (B, n_layers · P), the table's rows while
   // they are made, and per layer the gate and this layer's inputs (B, P), P = per_layer_embd

@@ -94,8 +94,7 @@ void Transformer::declare_activations() {
                                                       .n_experts = m.n_experts,
                                                       .max_tiles = m.n_experts + max_batch_ * m.n_experts_used}
                                           .bytes());
-    a.exp_gate = t("moe gate", k * m.expert_hidden_dim);
-    a.exp_up = t("moe up", k * m.expert_hidden_dim);
+    a.exp_gate_up = t("moe gate|up", 2 * k * m.expert_hidden_dim);
     a.exp_down = t("moe down", k * c_.dim);
     if (m.shared_gate) a.shared_gate = t("moe shared gate", 1);
     if (c_.architecture().recipe.ffn.moe_beside_dense) a.moe_out = t("moe out", c_.dim);
@@ -148,8 +147,10 @@ void Transformer::declare_activations() {
 // planner orders. Smaller batches use a prefix of each range in the same command order.
 void Transformer::plan_arena() {
   short_kv_ = one_tile_kv();
-  if (uint64_t scratch = attention_scratch_need())
+  if (uint64_t scratch = attention_scratch_need()) {
     scratch_ = std::make_unique<Buffer>(ctx_, scratch, Memory::Device, "attention scratch");
+    ops::clear_attention_scratch(ctx_, *scratch_);  // split-K's counters start at zero
+  }
   if (c_.hybrid()) {  // the chunked delta rule's, for the most tokens and sequences a step has
     const LinearAttentionConfig& l = c_.linear;
     uint64_t bytes = ops::delta_rule_scratch_bytes({.n_tokens = max_batch_,

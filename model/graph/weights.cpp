@@ -1,6 +1,7 @@
 // Loading weights: conversions done once at load (1-D tensors and conv taps to f32, the old
-// DeepSeek2 fused attn_kv_b split into the absorbed attn_k_b / attn_v_b), packing, upload. The
-// multi-token-prediction blocks of hybrid files are checked with the file and not uploaded.
+// DeepSeek2 fused attn_kv_b split into the absorbed attn_k_b / attn_v_b, fused q|k|v and gate|up
+// rows into their parts), packing, upload. The multi-token-prediction blocks of hybrid files are
+// checked with the file and not uploaded.
 #include "graph/weights.h"
 
 #include <fmt/format.h>
@@ -76,6 +77,14 @@ uint64_t source_bytes(const Tensor& t, uint32_t slice_experts) {
   return row_bytes(t.type, t.cols) * t.rows * std::max(1u, slice_experts);
 }
 
+// Tensors the graph never reads: the multi-token-prediction blocks (not run), and the K, V and K
+// norm a shared-KV layer may carry (gemma4: it reads an earlier layer's cache).
+bool unread(TensorRole role, int layer, const ModelConfig& c) {
+  if (layer >= int(c.n_layers)) return true;
+  bool kv = role == TensorRole::AttnK || role == TensorRole::AttnV || role == TensorRole::AttnKNorm;
+  return kv && layer >= 0 && !c.has_kv(uint32_t(layer));
+}
+
 }  // namespace
 
 // Routed experts: slices of whole experts, each within one binding and the buffer size, so that
@@ -93,26 +102,28 @@ void Weights::add_experts(std::vector<Source>& out, Source s, uint64_t max_buffe
   }
 }
 
-// Fused projections are uploaded as their parts, zero-copy: phi3's attn_qkv rows are q, then k,
-// then v; its ffn_up rows are the gate, then up (docs/formats.md §9.4).
+// A tensor that holds several roles' rows (attn_qkv and its bias: q, k, v; phi3's ffn_up: gate,
+// up; docs/formats.md §13) is uploaded as its parts, each read from the file in place (a bias,
+// converted to f32 first, is copied). Weights places the parts back to back again, so that a product
+// may still read them as one matrix (blocks::project_qkv, gated_hidden).
 bool Weights::add_fused_parts(std::vector<Source>& out, const Source& s, const ModelConfig& c) {
-  std::vector<std::pair<TensorRole, uint32_t>> parts;  // role, rows
-  if (s.role == TensorRole::AttnQkv)
-    parts = {{TensorRole::AttnQ, c.n_heads * c.head_dim},
-             {TensorRole::AttnK, c.n_kv_heads * c.head_dim},
-             {TensorRole::AttnV, c.n_kv_heads * c.v_head_dim}};
-  else if (s.role == TensorRole::FfnGateUp)
-    parts = {{TensorRole::FfnGate, s.tensor.rows / 2}, {TensorRole::FfnUp, s.tensor.rows / 2}};
-  else
-    return false;
-  uint64_t rb = row_bytes(s.tensor.type, s.tensor.cols), row0 = 0;
-  for (auto [role, rows] : parts) {
-    Source part{.tensor = s.tensor, .role = role, .layer = s.layer, .data = s.data + row0 * rb};
-    part.tensor.name = fmt::format("{} ({} rows)", s.tensor.name, to_string(role));
-    part.tensor.rows = rows;
+  std::vector<FusedPart> parts = fused_parts(c, s.role, s.layer);
+  if (parts.empty()) return false;
+  bool vector = s.tensor.rows == 1;  // a bias: its parts are runs of its values
+  uint64_t unit = vector ? row_bytes(s.tensor.type, 1) : row_bytes(s.tensor.type, s.tensor.cols), at = 0;
+  for (const FusedPart& p : parts) {
+    at += p.rows;
+    if (unread(p.role, s.layer, c)) continue;
+    Source part{.tensor = s.tensor, .role = p.role, .layer = s.layer, .data = s.data + (at - p.rows) * unit};
+    part.tensor.name = fmt::format("{} ({} rows)", s.tensor.name, to_string(p.role));
+    (vector ? part.tensor.cols : part.tensor.rows) = uint32_t(p.rows);
+    if (!s.converted.empty()) {
+      part.converted.assign(part.data, part.data + p.rows * unit);
+      part.data = part.converted.data();
+    }
     out.push_back(std::move(part));
-    row0 += rows;
   }
+  ENSURE(at * unit == source_bytes(s.tensor, 0), fmt::format("{}: its parts do not fill it", s.tensor.name));
   return true;
 }
 
@@ -124,7 +135,7 @@ std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelC
   for (const GgufTensor& t : file.tensors()) {
     const TensorSpec* spec = catalogue.find(t.name);
     ENSURE(spec, fmt::format("tensor {} is not in the {} catalogue", printable(t.name), config.arch_name));
-    if (spec->layer >= int(config.n_layers)) continue;  // a multi-token-prediction block: not run
+    if (unread(spec->role, spec->layer, config)) continue;
     Tensor tensor{.name = std::string(t.name),
                   .type = t.type,
                   .cols = uint32_t(t.ne[0]),
@@ -150,7 +161,6 @@ std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelC
       add_experts(out, std::move(s), max_buffer_bytes, max_binding);
       continue;
     }
-    if (add_fused_parts(out, s, config)) continue;
     // Norms, biases, rope factors and the conv taps: the kernels read f32.
     if ((t.n_dims == 1 || needs_f32(spec->role)) && t.type != DType::F32) {
       std::vector<float> f(t.n_elements());
@@ -159,7 +169,7 @@ std::vector<Weights::Source> Weights::collect(const GgufFile& file, const ModelC
       s.data = s.converted.data();
       s.tensor.type = DType::F32;
     }
-    out.push_back(std::move(s));
+    if (!add_fused_parts(out, s, config)) out.push_back(std::move(s));
   }
   return out;
 }
@@ -326,6 +336,12 @@ const Tensor** ffn_slot(FfnWeights& f, TensorRole r) {
       return &f.down;
     case TensorRole::FfnPostNorm:
       return &f.post_norm;
+    case TensorRole::FfnGateBias:
+      return &f.gate_bias;
+    case TensorRole::FfnUpBias:
+      return &f.up_bias;
+    case TensorRole::FfnDownBias:
+      return &f.down_bias;
     default:
       return nullptr;
   }
@@ -343,6 +359,8 @@ const Tensor** ffn_slot(MoeWeights& m, TensorRole r) {
       return &m.gate;
     case TensorRole::FfnUpExps:
       return &m.up;
+    case TensorRole::FfnGateUpExps:
+      return &m.gate_up;
     case TensorRole::FfnDownExps:
       return &m.down;
     case TensorRole::FfnGateShexp:
@@ -423,6 +441,7 @@ void Weights::bind_layers(const ModelConfig& c) {
   output_ = c.tied_embeddings ? token_embd_ : find(TensorRole::Output);
   ENSURE(output_, "the model has no output tensor");
   rope_freqs_ = find(TensorRole::RopeFreqs);
+  output_bias_ = find(TensorRole::OutputBias);
   layers_.resize(c.n_layers);
   for (uint32_t i = 0; i < c.n_layers; ++i) {
     if (c.architecture().recipe.attention.form == AttentionForm::Latent)

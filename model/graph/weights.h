@@ -67,14 +67,17 @@ struct FfnWeights {                                              // gated feed-f
   const Tensor* norm = nullptr;                                  // (dim) f32
   const Tensor *gate = nullptr, *up = nullptr, *down = nullptr;  // (hidden, dim), (hidden, dim), (dim, hidden)
   const Tensor* post_norm = nullptr;                             // (dim) f32, of the block's output
+  const Tensor *gate_bias = nullptr, *up_bias = nullptr;         // (hidden) f32 (llama, mistral3)
+  const Tensor* down_bias = nullptr;                             // (dim) f32
 };
-struct MoeWeights {                                       // mixture of experts (docs/formats.md §8)
-  const Tensor* norm = nullptr;                           // (dim) f32
-  const Tensor* router = nullptr;                         // (n_experts, dim)
-  const Tensor* router_bias = nullptr;                    // (n_experts) f32 (gpt-oss)
-  const Tensor* probs_bias = nullptr;                     // (n_experts) f32, exp_probs_b
-  const Tensor *gate = nullptr, *up = nullptr;            // experts × (F, dim)
-  const Tensor* down = nullptr;                           // experts × (dim, F)
+struct MoeWeights {                             // mixture of experts (docs/formats.md §8)
+  const Tensor* norm = nullptr;                 // (dim) f32
+  const Tensor* router = nullptr;               // (n_experts, dim)
+  const Tensor* router_bias = nullptr;          // (n_experts) f32 (gpt-oss)
+  const Tensor* probs_bias = nullptr;           // (n_experts) f32, exp_probs_b
+  const Tensor *gate = nullptr, *up = nullptr;  // experts × (F, dim)
+  const Tensor* gate_up = nullptr;  // experts × (2F, dim): gate rows then up rows, for gate and up (fused layout)
+  const Tensor* down = nullptr;     // experts × (dim, F)
   const Tensor *gate_bias = nullptr, *up_bias = nullptr;  // (n_experts, F) f32, per expert (gpt-oss)
   const Tensor* down_bias = nullptr;                      // (n_experts, dim) f32
   const Tensor *shared_gate = nullptr, *shared_up = nullptr, *shared_down = nullptr;  // the shared FFN
@@ -114,6 +117,7 @@ class Weights {
   const Tensor& output_norm() const { return *output_norm_; }
   const Tensor& output() const { return *output_; }  // token_embd when the embeddings are tied
   const Tensor* rope_freqs() const { return rope_freqs_; }
+  const Tensor* output_bias() const { return output_bias_; }  // (vocab) f32, or null
   const Tensor* per_layer_embd() const { return find(TensorRole::PerLayerTokenEmbd); }
   const LayerWeights& layer(uint32_t i) const { return layers_.at(i); }
   uint64_t device_bytes() const { return device_bytes_; }
@@ -142,6 +146,7 @@ class Weights {
   std::vector<Buffer> buffers_;                           // weights packed back to back, each buffer within the limits
   std::map<std::pair<int, TensorRole>, Tensor> tensors_;  // by (layer, role)
   const Tensor *token_embd_ = nullptr, *output_norm_ = nullptr, *output_ = nullptr, *rope_freqs_ = nullptr;
+  const Tensor* output_bias_ = nullptr;
   std::vector<LayerWeights> layers_;
   uint64_t device_bytes_ = 0, staging_bytes_ = 0;
 };

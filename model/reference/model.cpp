@@ -136,15 +136,25 @@ void Model::attend(std::vector<float>& x, uint32_t l, const std::vector<float>& 
   emit(int(l), "ffn_inp", x, c_.dim);
 }
 
-// q, k, v from separate matrices (with biases where present) or from phi3's fused attn_qkv,
-// whose rows are q, then k, then v.
+// q, k, v as the file holds them (docs/formats.md §13): separate matrices with their biases where
+// present (no K and V in a shared-KV layer, which reads another layer's; V is K's projection where
+// there is no attn_v, gemma4's attention_k_eq_v), or one attn_qkv whose rows are q, then k, then
+// v, with one attn_qkv.bias or the three separate biases.
 void Model::qkv(const std::vector<float>& h, uint32_t l, size_t n, std::vector<float>& q, std::vector<float>& k,
                 std::vector<float>& v) const {
-  LayerAttention la = c_.attention_of(l);
-  size_t dim = c_.dim, Q = size_t(la.n_heads) * la.head_dim, K = size_t(la.n_kv_heads) * la.head_dim;
+  size_t dim = c_.dim;
+  std::vector<float> bq, bk, bv;
   if (has(TensorRole::AttnQkv, int(l))) {
-    auto all = project(weight(TensorRole::AttnQkv, l), h.data(), n, dim);
-    size_t V = all.size() / n - Q - K;
+    std::vector<FusedPart> parts = fused_parts(c_, TensorRole::AttnQkv, int(l));
+    size_t Q = parts[0].rows, K = parts[1].rows, V = parts[2].rows;
+    std::vector<float> bias =
+        has(TensorRole::AttnQkvBias, int(l)) ? weight(TensorRole::AttnQkvBias, l) : std::vector<float>{};
+    if (bias.empty() && has(TensorRole::AttnQBias, int(l)))
+      for (TensorRole r : {TensorRole::AttnQBias, TensorRole::AttnKBias, TensorRole::AttnVBias}) {
+        std::vector<float> b = weight(r, l);
+        bias.insert(bias.end(), b.begin(), b.end());
+      }
+    auto all = project(weight(TensorRole::AttnQkv, l), h.data(), n, dim, 0, bias.empty() ? nullptr : bias.data());
     q.resize(n * Q), k.resize(n * K), v.resize(n * V);
     for (size_t t = 0; t < n; ++t) {
       const float* row = &all[t * (Q + K + V)];
@@ -154,9 +164,8 @@ void Model::qkv(const std::vector<float>& h, uint32_t l, size_t n, std::vector<f
     }
     return;
   }
-  std::vector<float> bq, bk, bv;
   q = project(weight(TensorRole::AttnQ, l), h.data(), n, dim, 0, optional(TensorRole::AttnQBias, l, bq));
-
+  if (!has(TensorRole::AttnK, int(l))) return;
   k = project(weight(TensorRole::AttnK, l), h.data(), n, dim, 0, optional(TensorRole::AttnKBias, l, bk));
   if (!has(TensorRole::AttnV, int(l))) {  // gemma4's attention_k_eq_v: V is K's projection
     v = k;
@@ -170,14 +179,11 @@ void Model::attention_block(std::vector<float>& x, uint32_t l, const Step& step)
   size_t n = step.n, dim = c_.dim, H = la.n_heads, G = la.n_kv_heads, hd = la.head_dim;
   bool own_kv = la.kv_layer == l;
   const AttentionRecipe& recipe = c_.architecture().recipe.attention;
-  std::vector<float> h(x.size()), q, k, v, gate, bq;
+  std::vector<float> h(x.size()), q, k, v, gate;
   rmsnorm(h.data(), x.data(), weight(TensorRole::AttnNorm, l).data(), n, dim, c_.norm_eps);
   emit(int(l), "attn_norm", h, dim);
-  if (own_kv)
-    qkv(h, l, n, q, k, v);
-  else  // a shared-KV layer: queries only
-    q = project(weight(TensorRole::AttnQ, l), h.data(), n, dim, 0, optional(TensorRole::AttnQBias, l, bq));
-  if (recipe.gated) {  // per head q_h then gate_h, hd rows each
+  qkv(h, l, n, q, k, v);  // a shared-KV layer uses its queries only
+  if (recipe.gated) {     // per head q_h then gate_h, hd rows each
     std::vector<float> both = std::move(q);
     q.resize(n * H * hd), gate.resize(n * H * hd);
     for (size_t t = 0; t < n; ++t)
@@ -332,7 +338,9 @@ std::vector<float> Model::run(std::span<const Chunk> batch, Step& step, const Ta
   for (const Chunk& c : batch) c.state->n_ += c.tokens.size();
   rmsnorm(x.data(), x.data(), weight(TensorRole::OutputNorm).data(), n, dim, c_.norm_eps);
   if (step.hidden) return x;
-  auto logits = project(weight(c_.tied_embeddings ? TensorRole::TokenEmbd : TensorRole::Output), x.data(), n, dim);
+  std::vector<float> bias;
+  auto logits = project(weight(c_.tied_embeddings ? TensorRole::TokenEmbd : TensorRole::Output), x.data(), n, dim, 0,
+                        optional(TensorRole::OutputBias, kGlobal, bias));
   if (c_.final_softcap > 0) softcap(logits.data(), logits.data(), logits.size(), c_.final_softcap);
   return logits;
 }

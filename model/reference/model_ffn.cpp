@@ -1,5 +1,5 @@
-// The reference FFNs: the dense gated FFN (SiLU or tanh-GELU gate, phi3's fused gate|up rows, an
-// optional norm of its output) and the mixture of experts (docs/formats.md §8), each expert
+// The reference FFNs: the dense gated FFN (SiLU or tanh-GELU gate, phi3's fused gate|up rows,
+// biases where present, an optional norm of its output) and the mixture of experts (docs/formats.md §8), each expert
 // dequantised from its slice of the 3-D tensors as it is used.
 #include <fmt/format.h>
 #include <algorithm>
@@ -40,13 +40,15 @@ void Model::ffn_block(std::vector<float>& x, uint32_t l, size_t n) const {
   size_t dim = c_.dim, hidden = c_.hidden_dim.at(l);
   std::vector<float> h(x.size());
   rmsnorm(h.data(), x.data(), weight(TensorRole::FfnNorm, l).data(), n, dim, c_.norm_eps);
-  std::vector<float> out;
+  std::vector<float> out, bg, bu, bd;  // biases (llama, mistral3) where the file has them
+  FfnBiases b{optional(TensorRole::FfnGateBias, int(l), bg), optional(TensorRole::FfnUpBias, int(l), bu),
+              optional(TensorRole::FfnDownBias, int(l), bd)};
   if (has(TensorRole::FfnGateUp, int(l))) {  // phi3: the gate rows, then the up rows
     auto both = weight(TensorRole::FfnGateUp, l);
     std::vector<float> gate(both.begin(), both.begin() + hidden * dim), up(both.begin() + hidden * dim, both.end());
-    out = gated(gate, up, weight(TensorRole::FfnDown, l), h, n);
+    out = gated(gate, up, weight(TensorRole::FfnDown, l), h, n, b);
   } else {
-    out = gated(weight(TensorRole::FfnGate, l), weight(TensorRole::FfnUp, l), weight(TensorRole::FfnDown, l), h, n);
+    out = gated(weight(TensorRole::FfnGate, l), weight(TensorRole::FfnUp, l), weight(TensorRole::FfnDown, l), h, n, b);
   }
   if (has(TensorRole::FfnPostNorm, int(l)))
     rmsnorm(out.data(), out.data(), weight(TensorRole::FfnPostNorm, l).data(), n, dim, c_.norm_eps);
@@ -93,8 +95,11 @@ std::vector<float> Model::experts(const std::vector<float>& h, const std::vector
       bd = weight_rows(TensorRole::FfnDownExpsBias, int(l), e, 1);
       b = {bg.data(), bu.data(), bd.data()};
     }
-    auto out = gated(weight_rows(TensorRole::FfnGateExps, int(l), e * F, F),
-                     weight_rows(TensorRole::FfnUpExps, int(l), e * F, F),
+    bool fused = has(TensorRole::FfnGateUpExps, int(l));  // expert e: F gate rows, then F up rows
+    auto out = gated(fused ? weight_rows(TensorRole::FfnGateUpExps, int(l), 2 * e * F, F)
+                           : weight_rows(TensorRole::FfnGateExps, int(l), e * F, F),
+                     fused ? weight_rows(TensorRole::FfnGateUpExps, int(l), (2 * e + 1) * F, F)
+                           : weight_rows(TensorRole::FfnUpExps, int(l), e * F, F),
                      weight_rows(TensorRole::FfnDownExps, int(l), e * dim, dim), he, pairs.size(), b);
     for (size_t i = 0; i < pairs.size(); ++i) std::copy_n(&out[i * dim], dim, &y[pairs[i] * dim]);
   }

@@ -1,6 +1,6 @@
 // CPU reference of the vision encoders (arch/projector.h), the specification the GPU encoder is
 // held to: plain loops in double over dequantised weights, from llama.cpp's graphs
-// (tools/mtmd/models/qwen3vl.cpp, siglip.cpp, gemma4v.cpp; docs/formats.md §13).
+// (tools/mtmd/models/qwen3vl.cpp, siglip.cpp, gemma4v.cpp; docs/formats.md §14).
 #pragma once
 #include <array>
 #include <cstdint>

@@ -14,10 +14,11 @@ namespace {
 
 using namespace vkllm;
 
-constexpr ToolCallFormat kFormats[] = {ToolCallFormat::Generic,    ToolCallFormat::Hermes,      ToolCallFormat::QwenXml,
-                                       ToolCallFormat::Llama3,     ToolCallFormat::MistralNemo, ToolCallFormat::Mistral,
-                                       ToolCallFormat::DeepSeekR1, ToolCallFormat::DeepSeekV31, ToolCallFormat::GptOss,
-                                       ToolCallFormat::Granite};
+constexpr ToolCallFormat kFormats[] = {
+    ToolCallFormat::Generic,     ToolCallFormat::Hermes,  ToolCallFormat::QwenXml,    ToolCallFormat::Llama3,
+    ToolCallFormat::MistralNemo, ToolCallFormat::Mistral, ToolCallFormat::DeepSeekR1, ToolCallFormat::DeepSeekV31,
+    ToolCallFormat::GptOss,      ToolCallFormat::Granite, ToolCallFormat::Gemma4,     ToolCallFormat::Unknown};
+constexpr Reasoning kReasoning[] = {Reasoning::Think, Reasoning::None, Reasoning::MistralThink, Reasoning::Gemma4};
 
 bool extends(const ChatReply& before, const ChatReply& now) {
   if (!now.content.starts_with(before.content) || !now.reasoning.starts_with(before.reasoning)) return false;
@@ -37,9 +38,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       R"([{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties":
           {"a": {"type": "string"}, "n": {"type": "integer"}, "e": {"enum": ["x", "y"]}}}}}])");
   ToolCallFormat f = kFormats[data[0] % std::size(kFormats)];
-  ChatReplyOptions o{.format = {.tools = f, .think_tags = (data[0] / 16) % 2 == 0},
+  ChatFormat format{.tools = f, .reasoning = kReasoning[(data[0] / 16) % 4]};
+  std::string opened = (data[1] & 2) != 0 ? std::string(format.reasoning_open()) + "\n" : "";
+  ChatReplyOptions o{.format = format,
                      .split_reasoning = (data[1] & 1) != 0,
-                     .reasoning_open = (data[1] & 2) != 0,
+                     .reasoning_open = opened,
                      .tool_calls = (data[1] & 4) != 0,
                      .tools = &tools};
   std::string_view text(reinterpret_cast<const char*>(data) + 2, size - 2);

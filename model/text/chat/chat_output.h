@@ -5,7 +5,9 @@
 // its name is complete, its arguments as far as they have come), so that each result extends the
 // previous one and a stream can send the difference.
 #pragma once
+#include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,8 +31,11 @@ struct ChatReply {
 struct ChatReplyOptions {
   ChatFormat format;
   bool split_reasoning = true;  // reasoning_format other than none
-  bool reasoning_open = false;  // the prompt ended inside <think> (prompt_opens_reasoning)
-  bool tool_calls = false;      // tools were offered and may be called
+  // The prompt's tail from the reasoning tag it opened ("<think>\n", prompt_opens_reasoning); empty
+  // when it opened none. The reply then starts inside the reasoning; with reasoning_format none
+  // the content gets this tail back in front, so that clients splitting tags see a matched pair.
+  std::string reasoning_open;
+  bool tool_calls = false;  // tools were offered and may be called
   // The request's tools (OpenAI's [{type, function: {name, parameters}}]): XML formats give each
   // parameter's value as text, typed by the function's schema.
   const nlohmann::ordered_json* tools = nullptr;
@@ -42,5 +47,6 @@ ChatReply parse_chat_reply(std::string_view text, const ChatReplyOptions& o, boo
 // `text` without its longest tail that is a proper prefix of one of `markers` (held back while
 // streaming until it is known whether a marker follows).
 std::string_view hold_back(std::string_view text, std::initializer_list<std::string_view> markers);
+std::string_view hold_back(std::string_view text, std::span<const std::string_view> markers);
 
 }  // namespace vkllm

@@ -3,11 +3,14 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "error.h"
 #include "text/grammar/gbnf.h"
 #include "text/grammar/json_schema_grammar.h"
+#include "text/grammar/utf8_ranges.h"
 #include "text/tokenizer.h"
 
 namespace vkllm {
@@ -24,44 +27,85 @@ std::string marker(const Tokenizer& vocab, std::string_view text) {
   return id >= 0 && vocab.is_special(id) ? fmt::format("<[{}]>", id) : gbnf_literal(text);
 }
 
-// Text that never contains `pattern` (ASCII): a rule per matched prefix length of the pattern
-// (KMP), so the grammar knows when the next character would complete it.
-std::string text_without(GrammarBuilder& b, std::string_view pattern) {
-  size_t m = pattern.size();
-  std::vector<size_t> fail(m, 0);
-  for (size_t i = 1, k = 0; i < m; ++i) {
-    while (k > 0 && pattern[i] != pattern[k]) k = fail[k - 1];
-    if (pattern[i] == pattern[k]) ++k;
-    fail[i] = k;
-  }
-  auto next = [&](size_t k, char c) {
-    while (k > 0 && pattern[k] != c) k = fail[k - 1];
-    return pattern[k] == c ? k + 1 : 0;
+// A tag as grammar: the special token it starts with (Gemma 4's "<|channel>" of
+// "<|channel>thought") as a whole token, the rest as text.
+std::string tag(const Tokenizer& vocab, std::string_view text) {
+  for (size_t n = text.size(); n > 0; --n)
+    if (int32_t id = vocab.find(text.substr(0, n)); id >= 0 && vocab.is_special(id))
+      return n == text.size() ? marker(vocab, text)
+                              : marker(vocab, text.substr(0, n)) + " " + gbnf_literal(text.substr(n));
+  return gbnf_literal(text);
+}
+
+// Text that contains none of `patterns`: a rule per state of their Aho-Corasick automaton over
+// characters, so the grammar knows when the next character would complete one.
+std::string text_without(GrammarBuilder& b, const std::vector<std::string_view>& patterns) {
+  struct Node {
+    std::map<uint32_t, size_t> next;
+    size_t fail = 0;
+    bool done = false;  // a pattern ends here (or at a suffix of it)
   };
-  std::set<char> chars(pattern.begin(), pattern.end());
+  std::vector<Node> trie(1);
+  std::set<uint32_t> chars;
+  for (std::string_view p : patterns) {
+    std::optional<std::vector<uint32_t>> cps = grammar::utf8_decode(p);
+    if (!cps || cps->empty()) continue;
+    size_t at = 0;
+    for (uint32_t c : *cps) {
+      chars.insert(c);
+      auto [it, fresh] = trie[at].next.emplace(c, trie.size());
+      if (fresh) trie.emplace_back();
+      at = it->second;
+    }
+    trie[at].done = true;
+  }
+  auto step = [&](size_t k, uint32_t c) {
+    while (k && !trie[k].next.count(c)) k = trie[k].fail;
+    auto it = trie[k].next.find(c);
+    return it == trie[k].next.end() ? size_t(0) : it->second;
+  };
+  std::vector<size_t> order = {0};  // breadth first: fail links point to shallower nodes
+  for (size_t i = 0; i < order.size(); ++i)
+    for (const auto& [c, to] : trie[order[i]].next) {
+      trie[to].fail = order[i] ? step(trie[order[i]].fail, c) : 0;
+      trie[to].done = trie[to].done || trie[trie[to].fail].done;
+      order.push_back(to);
+    }
   std::string other = "[^";
-  for (char c : chars) other += fmt::format("\\x{:02X}", uint8_t(c));
+  for (uint32_t c : chars) other += grammar::class_char(c);
   other += "]";
-  std::vector<std::string> names;
-  for (size_t k = 0; k < m; ++k) names.push_back(b.reserve("text-without"));
-  for (size_t k = 0; k < m; ++k) {
+  std::map<size_t, std::string> names;
+  for (size_t k : order)
+    if (!trie[k].done) names[k] = b.reserve("text-without");
+  for (const auto& [k, name] : names) {
     std::string body = fmt::format("\"\" | {} {}", other, names[0]);
-    for (char c : chars)
-      if (size_t to = next(k, c); to < m) body += fmt::format(" | {} {}", gbnf_literal(std::string(1, c)), names[to]);
-    b.define(names[k], body);
+    for (uint32_t c : chars)
+      if (size_t to = step(k, c); !trie[to].done) body += fmt::format(" | [{}] {}", grammar::class_char(c), names[to]);
+    b.define(name, body);
   }
   return names[0];
 }
 
-std::string reasoning_prefix(GrammarBuilder& b, const ChatFormat& f, const Tokenizer& vocab, ReasoningPrefix p) {
+std::string text_without(GrammarBuilder& b, std::string_view pattern) { return text_without(b, std::vector{pattern}); }
+
+// Reasoning before the constrained part: gpt-oss's analysis message, or the family's tags around
+// text that holds no closing tag. Where the family calls from inside its reasoning (Qwen3.5:
+// call_markers, ChatFormat::call_in_reasoning) the text holds no call marker either, and the
+// closing tag may be left out: the reader ends the reasoning at the marker as at the tag. Other
+// families must close it, or their reader would keep the call as reasoning.
+std::string reasoning_prefix(GrammarBuilder& b, const ChatFormat& f, const Tokenizer& vocab, ReasoningPrefix p,
+                             const std::vector<std::string_view>& call_markers) {
   if (p == ReasoningPrefix::None) return "";
   if (f.harmony())
     return fmt::format("( {} \"analysis\" {} .* {} {} \"assistant\" )? ", marker(vocab, "<|channel|>"),
                        marker(vocab, "<|message|>"), marker(vocab, "<|end|>"), marker(vocab, "<|start|>"));
-  if (!f.think_tags) return "";
-  std::string think = fmt::format("{} {} [ \\t\\r\\n]{{0,4}}", text_without(b, "</think>"), marker(vocab, "</think>"));
+  if (f.reasoning_open().empty()) return "";
+  std::vector<std::string_view> stops = {f.reasoning_close()};
+  stops.insert(stops.end(), call_markers.begin(), call_markers.end());
+  std::string close = fmt::format("{} [ \\t\\r\\n]{{0,4}}", tag(vocab, f.reasoning_close()));
+  std::string think = fmt::format("{} {}", text_without(b, stops), call_markers.empty() ? close : "( " + close + " )?");
   if (p == ReasoningPrefix::Open) return think + " ";
-  return fmt::format("( {} {} )? ", marker(vocab, "<think>"), think);
+  return fmt::format("( {} {} )? ", tag(vocab, f.reasoning_open()), think);
 }
 
 const json& function_of(const json& tool, size_t i) {
@@ -82,51 +126,35 @@ json parameters_of(const json& f) {
 // A string parameter's value as the XML formats write it: the text itself, unquoted. Enums and
 // consts of strings are their literals, formats their pattern, a length-bounded string that many
 // characters (none a '<', so it cannot end the block early), any other string text up to
-// "\n</parameter>". Empty when the schema is not a string schema (the value is then JSON).
-std::string xml_text(GrammarBuilder& b, const json& s, const std::string& rule) {
-  if (!s.is_object()) return "";
-  auto all_strings = [](const json& v) {
-    return v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_string(); });
-  };
-  if (s.contains("const")) return s["const"].is_string() ? gbnf_literal(s["const"].get<std::string>()) : "";
-  if (s.contains("enum")) {
-    if (!all_strings(s["enum"])) return "";
+// "\n</parameter>". Empty when the schema allows more than strings (the value is then JSON).
+std::string xml_text(GrammarBuilder& b, const json& root, const json& s, const std::string& rule) {
+  std::optional<GrammarBuilder::StringForm> f = b.string_form(root, s);
+  if (!f) return "";
+  if (!f->literals.empty()) {
     std::vector<std::string> alts;
-    for (const json& v : s["enum"]) alts.push_back(gbnf_literal(v.get<std::string>()));
+    for (const std::string& v : f->literals) alts.push_back(gbnf_literal(v));
     return b.rule(rule, fmt::format("{}", fmt::join(alts, " | ")));
   }
-  if (s.value("type", json()) != "string") return "";
-  std::string format = s.value("format", "");
-  if (format == "date" || format == "time" || format == "uuid") return b.primitive(format);
-  if (format == "date-time") return fmt::format("{} \"T\" {}", b.primitive("date"), b.primitive("time"));
-  auto bound = [&](const char* key) -> int64_t {
-    const json& v = s.contains(key) ? s[key] : json();
-    if (v.is_null()) return -1;
-    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > grammar::kMaxRepetition)
-      throw Error(fmt::format("'{}' must be an integer from 0 to {}", key, grammar::kMaxRepetition));
-    return v.get<int64_t>();
-  };
-  int64_t lo = std::max<int64_t>(bound("minLength"), 0), hi = bound("maxLength");
-  if (hi >= 0 && hi < lo) throw Error("'maxLength' is below 'minLength'");
-  if (lo == 0 && hi < 0) return text_without(b, "\n</parameter>");
-  return b.rule(rule, hi < 0 ? fmt::format("[^<]{{{},}}", lo) : fmt::format("[^<]{{{},{}}}", lo, hi));
+  if (f->format == "date" || f->format == "time" || f->format == "uuid") return b.primitive(f->format);
+  if (f->format == "date-time") return fmt::format("{} \"T\" {}", b.primitive("date"), b.primitive("time"));
+  if (f->min_length == 0 && f->max_length < 0) return text_without(b, "\n</parameter>");
+  return b.rule(rule, f->max_length < 0 ? fmt::format("[^<]{{{},}}", f->min_length)
+                                        : fmt::format("[^<]{{{},{}}}", f->min_length, f->max_length));
 }
 
 // <function=NAME> with one <parameter=KEY> block per property (required ones first, the others
-// optional); string values are their text (xml_text), others JSON.
+// optional); string values are their text (xml_text), others JSON. The parameters must be one
+// object schema (what the blocks can write).
 std::string xml_parameters(GrammarBuilder& b, const json& params, const std::string& rule) {
-  if (!params.is_object() || !params.contains("properties") || !params["properties"].is_object()) return "";
-  std::set<std::string> required;
-  if (params.contains("required") && params["required"].is_array())
-    for (const json& r : params["required"])
-      if (r.is_string()) required.insert(r.get<std::string>());
+  std::optional<GrammarBuilder::ObjectForm> form = b.object_form(params);
+  if (!form) throw Error("the parameters must be one object schema (anyOf/oneOf at the top cannot be written as XML)");
   std::string req, opt;
-  size_t i = 0;
-  for (const auto& [key, schema] : params["properties"].items()) {
-    std::string part = fmt::format("{}-{}", rule, i++), value = xml_text(b, schema, part);
-    if (value.empty()) value = b.schema(schema, part);
+  for (size_t i = 0; i < form->properties.size(); ++i) {
+    const auto& [key, schema] = form->properties[i];
+    std::string part = fmt::format("{}-{}", rule, i), value = xml_text(b, params, schema, part);
+    if (value.empty()) value = b.schema_in(params, schema, part);
     std::string block = fmt::format("{} {} \"\\n</parameter>\\n\"", gbnf_literal("<parameter=" + key + ">\n"), value);
-    if (required.count(key))
+    if (form->required[i])
       req += block + " ";
     else
       opt += "( " + block + " )? ";
@@ -170,6 +198,9 @@ std::string one_call(GrammarBuilder& b, const ChatFormat& fmt_, const Tokenizer&
       return fmt::format("{} {} {} \"json\" {} {}", marker(v, "<|channel|>"),
                          gbnf_literal("commentary to=functions." + name + " "), marker(v, "<|constrain|>"),
                          marker(v, "<|message|>"), args());
+    case ToolCallFormat::Gemma4:  // the builder writes Gemma's values (gemma_syntax)
+      return fmt::format("{} {} {} {}", marker(v, "<|tool_call>"), gbnf_literal("call:" + name), args(),
+                         marker(v, "<tool_call|>"));
     default:  // Granite, Generic: a JSON object in a list
       return fmt::format("{} {} \"}}\"", gbnf_literal("{\"name\": " + quoted + ", \"arguments\": "), args());
   }
@@ -186,6 +217,8 @@ std::string calls_body(const ChatFormat& f, const Tokenizer& v, const std::strin
     case ToolCallFormat::Mistral:
     case ToolCallFormat::GptOss:
       return f.tools == ToolCallFormat::Mistral ? many("\"\"") : call;  // Llama 3 and harmony: one call a turn
+    case ToolCallFormat::Gemma4:
+      return many("\"\"");
     case ToolCallFormat::MistralNemo:
       return fmt::format("{} \"[\" {} \"]\"", marker(v, "[TOOL_CALLS]"), many("\", \""));
     case ToolCallFormat::DeepSeekR1:
@@ -216,6 +249,8 @@ std::vector<std::string> triggers(const ChatFormat& f, bool& at_start) {
       return {"<|tool_call|>"};
     case ToolCallFormat::GptOss:
       return {"<|channel|>commentary to=functions."};
+    case ToolCallFormat::Gemma4:
+      return {"<|tool_call>"};
     default:
       at_start = true;
       return {"{"};
@@ -228,7 +263,11 @@ ReplyConstraint tool_call_constraint(const ChatFormat& f, const Tokenizer& vocab
                                      const ToolChoice& choice, bool parallel, ReasoningPrefix prefix) {
   ReplyConstraint out;
   if (choice.kind == ToolChoice::None || !tools.is_array() || tools.empty()) return out;
+  if (f.tools == ToolCallFormat::Unknown)
+    throw Error(
+        fmt::format("this model's chat template ({}) writes tool calls in a syntax vkllm does not read", f.unknown));
   GrammarBuilder b;
+  if (f.tools == ToolCallFormat::Gemma4) b.gemma_syntax(marker(vocab, "<|\"|>"));
   std::vector<std::string> calls;
   std::set<std::string> names;
   for (size_t i = 0; i < tools.size(); ++i) {
@@ -249,7 +288,9 @@ ReplyConstraint tool_call_constraint(const ChatFormat& f, const Tokenizer& vocab
   if (choice.kind == ToolChoice::Auto) {
     out.triggers = triggers(f, out.trigger_at_start);  // each trigger is how the call grammar starts
   } else {
-    body = reasoning_prefix(b, f, vocab, prefix) + body;
+    std::vector<std::string_view> ends;  // what may end the reasoning besides its closing tag
+    if (!f.call_in_reasoning().empty()) ends.push_back(f.call_in_reasoning());
+    body = reasoning_prefix(b, f, vocab, prefix, ends) + body;
   }
   out.gbnf = b.text(body);
   return out;
@@ -260,7 +301,7 @@ ReplyConstraint json_reply_constraint(const ChatFormat& f, const Tokenizer& voca
   GrammarBuilder b;
   std::string value = schema.is_null() ? b.schema(json{{"type", "object"}, {"additionalProperties", true}}, "reply")
                                        : b.schema(schema, "reply");
-  std::string body = reasoning_prefix(b, f, vocab, prefix);
+  std::string body = reasoning_prefix(b, f, vocab, prefix, {});
   if (f.harmony()) body += fmt::format("{} \"final\" {} ", marker(vocab, "<|channel|>"), marker(vocab, "<|message|>"));
   ReplyConstraint out;
   out.gbnf = b.text(body + value);

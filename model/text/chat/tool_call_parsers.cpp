@@ -3,6 +3,7 @@
 // that syntax after all: then, for a whole reply, everything is content).
 #include "text/chat/tool_call_parsers.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <optional>
 
@@ -298,13 +299,117 @@ Read read_deepseek(std::string_view t, size_t& i, std::vector<ToolCall>& calls, 
   return Read::Done;
 }
 
+// --- Gemma 4: <|tool_call>call:NAME{key:VALUE,...}<tool_call|>, values JSON's but for strings
+// (<|"|>text<|"|>) and bare keys. The arguments come out as JSON text, written as the reply
+// comes (a key's or string's characters as they arrive), so that a longer reply only extends them.
+
+constexpr std::string_view kGemmaQuote = "<|\"|>";
+
+// JSON string escapes for '"', '\\' and control characters; other bytes as they are.
+void append_escaped(std::string& out, std::string_view s) {
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\', out += c;
+    else if (uint8_t(c) < 0x20)
+      out += fmt::format("\\u{:04x}", int(c));
+    else
+      out += c;
+  }
+}
+
+JsonScan gemma_value(std::string_view t, size_t& i, std::string& out, int depth);
+
+// Members of a {...} or items of a [...], after the opening bracket.
+JsonScan gemma_members(std::string_view t, size_t& i, std::string& out, int depth, bool object) {
+  char close = object ? '}' : ']';
+  i = skip_space(t, i);
+  if (i < t.size() && t[i] == close) return out += close, ++i, JsonScan::Complete;
+  for (;;) {
+    i = skip_space(t, i);
+    if (object) {
+      size_t colon = t.find_first_of(":}", i);
+      std::string_view key = t.substr(i, colon == std::string_view::npos ? std::string_view::npos : colon - i);
+      out += '"';
+      append_escaped(out, key);
+      if (colon == std::string_view::npos) return JsonScan::Partial;
+      if (t[colon] != ':' || trim(key).empty()) return JsonScan::Invalid;
+      out += "\":";
+      i = skip_space(t, colon + 1);
+    }
+    if (JsonScan s = gemma_value(t, i, out, depth + 1); s != JsonScan::Complete) return s;
+    i = skip_space(t, i);
+    if (i >= t.size()) return JsonScan::Partial;
+    if (t[i] == close) return out += close, ++i, JsonScan::Complete;
+    if (t[i] != ',') return JsonScan::Invalid;
+    out += ',';
+    ++i;
+  }
+}
+
+JsonScan gemma_value(std::string_view t, size_t& i, std::string& out, int depth) {
+  if (depth > 64) return JsonScan::Invalid;
+  if (i >= t.size()) return JsonScan::Partial;
+  if (t[i] == '{' || t[i] == '[') {
+    bool object = t[i] == '{';
+    out += t[i++];
+    return gemma_members(t, i, out, depth, object);
+  }
+  if (Match m = expect(t, i, kGemmaQuote); m != Match::No) {
+    if (m == Match::Prefix) return JsonScan::Partial;
+    out += '"';
+    size_t end = t.find(kGemmaQuote, i);
+    std::string_view text = t.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
+    if (end == std::string_view::npos) text = hold_back(text, {kGemmaQuote});
+    append_escaped(out, text);
+    if (end == std::string_view::npos) return JsonScan::Partial;
+    i = end + kGemmaQuote.size();
+    return out += '"', JsonScan::Complete;
+  }
+  for (std::string_view word : {"true", "false", "null"})
+    if (Match m = expect(t, i, word); m != Match::No) {
+      out += m == Match::Yes ? word : t.substr(i);
+      return m == Match::Yes ? JsonScan::Complete : JsonScan::Partial;
+    }
+  size_t end = t.find_first_not_of("-+.0123456789eE", i);
+  std::string_view number = t.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
+  if (number.empty()) return JsonScan::Invalid;
+  out += number;
+  i += number.size();
+  if (end == std::string_view::npos) return JsonScan::Partial;
+  return json::accept(number) ? JsonScan::Complete : JsonScan::Invalid;
+}
+
+Read read_gemma4(std::string_view t, size_t& i, std::vector<ToolCall>& calls) {
+  for (;;) {
+    i = skip_space(t, i);
+    if (Match m = expect(t, i, "<|tool_call>"); m != Match::Yes)
+      return m == Match::Prefix ? Read::Partial : Read::Invalid;
+    if (Match m = expect(t, i, "call:"); m != Match::Yes) return m == Match::Prefix ? Read::Partial : Read::Invalid;
+    size_t brace = t.find('{', i);
+    if (brace == std::string_view::npos)
+      return t.substr(i).find_first_of("<} \n") == std::string_view::npos ? Read::Partial : Read::Invalid;
+    std::string name(trim(t.substr(i, brace - i)));
+    if (name.empty() || name.find_first_of(" \n<>") != std::string::npos) return Read::Invalid;
+    i = brace;
+    std::string args;
+    JsonScan s = gemma_value(t, i, args, 0);
+    if (s == JsonScan::Invalid) return Read::Invalid;
+    calls.push_back({name, args, ""});
+    if (s == JsonScan::Partial) return Read::Partial;
+    if (Match m = expect(t, i, "<tool_call|>"); m != Match::Yes)
+      return m == Match::Prefix ? Read::Partial : Read::Invalid;
+    if (Match m = next_call(t, i, {"<|tool_call>"}); m != Match::Yes)
+      return m == Match::Prefix ? Read::Partial : Read::Done;
+  }
+}
+
 // Calls that start at a marker, with the text before it as content.
 void parse_marked(std::string_view text, const ChatReplyOptions& o, bool partial, ChatReply& r,
-                  std::initializer_list<std::string_view> markers) {
+                  const std::vector<std::string_view>& markers) {
   size_t at = std::string_view::npos;
   for (std::string_view m : markers) at = std::min(at, text.find(m));
   if (at == std::string_view::npos) {
-    r.content = std::string(partial ? hold_back(text, markers) : text);
+    r.content = std::string(partial ? hold_back(text, std::span<const std::string_view>(markers)) : text);
     return;
   }
   r.content = std::string(text.substr(0, at));
@@ -325,6 +430,9 @@ void parse_marked(std::string_view text, const ChatReplyOptions& o, bool partial
       break;
     case ToolCallFormat::Mistral:
       read = read_mistral(text, i, r.tool_calls);
+      break;
+    case ToolCallFormat::Gemma4:
+      read = read_gemma4(text, i, r.tool_calls);
       break;
     default:
       read = read_deepseek(text, i, r.tool_calls, o.format.tools == ToolCallFormat::DeepSeekR1);
@@ -386,25 +494,38 @@ void parse_leading_json(std::string_view text, const ChatReplyOptions& o, bool p
   r.content = std::string(text);
 }
 
+// The markers a format's calls start with (none for the formats whose call is the whole reply).
+std::vector<std::string_view> call_markers(ToolCallFormat f) {
+  switch (f) {
+    case ToolCallFormat::Hermes:
+      return {"<tool_call>"};
+    case ToolCallFormat::QwenXml:
+      return {"<tool_call>", "<function="};
+    case ToolCallFormat::MistralNemo:
+    case ToolCallFormat::Mistral:
+      return {"[TOOL_CALLS]"};
+    case ToolCallFormat::Granite:
+      return {"<|tool_call|>"};
+    case ToolCallFormat::DeepSeekR1:
+    case ToolCallFormat::DeepSeekV31:
+      return {"<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>"};
+    case ToolCallFormat::Gemma4:
+      return {"<|tool_call>"};
+    default:
+      return {};
+  }
+}
+
 }  // namespace
 
 void parse_tool_calls(std::string_view text, const ChatReplyOptions& o, bool partial, ChatReply& r) {
-  switch (o.format.tools) {
-    case ToolCallFormat::Hermes:
-      return parse_marked(text, o, partial, r, {"<tool_call>"});
-    case ToolCallFormat::QwenXml:
-      return parse_marked(text, o, partial, r, {"<tool_call>", "<function="});
-    case ToolCallFormat::MistralNemo:
-    case ToolCallFormat::Mistral:
-      return parse_marked(text, o, partial, r, {"[TOOL_CALLS]"});
-    case ToolCallFormat::Granite:
-      return parse_marked(text, o, partial, r, {"<|tool_call|>"});
-    case ToolCallFormat::DeepSeekR1:
-    case ToolCallFormat::DeepSeekV31:
-      return parse_marked(text, o, partial, r, {"<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>"});
-    default:
-      return parse_leading_json(text, o, partial, r);
+  if (o.format.tools == ToolCallFormat::Unknown) {  // no reader: the reply is text
+    r.content = std::string(text);
+    return;
   }
+  std::vector<std::string_view> markers = call_markers(o.format.tools);
+  if (markers.empty()) return parse_leading_json(text, o, partial, r);
+  parse_marked(text, o, partial, r, markers);
 }
 
 }  // namespace vkllm

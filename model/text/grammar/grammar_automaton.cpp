@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <bit>
 
 #include "error.h"
 
@@ -77,8 +78,7 @@ int32_t GrammarAutomaton::intern(std::vector<uint32_t>& frames) {
   accepting_.push_back(frames.front() == 0);
   next_.resize(next_.size() + 256, kUnknown);
   masks_.emplace_back();
-  loops_.emplace_back();
-  loops_known_.push_back(false);
+  runs_.emplace_back();
   return it->second;
 }
 
@@ -93,10 +93,27 @@ int32_t GrammarAutomaton::advance_byte(int32_t state, uint8_t b) {
   return intern(out);
 }
 
+// A transition depends only on which of the state's byte ranges hold the byte: it is computed
+// once for the whole interval of bytes that lie in the same ranges.
 int32_t GrammarAutomaton::transition(int32_t state, uint8_t b) {
   size_t at = size_t(state) * 256 + b;
   int32_t t = next_[at];
-  if (t == kUnknown) next_[at] = t = advance_byte(state, b);  // (advance_byte may grow next_)
+  if (t != kUnknown) return t;
+  int lo = 0, hi = 255;
+  for (uint32_t f : frames_of(state)) {
+    if (f == 0) continue;
+    const Element& e = g_->at(frames_[f].pos);
+    if (e.op != Op::Bytes) continue;
+    if (b < e.lo)
+      hi = std::min(hi, e.lo - 1);
+    else if (b > e.hi)
+      lo = std::max(lo, e.hi + 1);
+    else
+      lo = std::max(lo, int(e.lo)), hi = std::min(hi, int(e.hi));
+  }
+  t = advance_byte(state, b);  // (may grow next_)
+  auto row = next_.begin() + long(size_t(state) * 256);
+  std::fill(row + lo, row + hi + 1, t);
   return t;
 }
 
@@ -154,43 +171,154 @@ bool GrammarAutomaton::accepting(int32_t state) {
   return state >= 0 && accepting_[size_t(state)];
 }
 
-const std::array<uint64_t, 4>& GrammarAutomaton::loops(int32_t state) {
-  if (!loops_known_[size_t(state)]) {
-    std::array<uint64_t, 4> l{};
-    for (int b = 0; b < 128; ++b)
-      if (transition(state, uint8_t(b)) == state) l[size_t(b) >> 6] |= uint64_t(1) << (b & 63);
-    loops_[size_t(state)] = l;
-    loops_known_[size_t(state)] = true;
+// Whether every multi-byte UTF-8 character read from `state` ends at `target`: each lead byte's
+// state, then each continuation byte's (the ranges UTF-8 allows after that lead), must agree.
+bool GrammarAutomaton::utf8_leads_to(int32_t state, int32_t target) {
+  struct Lead {  // lead bytes lo..hi, the range of the byte after them, and how many 80-BF follow
+    uint8_t lo, hi, first_lo, first_hi;
+    int more;
+  };
+  constexpr Lead leads[] = {{0xC2, 0xDF, 0x80, 0xBF, 0}, {0xE0, 0xE0, 0xA0, 0xBF, 1}, {0xE1, 0xEC, 0x80, 0xBF, 1},
+                            {0xED, 0xED, 0x80, 0x9F, 1}, {0xEE, 0xEF, 0x80, 0xBF, 1}, {0xF0, 0xF0, 0x90, 0xBF, 2},
+                            {0xF1, 0xF3, 0x80, 0xBF, 2}, {0xF4, 0xF4, 0x80, 0x8F, 2}};
+  // every byte in [lo, hi] from p goes to one state, which after `more` bytes 80-BF is target
+  auto uniform = [&](auto&& self, int32_t p, uint8_t lo, uint8_t hi, int more) -> bool {
+    int32_t q = transition(p, lo);
+    if (q == kDead) return false;
+    for (int b = lo + 1; b <= hi; ++b)
+      if (transition(p, uint8_t(b)) != q) return false;
+    return more == 0 ? q == target : self(self, q, 0x80, 0xBF, more - 1);
+  };
+  for (const Lead& l : leads) {
+    int32_t checked = kDead;  // the lead state just verified (a range's leads usually share it)
+    for (int b = l.lo; b <= l.hi; ++b) {
+      int32_t p = transition(state, uint8_t(b));
+      if (p == checked) continue;
+      if (p == kDead || !uniform(uniform, p, l.first_lo, l.first_hi, l.more)) return false;
+      checked = p;
+    }
   }
-  return loops_[size_t(state)];
+  return true;
 }
 
-// One pass over the trie in preorder: at[d] is the state after the first d bytes of the current
-// node's path; a dead transition skips the node's whole subtree, and so does a big subtree whose
-// bytes all loop back to the state it reaches (then every token in it is accepted).
+// The state most printable ASCII bytes lead to from `state`, the ASCII bytes that lead there,
+// and whether multi-byte characters do too (r.next kDead: none worth testing subtrees against).
+void GrammarAutomaton::find_run(int32_t state, Run& r) {
+  r.known = true;
+  // Most states (a key, a number, punctuation) run on nothing: a few letters, a digit and a space
+  // that do not all lead to one state say so at the cost of a few transitions.
+  int32_t probe = transition(state, 'e');
+  if (probe == kDead) return;
+  for (uint8_t b : {'t', 'A', '0', ' ', '.'})
+    if (transition(state, b) != probe) return;
+  std::array<int32_t, 128> to;
+  for (int b = 0; b < 128; ++b) to[size_t(b)] = transition(state, uint8_t(b));
+  int32_t best = kDead;
+  int most = 0;
+  for (int b = 0x20; b < 0x7F && most <= 0x2F; ++b) {  // stop at a majority of the 95 printable bytes
+    int n = 0;
+    for (int c = 0x20; c < 0x7F; ++c) n += to[size_t(c)] == to[size_t(b)];
+    if (to[size_t(b)] != kDead && n > most) most = n, best = to[size_t(b)];
+  }
+  if (best == kDead || most < 16) return;
+  for (int b = 0; b < 128; ++b)
+    if (to[size_t(b)] == best) r.ascii[size_t(b) >> 6] |= uint64_t(1) << (b & 63);
+  r.next = best;
+  r.utf8 = utf8_leads_to(state, best);
+}
+
+// How long the run from `state` lasts: follow the chain while each state runs on the same bytes
+// (a length-bounded string: a state per character written) until a state runs on others, loops
+// to itself (for ever), or one whose run is known; then count back. A chain is followed at most
+// kMaxRun states: the run of its last one is then only a lower bound, computed again when asked.
+const GrammarAutomaton::Run& GrammarAutomaton::run_of(int32_t state) {
+  constexpr size_t kMaxRun = 256;  // more than the characters below any trie node (chars_below)
+  if (runs_[size_t(state)].exact) return runs_[size_t(state)];
+  auto known = [&](int32_t s) -> const Run& {
+    if (!runs_[size_t(s)].known) {
+      Run r;
+      find_run(s, r);  // (may intern states: runs_ grows)
+      runs_[size_t(s)] = r;
+    }
+    return runs_[size_t(s)];
+  };
+  std::vector<int32_t> chain = {state};
+  for (;;) {
+    int32_t s = chain.back();
+    Run r = known(s);
+    if (r.next == kDead || r.next == s || chain.size() >= kMaxRun) break;
+    const Run& n = known(r.next);
+    if (n.next == kDead || n.ascii != r.ascii || n.utf8 != r.utf8 || n.exact) break;
+    chain.push_back(r.next);
+  }
+  for (size_t k = chain.size(); k-- > 0;) {
+    Run& r = runs_[size_t(chain[k])];
+    r.exact = true;
+    if (r.next == kDead) {
+      r.run = 0;
+    } else if (r.next == chain[k]) {
+      r.run = kForever;
+    } else if (k + 1 == chain.size()) {  // the chain stopped here: its next runs on other bytes, or is known
+      const Run& n = runs_[size_t(r.next)];
+      bool same = n.next != kDead && n.ascii == r.ascii && n.utf8 == r.utf8;
+      r.run = !same ? 1 : n.run == kForever ? kForever : n.run + 1;
+      r.exact = !same || n.exact;
+      if (chain.size() >= kMaxRun && same && !n.exact) r.run = 1, r.exact = false;
+    } else {
+      const Run& n = runs_[size_t(chain[k + 1])];
+      r.run = n.run == kForever ? kForever : n.run + 1;
+      r.exact = n.exact;
+    }
+  }
+  return runs_[size_t(state)];
+}
+
+// Every token below `node` is allowed from `state` (the state after the node's bytes) when the
+// subtree is big, its bytes are characters of the state's run (ASCII of the run, whole UTF-8
+// characters from the node on), and no path holds more characters than the run lasts.
+bool GrammarAutomaton::skips_below(size_t node, int32_t state) {
+  const TokenTrie& t = *trie_;
+  if (t.end(node) - node <= TokenTrie::kSummaryMinNodes || !t.utf8_below(node)) return false;
+  const Run& r = run_of(state);
+  uint32_t chars = t.chars_below(node);  // 255: that many or more
+  if (r.run == 0 || (r.run != kForever && (r.run < chars || chars == 255))) return false;
+  const auto& below = t.bytes_below(node);
+  return (below[0] & ~r.ascii[0]) == 0 && (below[1] & ~r.ascii[1]) == 0 && (r.utf8 || (below[2] | below[3]) == 0);
+}
+
+// One pass over the trie in preorder: scan_states_[d] is the state after the first d bytes of the
+// current node's path; a dead transition skips the node's whole subtree, and so does a subtree
+// whose tokens are all allowed (skips_below). Where the state runs on most bytes (free text),
+// most tokens are allowed: the mask starts with every text token and the scan clears the
+// rejected ones; elsewhere it starts empty and the scan sets the allowed ones.
 void GrammarAutomaton::scan_trie(int32_t state, TokenMask& bits) {
   scan_states_.resize(trie_->max_depth() + 1);
   scan_states_[0] = state;
   const TokenTrie& t = *trie_;
+  const Run& start = run_of(state);
+  bool dense = start.run != 0 && std::popcount(start.ascii[0]) + std::popcount(start.ascii[1]) >= 64;
+  if (dense) bits = t.text_bits();
   auto set = [&](int32_t id) { bits[size_t(id) >> 6] |= uint64_t(1) << (id & 63); };
+  auto clear = [&](int32_t id) { bits[size_t(id) >> 6] &= ~(uint64_t(1) << (id & 63)); };
   for (size_t i = 0, n = t.nodes(); i < n;) {
     uint32_t d = t.depth(i);
     int32_t s = transition(scan_states_[d - 1], t.byte(i));
     if (s == kDead) {
+      if (dense) {
+        for (int32_t id : t.tokens_at(i)) clear(id);
+        for (int32_t id : t.tokens_below(i)) clear(id);
+      }
       i = t.end(i);
       continue;
     }
     scan_states_[d] = s;
-    for (int32_t id : t.tokens_at(i)) set(id);
-    // Only where the node's byte loops (inside a string): elsewhere the test would cost a new
-    // state's 128 transitions and hardly ever pass.
-    if (s == scan_states_[d - 1] && t.end(i) - i > TokenTrie::kSummaryMinNodes) {
-      const auto &below = t.bytes_below(i), &loop = loops(s);
-      if ((below[0] & ~loop[0]) == 0 && (below[1] & ~loop[1]) == 0 && (below[2] | below[3]) == 0) {
+    if (!dense)
+      for (int32_t id : t.tokens_at(i)) set(id);
+    if (skips_below(i, s)) {
+      if (!dense)
         for (int32_t id : t.tokens_below(i)) set(id);
-        i = t.end(i);
-        continue;
-      }
+      i = t.end(i);
+      continue;
     }
     ++i;
   }

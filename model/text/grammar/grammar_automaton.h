@@ -2,10 +2,13 @@
 // a pushdown recogniser can be in (each stack a chain of interned frames: a position in the
 // grammar and the frame to return to). States are interned, so a state is a number, and the
 // automaton is built lazily as a DFA over bytes: transition(state, byte) is computed once, then
-// read from a table. The tokens allowed in a state (its mask) come from one scan of the token
-// trie, which follows those cached transitions and skips a rejected prefix's whole subtree; the
-// mask is cached too, so a state seen again (inside a long string, the next item of an array,
-// the same schema in the next request) costs a lookup.
+// read from a table (one computation for each set of bytes the state's elements cannot tell
+// apart). The tokens allowed in a state (its mask) come from one scan of the token trie, which
+// follows those cached transitions and skips a rejected prefix's whole subtree, and an accepted
+// one's where every character below keeps the state on a run (inside a string: any character
+// leads on, for as many characters as a length bound leaves); the mask is cached too, so a state
+// seen again (inside a long string, the next item of an array, the same schema in the next
+// request) costs a lookup.
 // Thread-safe (one mutex): a compiled grammar may be shared by requests on different threads.
 // Memory is bounded: past kMaxStates an operation throws Error, and cached masks beyond a budget
 // are dropped (and recomputed when needed).
@@ -71,8 +74,22 @@ class GrammarAutomaton {
     size_t begin = state_start_[size_t(state)], end = state_start_[size_t(state) + 1];
     return std::span(state_frames_).subspan(begin, end - begin);
   }
+  // Where characters lead a state uniformly: every ASCII byte in `ascii` (and, with utf8, every
+  // multi-byte character) goes to `next`, and so on for `run` characters (kForever: next is the
+  // state itself). run 0: no such run.
+  struct Run {
+    bool known = false, utf8 = false;  // known: next, ascii, utf8 found
+    bool exact = false;                // run is its length (else a lower bound, or not found yet)
+    int32_t next = -1;
+    std::array<uint64_t, 2> ascii{};
+    uint32_t run = 0;
+  };
+  static constexpr uint32_t kForever = UINT32_MAX;
+  const Run& run_of(int32_t state);
+  void find_run(int32_t state, Run& r);
+  bool utf8_leads_to(int32_t state, int32_t target);
+  bool skips_below(size_t node, int32_t state);  // every token below `node` is allowed from `state`
   void scan_trie(int32_t state, TokenMask& bits);
-  const std::array<uint64_t, 4>& loops(int32_t state);
 
   std::shared_ptr<const Grammar> g_;
   std::shared_ptr<const TokenTrie> trie_;
@@ -84,10 +101,7 @@ class GrammarAutomaton {
   std::unordered_map<std::string, int32_t> state_ids_;   // the frame ids' bytes -> state
   std::vector<int32_t> next_;                            // (states, 256) transitions; kUnknown until computed
   std::vector<std::shared_ptr<const TokenMask>> masks_;  // (states) cached masks, or null
-  // (states) the ASCII bytes that lead from a state back to itself (inside a string, most of them):
-  // a trie subtree made only of such bytes is accepted whole. Computed on first use.
-  std::vector<std::array<uint64_t, 4>> loops_;
-  std::vector<bool> loops_known_;
+  std::vector<Run> runs_;                                // (states) computed on first use
   size_t mask_bytes_ = 0;
   int32_t initial_ = kDead;
   // scratch

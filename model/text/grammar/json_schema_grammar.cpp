@@ -1,10 +1,11 @@
-// The JSON Schema compiler: one grammar rule per schema node (named after its path), primitives
-// added once when first used, $ref targets compiled once and shared.
+// The JSON Schema compiler: the reader (json_schema_node) says what a schema allows, as
+// alternatives of per-kind constraints; each becomes grammar text here, narrowed to what vkllm
+// writes (json_schema_grammar.h). One rule per schema node (named after its path), primitives
+// added once when first used, equal sub-schemas compiled once.
 #include "text/grammar/json_schema_grammar.h"
 
 #include <fmt/format.h>
 #include <cctype>
-#include <cmath>
 #include <map>
 #include <set>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "error.h"
 #include "text/grammar/gbnf.h"
 #include "text/grammar/json_schema_numbers.h"
+#include "text/grammar/utf8_ranges.h"
 
 namespace vkllm::grammar {
 
@@ -28,7 +30,11 @@ const std::map<std::string, std::pair<std::string, std::vector<std::string>>> kP
      {"\"{\" ws ( string \":\" ws value ( \",\" ws string \":\" ws value )* )? \"}\" ws", {"ws", "string", "value"}}},
     {"array", {"\"[\" ws ( value ( \",\" ws value )* )? \"]\" ws", {"ws", "value"}}},
     {"string", {"\"\\\"\" char* \"\\\"\" ws", {"char", "ws"}}},
-    {"char", {"[^\"\\\\\\x00-\\x1F] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4} )", {}}},
+    // One code point: a character, or an escape (a surrogate pair's two \u escapes together).
+    {"char",
+     {"[^\"\\\\\\x00-\\x1F] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" ( [0-9a-cA-CeEfF] [0-9a-fA-F]{3} | [dD] [0-7] "
+      "[0-9a-fA-F]{2} | [dD] [89abAB] [0-9a-fA-F]{2} \"\\\\u\" [dD] [c-fC-F] [0-9a-fA-F]{2} ) )",
+      {}}},
     {"integral", {"\"0\" | [1-9] [0-9]{0,15}", {}}},
     {"number", {"\"-\"? integral ( \".\" [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,2} )? ws", {"integral", "ws"}}},
     {"integer", {"\"-\"? integral ws", {"integral", "ws"}}},
@@ -43,38 +49,35 @@ const std::map<std::string, std::pair<std::string, std::vector<std::string>>> kP
      {"[0-9a-fA-F]{8} \"-\" [0-9a-fA-F]{4} \"-\" [0-9a-fA-F]{4} \"-\" [0-9a-fA-F]{4} \"-\" [0-9a-fA-F]{12}", {}}},
 };
 
-// Keywords whose meaning a grammar cannot (or vkllm does not) enforce: refused, not ignored.
-const char* const kUnsupported[] = {"pattern",
-                                    "patternProperties",
-                                    "propertyNames",
-                                    "uniqueItems",
-                                    "contains",
-                                    "minContains",
-                                    "maxContains",
-                                    "not",
-                                    "if",
-                                    "then",
-                                    "else",
-                                    "multipleOf",
-                                    "dependentRequired",
-                                    "dependentSchemas",
-                                    "dependencies",
-                                    "minProperties",
-                                    "maxProperties",
-                                    "unevaluatedProperties",
-                                    "unevaluatedItems",
-                                    "$dynamicRef"};
+// Gemma 4's tool-call arguments: strings between <|"|> marks (a character may be '<' only when
+// neither '|' nor '<' follows, so that no mark can be spelt inside), bare keys, no whitespace.
+const std::map<std::string, std::pair<std::string, std::vector<std::string>>> kGemmaPrimitives = {
+    {"ws", {"\"\"", {}}},
+    {"char", {"[^<] | \"<\" [^|<]", {}}},
+    {"key", {"[^:{}\\x5B\\x5D,<\"\\x00-\\x20]+", {}}},
+    {"object", {"\"{\" ( key \":\" value ( \",\" key \":\" value )* )? \"}\"", {"key", "value"}}},
+};
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  return fmt::format("{}", fmt::join(parts, sep));
+}
 
 }  // namespace
 
 // --- GrammarBuilder
 
-std::string GrammarBuilder::schema(const json& root, const std::string& name) {
-  root_ = &root;
+GrammarBuilder::GrammarBuilder() = default;
+GrammarBuilder::~GrammarBuilder() = default;
+
+std::string GrammarBuilder::schema_in(const json& root, const json& part, const std::string& name) {
+  reader_ = std::make_unique<SchemaReader>(root);
   top_ = name;
-  ref_rules_.clear();
-  expanding_.clear();
-  return visit(root, name, 0);
+  visited_.clear();
+  visiting_.clear();
+  std::optional<std::string> r = visit(part, name, 0);
+  reader_.reset();
+  if (!r) fail(name, why_.empty() ? "no value satisfies the schema" : why_);
+  return *r;
 }
 
 std::string GrammarBuilder::text(const std::string& root_body) const {
@@ -87,9 +90,20 @@ void GrammarBuilder::fail(const std::string& where, const std::string& what) con
   throw Error(fmt::format("json schema{}: {}", where == top_ ? "" : " at '" + where + "'", what));
 }
 
+void GrammarBuilder::gemma_syntax(const std::string& quote) {
+  gemma_ = true;
+  quote_ = quote;
+}
+
 std::string GrammarBuilder::primitive(const std::string& name) {
   if (rules_.count(name)) return name;
-  const auto& [body, deps] = kPrimitives.at(name);
+  if (gemma_ && name == "string") {
+    rule(name, fmt::format("{} char* {}", quote_, quote_));
+    primitive("char");
+    return name;
+  }
+  const auto& table = gemma_ && kGemmaPrimitives.count(name) ? kGemmaPrimitives : kPrimitives;
+  const auto& [body, deps] = table.at(name);
   rule(name, body);
   for (const std::string& d : deps) primitive(d);
   return name;
@@ -111,128 +125,173 @@ std::string GrammarBuilder::child(const std::string& name, const std::string& pa
   return name + "-" + clean;
 }
 
-std::string GrammarBuilder::literal_value(const json& v) { return gbnf_literal(v.dump()) + " " + primitive("ws"); }
-
-std::string GrammarBuilder::visit(const json& s, const std::string& name, int depth) {
+// A sub-schema's rule, or nothing when no value satisfies it (why_ says why).
+std::optional<std::string> GrammarBuilder::visit(const json& s, const std::string& name, int depth) {
   if (depth > kMaxSchemaDepth) fail(name, fmt::format("nested deeper than {} levels", kMaxSchemaDepth));
-  if (s.is_boolean()) {
-    if (!s.get<bool>()) fail(name, "the schema 'false' matches nothing");
-    return primitive("value");
+  std::string key = s.dump();
+  if (auto it = visited_.find(key); it != visited_.end()) return it->second;
+  if (!visiting_.insert(key).second) fail(name, "the schema is recursive: a '$ref' leads back to where it is");
+  std::vector<SchemaAlt> alts = reader_->read(s, name == top_ ? "" : name, depth);
+  if (alts.empty()) why_ = reader_->why();
+  std::vector<std::string> bodies;
+  for (const SchemaAlt& a : alts)
+    if (std::optional<std::string> b = alternative(a, name, depth)) bodies.push_back(*b);
+  std::optional<std::string> out;
+  if (!bodies.empty()) out = rule(name, join(bodies, " | "));
+  visiting_.erase(key);
+  visited_[key] = out;
+  return out;
+}
+
+// One alternative as written: its values (enum/const), or one part per kind it allows.
+std::optional<std::string> GrammarBuilder::alternative(const SchemaAlt& alt, const std::string& name, int depth) {
+  SchemaNode g = reader_->generated(alt.node);
+  std::vector<std::string> parts;
+  if (g.literals) {
+    for (const json& v : *g.literals)
+      if (std::none_of(alt.excluded.begin(), alt.excluded.end(),
+                       [&](const SchemaNode& e) { return reader_->admits(e, v); }))
+        parts.push_back(literal_value(v));
+    if (parts.empty()) why_ = "no value of 'enum' or 'const' matches exactly one branch of 'oneOf'";
+  } else {
+    for (const SchemaNode& e : alt.excluded)
+      if (!reader_->disjoint(g, e))
+        fail(name,
+             "'oneOf': its branches may both match one value, which makes it invalid; vkllm needs branches it can "
+             "tell apart (different types, disjoint bounds, or a required property with different values)");
+    auto add = [&](std::optional<std::string> part) {
+      if (part) parts.push_back("( " + *part + " )");
+    };
+    if (g.kinds & kNull) parts.push_back(primitive("null"));
+    if (g.kinds & kBoolean) parts.push_back(primitive("boolean"));
+    if (g.kinds & kInteger) add(number(g));
+    if (g.kinds & kString) add(string(g));
+    if (g.kinds & kArray) add(array(g, name, depth));
+    if (g.kinds & kObject) add(object(g, name, depth));
+    if (g.kinds == 0) why_ = "its 'type' and the keywords beside it allow no kind of value";
   }
-  if (!s.is_object()) fail(name, "a schema must be an object or a boolean");
-  for (const char* k : kUnsupported)
-    if (s.contains(k)) fail(name, fmt::format("'{}' is not supported (a grammar cannot enforce it)", k));
-  if (s.contains("$ref")) return visit_ref(s["$ref"], name, depth);
-  if (s.contains("const")) return rule(name, literal_value(s["const"]));
-  if (s.contains("enum")) {
-    const json& e = s["enum"];
-    if (!e.is_array() || e.empty()) fail(name, "'enum' must be a non-empty array");
-    std::string body;
-    for (const json& v : e) body += (body.empty() ? "" : " | ") + literal_value(v);
-    return rule(name, body);
+  if (parts.empty()) return std::nullopt;
+  return join(parts, " | ");
+}
+
+// An enum/const value: as written, a number also with trailing fraction zeros (1 is 1.0).
+std::string GrammarBuilder::literal_value(const json& v) {
+  std::string ws = primitive("ws");
+  if (std::optional<Decimal> d = Decimal::of(v); d && !d->huge)
+    return fmt::format("{} {} {}", gbnf_literal(d->text()),
+                       d->fraction.empty() ? "( \".\" \"0\"{1,15} )?" : "\"0\"{0,15}", ws);
+  if (!gemma_) return gbnf_literal(v.dump()) + " " + ws;
+  if (v.is_string()) return fmt::format("{} {} {}", quote_, gbnf_literal(v.get<std::string>()), quote_);
+  std::vector<std::string> parts;
+  if (v.is_array())
+    for (const json& x : v) parts.push_back(literal_value(x));
+  if (v.is_object())
+    for (const auto& [k, x] : v.items()) parts.push_back(gbnf_literal(k + ":") + " " + literal_value(x));
+  if (v.is_array()) return "\"[\" " + join(parts, " \",\" ") + " \"]\"";
+  if (v.is_object()) return "\"{\" " + join(parts, " \",\" ") + " \"}\"";
+  return gbnf_literal(v.dump());
+}
+
+// Integers (the kind allows no fractions) or decimals within the bounds.
+std::optional<std::string> GrammarBuilder::number(const SchemaNode& g) {
+  bool integer = !(g.kinds & kFraction);
+  if (!g.lo && !g.hi) return primitive(integer ? "integer" : "number");
+  std::string body;
+  if (integer) {
+    std::optional<int64_t> lo, hi;
+    if (integer_bounds(g.lo, g.hi, lo, hi)) body = integer_range_gbnf(lo, hi);
+  } else {
+    body = number_range_gbnf(g.lo, g.hi);
   }
-  for (const char* key : {"anyOf", "oneOf"})
-    if (s.contains(key)) {
-      const json& alts = s[key];
-      if (!alts.is_array() || alts.empty()) fail(name, fmt::format("'{}' must be a non-empty array", key));
-      std::string body;
-      for (size_t i = 0; i < alts.size(); ++i)
-        body += (i ? " | " : "") + visit(alts[i], child(name, std::to_string(i)), depth + 1);
-      return rule(name, body);
+  if (body.empty()) {
+    why_ = fmt::format("no {} lies between 'minimum' and 'maximum'", integer ? "integer" : "number");
+    return std::nullopt;
+  }
+  return body + " " + primitive("ws");
+}
+
+std::optional<std::string> GrammarBuilder::string(const SchemaNode& g) {
+  std::string ws = primitive("ws");
+  if (g.format == "date-time")
+    return fmt::format("{} {} \"T\" {} {} {}", quote_, primitive("date"), primitive("time"), quote_, ws);
+  if (!g.format.empty()) return fmt::format("{} {} {} {}", quote_, primitive(g.format), quote_, ws);
+  int64_t lo = g.min_length, hi = g.max_length;
+  if (hi >= 0 && hi < lo) {
+    why_ = "'maxLength' is below 'minLength'";
+    return std::nullopt;
+  }
+  if (lo == 0 && hi < 0) return primitive("string");
+  // Gemma's '<' pairs would count as one: bounded Gemma strings hold no '<'.
+  std::string one = gemma_ ? "[^<]" : primitive("char");
+  std::string chars = hi < 0 ? fmt::format("{}{{{},}}", one, lo) : fmt::format("{}{{{},{}}}", one, lo, hi);
+  return fmt::format("{} {} {} {}", quote_, chars, quote_, ws);
+}
+
+// "[" items "]": item i from prefix[i], then `items`; between minItems and maxItems of them (an
+// item whose schema allows nothing ends the array there).
+std::optional<std::string> GrammarBuilder::array(const SchemaNode& g, const std::string& name, int depth) {
+  if (g.prefix.empty() && g.items == json(true) && g.min_items == 0 && g.max_items < 0) return primitive("array");
+  std::string ws = primitive("ws"), sep = fmt::format("\",\" {}", ws);
+  std::vector<std::string> prefix;
+  bool cut = false;  // an item position that allows nothing: no item from there on
+  for (size_t i = 0; i < g.prefix.size() && !cut; ++i) {
+    std::optional<std::string> r = visit(g.prefix[i], child(name, std::to_string(i)), depth + 1);
+    if (r)
+      prefix.push_back(*r);
+    else
+      cut = true;
+  }
+  std::optional<std::string> item;
+  if (!cut && g.items != json(false)) item = visit(g.items, child(name, "item"), depth + 1);
+  int64_t lo = g.min_items, hi = g.max_items, p = int64_t(prefix.size());
+  if (!item && (hi < 0 || hi > p)) hi = p;
+  if (hi >= 0 && hi < lo) {
+    why_ =
+        hi == g.max_items ? "'maxItems' is below 'minItems'" : "'minItems' asks for more items than the schema allows";
+    return std::nullopt;
+  }
+  // The items from position i on, i items written before (so each starts with a comma if i > 0).
+  std::string body;
+  if (p == 0 && hi != 0) {  // (hi 0: no item at all; `item` may then be none)
+    int64_t more = std::max<int64_t>(lo - 1, 0);
+    std::string rest = hi < 0 ? fmt::format("( {} {} ){{{},}}", sep, *item, more)
+                              : fmt::format("( {} {} ){{{},{}}}", sep, *item, more, hi - 1);
+    body = lo == 0 ? fmt::format("( {} {} )?", *item, rest) : fmt::format("{} {}", *item, rest);
+  } else if (p > 0) {
+    int64_t from = std::max<int64_t>(lo - p, 0);
+    if (item && (hi < 0 || hi > p))
+      body = hi < 0 ? fmt::format("( {} {} ){{{},}}", sep, *item, from)
+                    : fmt::format("( {} {} ){{{},{}}}", sep, *item, from, hi - p);
+    for (int64_t i = std::min(p, hi < 0 ? p : hi); i-- > 0;) {
+      std::string one = fmt::format("{}{} {}", i ? sep + " " : "", prefix[size_t(i)], body);
+      body = i < lo ? one : fmt::format("( {} )?", one);
     }
-  if (s.contains("allOf")) return visit(merge_all_of(s, name), name, depth + 1);
-  const json* type = s.contains("type") ? &s["type"] : nullptr;
-  if (type && type->is_array()) {
-    if (type->empty()) fail(name, "'type' is an empty list");
-    std::string body;
-    for (const json& t : *type) {
-      json one = s;
-      one["type"] = t;
-      body +=
-          (body.empty() ? "" : " | ") + visit(one, child(name, t.is_string() ? t.get<std::string>() : "t"), depth + 1);
-    }
-    return rule(name, body);
   }
-  std::string t = type ? (type->is_string() ? type->get<std::string>() : "?") : "";
-  if (t.empty() && (s.contains("properties") || s.contains("additionalProperties") || s.contains("required")))
-    t = "object";
-  if (t.empty() && (s.contains("items") || s.contains("prefixItems"))) t = "array";
-  if (t.empty()) return primitive("value");
-  if (t == "object") return visit_object(s, name, depth);
-  if (t == "array") return visit_array(s, name, depth);
-  if (t == "string") return visit_string(s, name);
-  if (t == "integer" || t == "number") return visit_number(s, name, t == "integer");
-  if (t == "boolean" || t == "null") return primitive(t);
-  fail(name, fmt::format("unknown type {}", type->dump()));
+  return fmt::format("\"[\" {} {} \"]\" {}", ws, body, ws);
 }
 
-std::string GrammarBuilder::visit_ref(const json& ref, const std::string& name, int depth) {
-  if (!ref.is_string()) fail(name, "'$ref' must be a string");
-  std::string r = ref.get<std::string>();
-  if (auto it = ref_rules_.find(r); it != ref_rules_.end()) return it->second;
-  if (expanding_.count(r)) fail(name, fmt::format("the schema is recursive: '{}' refers back to itself", r));
-  const json* target = resolve(r, name);
-  expanding_.insert(r);
-  std::string rule = visit(*target, child("ref", r.substr(r.rfind('/') + 1)), depth + 1);
-  expanding_.erase(r);
-  ref_rules_[r] = rule;
-  return rule;
-}
-
-const GrammarBuilder::json* GrammarBuilder::resolve(const std::string& ref, const std::string& name) const {
-  if (ref == "#") return root_;
-  for (const char* prefix : {"#/$defs/", "#/definitions/"}) {
-    std::string p = prefix;
-    if (ref.rfind(p, 0) != 0) continue;
-    std::string section = p.substr(2, p.size() - 3), key = ref.substr(p.size());
-    if (root_->contains(section) && (*root_)[section].is_object() && (*root_)[section].contains(key))
-      return &(*root_)[section][key];
-    fail(name, fmt::format("'$ref' {} names no definition", ref));
-  }
-  fail(name, fmt::format("'$ref' {} is not supported (only #/$defs/NAME and #/definitions/NAME)", ref));
-}
-
-GrammarBuilder::json GrammarBuilder::merge_all_of(const json& s, const std::string& name) {
-  const json& parts = s["allOf"];
-  if (!parts.is_array() || parts.empty()) fail(name, "'allOf' must be a non-empty array");
-  json merged = {{"type", "object"}, {"properties", json::object()}, {"required", json::array()}};
-  for (const json& raw : parts) {
-    const json* p = &raw;
-    if (p->is_object() && p->contains("$ref")) p = resolve((*p)["$ref"].get<std::string>(), name);
-    if (!p->is_object() || !p->contains("properties"))
-      fail(name, "'allOf' is supported only over object schemas with properties");
-    for (const auto& [k, v] : (*p)["properties"].items()) merged["properties"][k] = v;
-    if (p->contains("required"))
-      for (const json& r : (*p)["required"]) merged["required"].push_back(r);
-  }
-  return merged;
-}
-
-std::string GrammarBuilder::visit_object(const json& s, const std::string& name, int depth) {
-  const json empty = json::object();
-  const json& props = s.contains("properties") ? s["properties"] : empty;
-  if (!props.is_object()) fail(name, "'properties' must be an object");
-  std::set<std::string> required;
-  if (s.contains("required")) {
-    if (!s["required"].is_array()) fail(name, "'required' must be an array of names");
-    for (const json& r : s["required"]) {
-      if (!r.is_string() || !props.contains(r.get<std::string>()))
-        fail(name, fmt::format("'required' names {}, which is not in 'properties'", r.dump()));
-      required.insert(r.get<std::string>());
-    }
-  }
+// "{" properties "}": the listed ones in order (required ones always), then others where
+// additionalProperties allows them, under names that are not listed.
+std::optional<std::string> GrammarBuilder::object(const SchemaNode& g, const std::string& name, int depth) {
+  if (g.properties.empty() && g.additional == json(true)) return primitive("object");
   std::string ws = primitive("ws");
   std::vector<std::pair<std::string, bool>> kvs;  // (key: value, required) in the schema's order
-  for (const auto& [key, sub] : props.items())
-    kvs.emplace_back(fmt::format("{} {} \":\" {} {}", gbnf_literal(json(key).dump()), ws, ws,
-                                 visit(sub, child(name, key), depth + 1)),
-                     required.count(key) > 0);
-  std::string extra;  // a rule for additional properties, or ""
-  const json additional = s.contains("additionalProperties") ? s["additionalProperties"] : json(false);
-  if (!(additional.is_boolean() && !additional.get<bool>())) {
-    std::string v = additional.is_boolean() ? primitive("value") : visit(additional, child(name, "extra"), depth + 1);
-    extra = rule(child(name, "extra-kv"), fmt::format("{} \":\" {} {}", primitive("string"), ws, v));
+  std::vector<std::string> names;
+  for (const auto& [key, sub] : g.properties) {
+    names.push_back(key);
+    bool req = std::find(g.required.begin(), g.required.end(), key) != g.required.end();
+    std::optional<std::string> v = visit(sub, child(name, key), depth + 1);
+    if (!v && req) {
+      why_ = fmt::format("the required property \"{}\" can have no valid value", key);
+      return std::nullopt;
+    }
+    std::string k = gemma_ ? gbnf_literal(key) : fmt::format("{} {}", gbnf_literal(json(key).dump()), ws);
+    if (v) kvs.emplace_back(fmt::format("{} \":\" {} {}", k, ws, *v), req);
   }
+  std::string extra;  // a rule for additional properties, or ""
+  if (g.additional != json(false))
+    if (std::optional<std::string> v = visit(g.additional, child(name, "extra"), depth + 1))
+      extra = rule(child(name, "extra-kv"), fmt::format("{} \":\" {} {}", key_without(names, name), ws, *v));
   // Properties in the schema's order, the optional ones possibly absent, commas only between
   // those present: after[i] is the rest from property i once one was written (so each starts
   // with a comma), first[i] the rest from i while none was. Extra properties come last.
@@ -247,101 +306,83 @@ std::string GrammarBuilder::visit_object(const json& s, const std::string& name,
     first[i] = rule(child(name, "first"), req ? fmt::format("{} {}", kv, after[i + 1])
                                               : fmt::format("{} {} | {}", kv, after[i + 1], first[i + 1]));
   }
-  return rule(name, fmt::format("\"{{\" {} {} \"}}\" {}", ws, first[0], ws));
+  return fmt::format("\"{{\" {} {} \"}}\" {}", ws, first[0], ws);
 }
 
-int64_t GrammarBuilder::count(const json& s, const char* key, int64_t fallback, const std::string& name) const {
-  if (!s.contains(key)) return fallback;
-  const json& v = s[key];
-  if (!v.is_number_integer() || v.get<int64_t>() < 0) fail(name, fmt::format("'{}' must be an integer >= 0", key));
-  if (v.get<int64_t>() > int64_t(kMaxRepetition))
-    fail(name, fmt::format("'{}' above {} is not supported", key, kMaxRepetition));
-  return v.get<int64_t>();
-}
-
-// lo to hi (-1: unbounded) copies of x separated by sep, as grammar text.
-std::string GrammarBuilder::repetition(const std::string& x, int64_t lo, int64_t hi, const std::string& sep) {
-  if (hi == 0) return "";
-  int64_t more = std::max<int64_t>(lo - 1, 0);
-  std::string rest =
-      hi < 0 ? fmt::format("( {} {} ){{{},}}", sep, x, more) : fmt::format("( {} {} ){{{},{}}}", sep, x, more, hi - 1);
-  std::string seq = x + " " + rest;
-  return lo == 0 ? "( " + seq + " )?" : seq;
-}
-
-std::string GrammarBuilder::visit_array(const json& s, const std::string& name, int depth) {
-  std::string ws = primitive("ws"), sep = fmt::format("\",\" {}", ws);
-  int64_t lo = count(s, "minItems", 0, name), hi = count(s, "maxItems", -1, name);
-  if (hi >= 0 && hi < lo) fail(name, "'maxItems' is below 'minItems'");
-  std::string body = fmt::format("\"[\" {} ", ws);
-  if (s.contains("prefixItems")) {
-    const json& prefix = s["prefixItems"];
-    if (!prefix.is_array()) fail(name, "'prefixItems' must be an array");
-    for (size_t i = 0; i < prefix.size(); ++i)
-      body += (i ? sep + " " : "") + visit(prefix[i], child(name, std::to_string(i)), depth + 1) + " ";
-    bool more = s.contains("items") && !(s["items"].is_boolean() && !s["items"].get<bool>());
-    if (more) body += fmt::format("( {} {} )*", sep, visit(s["items"], child(name, "item"), depth + 1));
-  } else {
-    std::string item = s.contains("items") ? visit(s["items"], child(name, "item"), depth + 1) : primitive("value");
-    body += repetition(item, lo, hi, sep);
+// A JSON string (then ws) that is none of `names`: a rule per place in the names' trie, over
+// characters; no escapes, so that no name can be spelt another way.
+std::string GrammarBuilder::key_without(const std::vector<std::string>& names, const std::string& name) {
+  struct Node {
+    std::map<uint32_t, size_t> next;
+    bool end = false;
+  };
+  std::vector<Node> trie(1);
+  for (const std::string& n : names) {
+    std::optional<std::vector<uint32_t>> cps = utf8_decode(n);
+    auto unspellable = [&](uint32_t c) {
+      return c < 0x20 || c == '"' || c == '\\' ||
+             (gemma_ && (c == ' ' || std::string_view(":{}[],<").find(char(c)) != std::string_view::npos));
+    };
+    if (!cps || std::any_of(cps->begin(), cps->end(), unspellable)) continue;  // a name no extra key can spell
+    size_t at = 0;
+    for (uint32_t c : *cps) {
+      auto [it, fresh] = trie[at].next.emplace(c, trie.size());
+      if (fresh) trie.emplace_back();
+      at = it->second;
+    }
+    trie[at].end = true;
   }
-  return rule(name, body + fmt::format(" \"]\" {}", ws));
+  // A key's characters: JSON's without escapes; Gemma's bare keys stop at its punctuation.
+  std::string chars = gemma_ ? "[^:{}\\x5B\\x5D,<\"\\x00-\\x20" : "[^\"\\\\\\x00-\\x1F";
+  std::string quote = gemma_ ? "\"\"" : "\"\\\"\"";
+  std::string free = rule(child(name, "key-rest"), fmt::format("{}]* {}", chars, quote));
+  std::vector<std::string> rules;
+  for (size_t k = 0; k < trie.size(); ++k) rules.push_back(reserve(child(name, "key")));
+  for (size_t k = 0; k < trie.size(); ++k) {
+    std::string other = chars;
+    for (const auto& [c, to] : trie[k].next) other += class_char(c);
+    std::vector<std::string> alts = {other + "] " + free};
+    for (const auto& [c, to] : trie[k].next) alts.push_back(fmt::format("[{}] {}", class_char(c), rules[to]));
+    if (!trie[k].end && !(gemma_ && k == 0)) alts.push_back(quote);  // Gemma's keys are not empty
+    define(rules[k], join(alts, " | "));
+  }
+  return gemma_ ? rules[0] : fmt::format("\"\\\"\" {} {}", rules[0], primitive("ws"));
 }
 
-std::string GrammarBuilder::visit_string(const json& s, const std::string& name) {
-  std::string ws = primitive("ws");
-  if (s.contains("format") && s["format"].is_string()) {
-    std::string f = s["format"].get<std::string>();
-    if (f == "date" || f == "time" || f == "uuid")
-      return rule(name, fmt::format("\"\\\"\" {} \"\\\"\" {}", primitive(f), ws));
-    if (f == "date-time")
-      return rule(name, fmt::format("\"\\\"\" {} \"T\" {} \"\\\"\" {}", primitive("date"), primitive("time"), ws));
-    // other formats (email, uri, ...) are annotations here: any string
-  }
-  int64_t lo = count(s, "minLength", 0, name), hi = count(s, "maxLength", -1, name);
-  if (hi >= 0 && hi < lo) fail(name, "'maxLength' is below 'minLength'");
-  if (lo == 0 && hi < 0) return primitive("string");
-  std::string chars = hi < 0 ? fmt::format("char{{{},}}", lo) : fmt::format("char{{{},{}}}", lo, hi);
-  primitive("char");
-  return rule(name, fmt::format("\"\\\"\" {} \"\\\"\" {}", chars, ws));
+// --- forms for formats outside JSON
+
+std::optional<SchemaNode> GrammarBuilder::single(const json& root, const json& part) {
+  SchemaReader reader(root);
+  std::vector<SchemaAlt> alts = reader.read(part, "");
+  if (alts.size() != 1 || !alts[0].excluded.empty()) return std::nullopt;
+  return reader.generated(alts[0].node);
 }
 
-// A bound as an integer: for integers fractional bounds round inwards; for numbers they must be
-// whole (the grammar compares integer parts).
-std::optional<NumberBound> GrammarBuilder::bound(const json& s, const char* key, const char* exclusive, bool lower,
-                                                 bool integer, const std::string& name) {
-  const json* v = s.contains(exclusive) && s[exclusive].is_number() ? &s[exclusive] : nullptr;
-  bool excl = v != nullptr;
-  if (!v && s.contains(key)) v = &s[key];
-  if (!v) return std::nullopt;
-  if (!v->is_number()) fail(name, fmt::format("'{}' must be a number", excl ? exclusive : key));
-  double x = v->get<double>();
-  if (!(std::fabs(x) < 9e18)) fail(name, fmt::format("'{}' is out of range", excl ? exclusive : key));
-  if (integer) {
-    double r = lower ? std::ceil(x) : std::floor(x);
-    if (excl && r == x) r += lower ? 1 : -1;
-    return NumberBound{int64_t(r), false};
+std::optional<GrammarBuilder::StringForm> GrammarBuilder::string_form(const json& root, const json& part) {
+  std::optional<SchemaNode> g = single(root, part);
+  if (!g) return std::nullopt;
+  StringForm f;
+  if (g->literals) {
+    for (const json& v : *g->literals) {
+      if (!v.is_string()) return std::nullopt;
+      f.literals.push_back(v.get<std::string>());
+    }
+    return f;
   }
-  if (x != std::floor(x))
-    fail(name, fmt::format("'{}' must be a whole number for type number", excl ? exclusive : key));
-  return NumberBound{int64_t(x), excl};
+  if (g->kinds != kString) return std::nullopt;
+  f.min_length = g->min_length, f.max_length = g->max_length, f.format = g->format;
+  return f;
 }
 
-std::string GrammarBuilder::visit_number(const json& s, const std::string& name, bool integer) {
-  auto lo = bound(s, "minimum", "exclusiveMinimum", true, integer, name);
-  auto hi = bound(s, "maximum", "exclusiveMaximum", false, integer, name);
-  if (!lo && !hi) return primitive(integer ? "integer" : "number");
-  std::string body;
-  if (integer) {
-    std::optional<int64_t> a, b;
-    if (lo) a = lo->value;
-    if (hi) b = hi->value;
-    body = integer_range_gbnf(a, b);
-  } else {
-    body = number_range_gbnf(lo, hi);
+std::optional<GrammarBuilder::ObjectForm> GrammarBuilder::object_form(const json& schema) {
+  std::optional<SchemaNode> g = single(schema, schema);
+  if (!g || g->literals || g->kinds != kObject) return std::nullopt;
+  ObjectForm f;
+  for (const auto& [key, sub] : g->properties) {
+    f.properties.emplace_back(key, sub);
+    f.required.push_back(std::find(g->required.begin(), g->required.end(), key) != g->required.end());
   }
-  if (body.empty()) fail(name, "no number lies between 'minimum' and 'maximum'");
-  return rule(name, body + " " + primitive("ws"));
+  return f;
 }
 
 std::string gbnf_literal(std::string_view text) {

@@ -11,6 +11,39 @@ namespace {
 
 constexpr size_t kMaxTokenBytes = 65535;  // depth is stored in 16 bits; no real token comes close
 
+// UTF-8 validity as a DFA over bytes: 0 at a character boundary; 1-3 that many continuation bytes
+// due; 4 after E0 (A0-BF next), 5 after ED (80-9F), 6 after F0 (90-BF), 7 after F4 (80-8F); 8 invalid.
+constexpr uint8_t kInvalid = 8;
+
+uint8_t utf8_step(uint8_t q, uint8_t b) {
+  auto in = [&](int lo, int hi) { return b >= lo && b <= hi; };
+  switch (q) {
+    case 0:
+      if (b < 0x80) return 0;
+      if (in(0xC2, 0xDF)) return 1;
+      if (b == 0xE0) return 4;
+      if (b == 0xED) return 5;
+      if (in(0xE1, 0xEF)) return 2;
+      if (b == 0xF0) return 6;
+      if (b == 0xF4) return 7;
+      return in(0xF1, 0xF3) ? 3 : kInvalid;
+    case 1:
+    case 2:
+    case 3:
+      return in(0x80, 0xBF) ? uint8_t(q - 1) : kInvalid;
+    case 4:
+      return in(0xA0, 0xBF) ? 1 : kInvalid;
+    case 5:
+      return in(0x80, 0x9F) ? 1 : kInvalid;
+    case 6:
+      return in(0x90, 0xBF) ? 2 : kInvalid;
+    case 7:
+      return in(0x80, 0x8F) ? 2 : kInvalid;
+    default:
+      return kInvalid;
+  }
+}
+
 }  // namespace
 
 TokenTrie::TokenTrie(const Tokenizer& tok) {
@@ -54,18 +87,32 @@ TokenTrie::TokenTrie(const Tokenizer& tok) {
   while (!path.empty()) end_[path.back()] = uint32_t(byte_.size()), path.pop_back();
   first_.push_back(uint32_t(ids_.size()));
   summarize();
+  text_bits_.assign((n + 63) / 64, 0);
+  for (int32_t id : order) text_bits_[size_t(id) >> 6] |= uint64_t(1) << (id & 63);
 }
 
-// Byte summaries of the big subtrees, children before parents (a reverse preorder scan).
+// Byte summaries of the big subtrees, UTF-8 validity and character heights, children before
+// parents (a reverse preorder scan). valid[i]: the UTF-8 states (bits) from which every path
+// below node i stays valid.
 void TokenTrie::summarize() {
   summaries_.push_back({~0ull, ~0ull, ~0ull, ~0ull});
   summary_of_.assign(byte_.size(), 0);
+  utf8_ok_.assign(byte_.size(), 0);
+  chars_below_.assign(byte_.size(), 0);
   std::vector<std::array<uint64_t, 4>> below(byte_.size());  // scratch, freed at the end
+  std::vector<uint16_t> valid(byte_.size(), 0x1FF);
   for (size_t i = byte_.size(); i-- > 0;) {
     for (size_t c = i + 1; c < end_[i]; c = end_[c]) {
       for (int w = 0; w < 4; ++w) below[i][size_t(w)] |= below[c][size_t(w)];
       below[i][byte_[c] >> 6] |= uint64_t(1) << (byte_[c] & 63);
+      uint16_t v = 0;
+      for (uint8_t q = 0; q < kInvalid; ++q)
+        if (uint8_t r = utf8_step(q, byte_[c]); r != kInvalid && (valid[c] >> r & 1)) v |= uint16_t(1) << q;
+      valid[i] &= v;
+      bool starts = byte_[c] < 0x80 || byte_[c] >= 0xC0;  // a character's first byte
+      chars_below_[i] = uint8_t(std::min<uint32_t>(255, std::max<uint32_t>(chars_below_[i], chars_below_[c] + starts)));
     }
+    utf8_ok_[i] = valid[i] & 1;
     if (end_[i] - i > kSummaryMinNodes) {
       summary_of_[i] = uint32_t(summaries_.size());
       summaries_.push_back(below[i]);

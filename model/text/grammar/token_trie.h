@@ -39,6 +39,13 @@ class TokenTrie {
   // kSummaryMinNodes nodes; empty (all bits set) for smaller ones.
   static constexpr uint32_t kSummaryMinNodes = 24;
   const std::array<uint64_t, 4>& bytes_below(size_t node) const;
+  // Below a node, read from a character boundary at the node: whether every path is valid UTF-8
+  // (tokens may end inside a character), and the most characters a path holds (a character cut
+  // short counts; at most 255).
+  bool utf8_below(size_t node) const { return utf8_ok_[node] != 0; }
+  uint32_t chars_below(size_t node) const { return chars_below_[node]; }
+  // (ceil(vocab / 64)) bit i: token i is in the trie.
+  const std::vector<uint64_t>& text_bits() const { return text_bits_; }
   // A text token's bytes; empty for tokens not in the trie.
   const std::string& bytes(int32_t id) const { return text_[size_t(id)]; }
   bool is_text(int32_t id) const { return !text_[size_t(id)].empty(); }
@@ -58,6 +65,8 @@ class TokenTrie {
   size_t max_depth_ = 0;
   std::vector<uint32_t> summary_of_;                // (nodes) index into summaries_, 0: none
   std::vector<std::array<uint64_t, 4>> summaries_;  // [0]: all bytes
+  std::vector<uint8_t> utf8_ok_, chars_below_;      // (nodes)
+  std::vector<uint64_t> text_bits_;
 };
 
 }  // namespace vkllm::grammar

@@ -77,4 +77,31 @@ std::vector<std::vector<ByteRange>> utf8_sequences(uint32_t lo, uint32_t hi) {
   return out;
 }
 
+std::optional<std::vector<uint32_t>> utf8_decode(std::string_view s) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < s.size();) {
+    uint8_t c = uint8_t(s[i]);
+    int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (!n || i + size_t(n) > s.size()) return std::nullopt;
+    uint32_t cp = n == 1 ? c : c & (0x7F >> n);
+    for (int k = 1; k < n; ++k) {
+      if ((uint8_t(s[i + size_t(k)]) & 0xC0) != 0x80) return std::nullopt;
+      cp = cp << 6 | (uint8_t(s[i + size_t(k)]) & 0x3F);
+    }
+    out.push_back(cp);
+    i += size_t(n);
+  }
+  return out;
+}
+
+std::string class_char(uint32_t cp) {
+  if (cp < 0x80) {
+    static const char* const hex = "0123456789ABCDEF";
+    return std::string("\\x") + hex[cp >> 4] + hex[cp & 15];
+  }
+  std::string out;
+  for (uint8_t b : utf8_encode(cp)) out += char(b);
+  return out;
+}
+
 }  // namespace vkllm::grammar

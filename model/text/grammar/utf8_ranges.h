@@ -4,6 +4,9 @@
 // is a sequence of byte ranges. Surrogates (U+D800..U+DFFF) are not characters and are left out.
 #pragma once
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace vkllm::grammar {
@@ -27,5 +30,9 @@ std::vector<std::vector<ByteRange>> utf8_sequences(uint32_t lo, uint32_t hi);
 
 // The UTF-8 encoding of one code point (no surrogates, at most kMaxCodePoint).
 std::vector<uint8_t> utf8_encode(uint32_t cp);
+// The code points of UTF-8 text (loosely: overlong forms pass); nothing for broken sequences.
+std::optional<std::vector<uint32_t>> utf8_decode(std::string_view s);
+// One code point as GBNF class text: \xNN for ASCII (so that ] ^ - \ need no care), else itself.
+std::string class_char(uint32_t cp);
 
 }  // namespace vkllm::grammar
