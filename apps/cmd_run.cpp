@@ -16,6 +16,7 @@
 #include "interrupt.h"
 #include "model_options.h"
 #include "output.h"
+#include "projector_info.h"
 #include "text/grammar/gbnf.h"
 #include "text/grammar/json_schema_grammar.h"
 #include "text/stop_strings.h"
@@ -38,19 +39,17 @@ struct RunOptions {
 // --image with --mmproj: the projector read and every image decoded and preprocessed before the
 // model loads, so a bad file is one error and no wait.
 struct Images {
-  std::unique_ptr<GgufFile> file;
-  ProjectorConfig config;
+  ProjectorFile proj;
   std::vector<VisionInput> inputs;
 };
 
-Images read_images(const RunOptions& o) {
+Images read_images(const RunOptions& o, uint32_t model_dim) {
   Images im;
   if (o.images.empty()) return im;
-  std::string path = mmproj_path(o.model);
-  ENSURE(!path.empty(), "--image needs the model's projector: --mmproj FILE (its mmproj-*.gguf)");
-  im.file = std::make_unique<GgufFile>(GgufFile::open(path));
-  im.config = read_projector_config(*im.file);
-  for (const std::string& path : o.images) im.inputs.push_back(preprocess_image(load_image_file(path), im.config));
+  ENSURE(!mmproj_path(o.model).empty(), "--image needs the model's projector: --mmproj FILE (its mmproj-*.gguf)");
+  im.proj = open_projector(o.model, model_dim);
+  for (const std::string& path : o.images)
+    im.inputs.push_back(preprocess_image(load_image_file(path), *im.proj.config));
   return im;
 }
 
@@ -92,21 +91,18 @@ std::string finish_text(FinishReason r, bool stopped_by_user) {
 void run(RunOptions& o) {
   take_positional_model(o.model, o.prompt.positional, names_model);
   std::string prompt_text = read_prompt(o.prompt);
-  Images im = read_images(o);
+  ModelPlan plan = plan_model(o.model);
+  Images im = read_images(o, plan.config.dim);
   // Without a marker the images go first, one marker each (as llama-mtmd-cli places them).
   if (!im.inputs.empty() && prompt_text.find(kMediaMarker) == std::string::npos)
     for (size_t i = 0; i < im.inputs.size(); ++i) prompt_text = std::string(kMediaMarker) + prompt_text;
-  ModelPlan plan = plan_model(o.model);
   Tokenizer file_tok = Tokenizer::from_gguf(*plan.file);
   std::vector<PromptPart> parts;
   std::vector<int32_t> prompt;
   if (im.inputs.empty()) {
     prompt = file_tok.encode(prompt_text, true);
   } else {
-    ENSURE(im.config.embd_width() == plan.config.dim,
-           fmt::format("{}: the projector gives rows of {} values and the model takes {}: it is another model's",
-                       im.file->name(), im.config.embd_width(), plan.config.dim));
-    parts = split_image_prompt(file_tok, im.config, prompt_text, im.inputs.size());
+    parts = split_image_prompt(file_tok, *im.proj.config, prompt_text, im.inputs.size());
     if (parts.back().image < 0) prompt = std::move(parts.back().tokens), parts.pop_back();
   }
   uint32_t image_tokens = parts.empty() ? 0 : prompt_tokens(parts, im.inputs);
@@ -122,7 +118,7 @@ void run(RunOptions& o) {
   Engine& engine = *m.engine;
   const Tokenizer& tok = engine.tokenizer();
   if (!parts.empty()) {  // the images and the text around them; the last text goes to generate()
-    VisionEncoder encoder(*m.ctx, *im.file, im.config);
+    VisionEncoder encoder(*m.ctx, *im.proj.file, *im.proj.config);
     eval_image_prompt(engine, encoder, parts, im.inputs);
   }
   SamplerOptions sampling = sampler_options(o.gen);

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "error.h"
+#include "model_options.h"
 #include "output.h"
 
 namespace vkllm::cli {
@@ -28,6 +30,17 @@ std::string projector_text(const std::string& file, const ProjectorConfig& c, ui
                                  human_bytes(double(kv_bytes_per_token) * g.tokens())));
   }
   return out + fmt::format("images      {}\n", fmt::join(images, "; "));
+}
+
+ProjectorFile open_projector(const ModelOptions& o, uint32_t model_dim) {
+  std::string path = mmproj_path(o);
+  if (path.empty()) return {};
+  ProjectorFile p{.file = std::make_unique<GgufFile>(GgufFile::open(path))};
+  p.config = std::make_shared<const ProjectorConfig>(read_projector_config(*p.file));
+  ENSURE(p.config->embd_width() == model_dim,
+         fmt::format("{}: the projector gives rows of {} values and the model takes {}: it is another model's",
+                     p.file->name(), p.config->embd_width(), model_dim));
+  return p;
 }
 
 nlohmann::json projector_json(const std::string& file, const ProjectorConfig& c, uint64_t kv_bytes_per_token,

@@ -23,6 +23,7 @@ struct VisionOptions {
   CommonOptions common;
   std::string preset, mmproj, write, type = "f16";
   uint32_t width = 1024, height = 768;
+  uint32_t proj_dim = 0;  // --proj-dim: the language model's width the preset projects to (0: its own)
   int warmup = 1, runs = 3;
 };
 
@@ -37,6 +38,7 @@ void run(const VisionOptions& o) {
     if (!o.mmproj.empty()) return GgufFile::open(o.mmproj);
     ProjectorFixtureSpec s = projector_preset(o.preset);
     s.weight_type = *dtype_named(o.type);
+    if (o.proj_dim) s.proj_dim = o.proj_dim;
     std::vector<std::byte> bytes = make_projector_fixture(s);
     if (!o.write.empty()) {
       std::ofstream out(o.write, std::ios::binary);
@@ -106,6 +108,9 @@ void add_vision_bench(CLI::App& app) {
       ->check(int_range(1, 16384))
       ->capture_default_str();
   cmd->add_option("--write", o.write, "Also write the preset's projector to FILE")->type_name("FILE");
+  cmd->add_option("--proj-dim", o.proj_dim,
+                  "The width of the language model the preset projects into (default: the released model's)")
+      ->check(int_range(1, 65536));
   add_repeat_options(cmd, o.warmup, o.runs);
   add_common_options(cmd, o.common);
   cmd->callback([] {

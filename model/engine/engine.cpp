@@ -204,6 +204,15 @@ std::vector<float> Engine::attention_probabilities(std::span<const int32_t> toke
   return transformer_->attention_probabilities(tokens, layer, slot);
 }
 
+std::vector<float> Engine::attention_probabilities(std::span<const SeqChunk> parts, uint32_t layer, uint32_t slot) {
+  ENSURE(layer >= config_.n_layers || !config_.is_linear_layer(layer),
+         fmt::format("layer {} is linear attention, which has no attention map (layers with one: {})", layer,
+                     attention_layers(config_)));
+  for (const SeqChunk& p : parts) check_token_ids(p.tokens, config_.vocab_size);
+  if (slot == 0) n_past_ = 0, shifts_.clear();  // its cache is about to be overwritten
+  return transformer_->attention_probabilities(parts, layer, slot);
+}
+
 void Engine::truncate(uint32_t n) {
   ENSURE(n <= n_past_, fmt::format("cannot keep {} tokens of a sequence of {}", n, n_past_));
   if (recurrent_ && n != n_past_ && n != 0) {

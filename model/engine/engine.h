@@ -109,6 +109,9 @@ class Engine {
   // GQA/MQA heads over their KV head's keys, MLA heads over the latent rows. See
   // Transformer::attention_probabilities.
   std::vector<float> attention_probabilities(std::span<const int32_t> tokens, uint32_t layer, uint32_t slot = 0);
+  // The same over chunks that follow one another from position 0 (text and images' rows, as
+  // steps take them: Transformer::attention_probabilities).
+  std::vector<float> attention_probabilities(std::span<const SeqChunk> parts, uint32_t layer, uint32_t slot);
   // Keeps the first n tokens of the sequence (a chat keeps its history this way). A hybrid model
   // cannot rewind its recurrent state: it keeps none, all, or the tokens slot 0's checkpoint
   // covers (resumable() says which n work).

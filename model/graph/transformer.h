@@ -77,6 +77,9 @@ class Transformer {
   // slot's cache is overwritten and layers past `layer` are not run. Recorded afresh per call,
   // never one of the cached graphs, so the normal forward is unchanged.
   std::vector<float> attention_probabilities(std::span<const int32_t> tokens, uint32_t layer, uint32_t slot = 0);
+  // The same over a sequence given as chunks that follow one another from position 0 (text runs
+  // and images' rows, as steps take them; their slots are `slot`).
+  std::vector<float> attention_probabilities(std::span<const SeqChunk> parts, uint32_t layer, uint32_t slot);
 
   uint32_t max_batch() const { return max_batch_; }
   uint64_t activation_bytes() const;  // arena + attention scratch + logits + step inputs
