@@ -304,7 +304,9 @@ def image_attention(d, out, url, n_head):
          "picking another head did not redraw the heatmap")
     d.save_screenshot(os.path.join(out, "image-attention-1280x800.png"))
     d.find_element(By.ID, "attention-close").click()
-    check(not console_errors(d), f"console errors: {console_errors(d)}")
+    # (the previous server's checks caused errors on purpose: only this page's count)
+    errors = [e for e in console_errors(d) if url in e["message"] or e["source"] != "network"]
+    check(not errors, f"console errors: {errors}")
     return shares
 
 

@@ -96,8 +96,8 @@ TEST_CASE("image sizes follow llama.cpp's smart resize and fixed size", "[projec
 
 TEST_CASE("projector files with a wrong key or tensor name what is wrong", "[projector]") {
   ProjectorFixtureSpec s = projector_preset("tiny-gemma4v");
-  CHECK(error_of([&] { read(with_tensor(s, "v.blk.1.attn_q_norm.weight", {})); }) ==
-        "mmproj.gguf: missing tensor v.blk.1.attn_q_norm.weight");
+  CHECK(error_of([&] { read(with_tensor(s, "v.blk.0.attn_q_norm.weight", {})); }) ==
+        "mmproj.gguf: missing tensor v.blk.0.attn_q_norm.weight");
   CHECK(error_of([&] {
           read(with_tensor(s, "mm.input_projection.weight", {64, 32}));
         }) == "mmproj.gguf: tensor mm.input_projection.weight has shape [64, 32], expected [32, 64]");

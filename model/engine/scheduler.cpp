@@ -284,8 +284,8 @@ void Scheduler::start(uint32_t slot, uint32_t reuse, GenerationRequest request,
 void Scheduler::release(uint32_t slot) {
   Slot& s = slots_[slot];
   auto all = s.seq->tokens();
-  uint32_t keep = std::min(s.seq->n_cached(), s.seq->first_image());
-  if (keep < s.seq->n_cached() && engine_.recurrent_cache()) keep = 0;
+  uint32_t keep = s.seq->n_cached();
+  if (s.seq->first_image() < keep) keep = engine_.recurrent_cache() ? 0 : s.seq->first_image();
   s.cached.assign(all.begin(), all.begin() + keep);
   s.last_used = ++clock_;
   s.seq.reset();

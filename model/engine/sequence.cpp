@@ -101,7 +101,7 @@ const PromptImage* Sequence::pending_image() const {
 }
 
 uint32_t Sequence::first_image() const {
-  return request_.images.empty() ? uint32_t(request_.prompt.size()) : request_.images.front().at;
+  return request_.images.empty() ? UINT32_MAX : request_.images.front().at;
 }
 
 int32_t Sequence::rope_shift(bool mrope) const {

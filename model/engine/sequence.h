@@ -158,8 +158,8 @@ class Sequence {
   // are pending first (null when text is).
   std::span<const int32_t> pending_text() const;
   const PromptImage* pending_image() const;
-  // Where the prompt's first image starts (the prompt's length without one): a slot's cached
-  // tokens are compared with a new prompt only before it.
+  // Where the prompt's first image starts (UINT32_MAX without one): the slot keeps its tokens for
+  // a later prompt only before it.
   uint32_t first_image() const;
   // M-RoPE: how far the rope positions of the pending tokens run from their cache rows (each
   // earlier image of n tokens on an nx x ny grid moved them on by max(nx, ny) - n); 0 otherwise.

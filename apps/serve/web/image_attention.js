@@ -78,7 +78,7 @@ export class ImageAttention {
     }
     c.dataset.total = total.toFixed(6);
     $('image-caption').textContent =
-      `Head ${head}: “${piece}” puts ${percent(total)} of its attention on the image's ${gx}×${gy} tokens (colours scaled to its largest cell). Hover a token below to change it.`;
+      `Head ${head}: “${piece}” puts ${percent(total)} of its attention on the image's ${gx}×${gy} tokens (colours scaled to its largest cell). Hover a token above to change it.`;
   }
 
   rank(data, im, head) {
