@@ -12,21 +12,14 @@
 #include "catch.h"
 #include "error.h"
 #include "fixture/projector_fixture.h"
+#include "harness.h"
 #include "image/image_decode.h"
 #include "image/image_preprocess.h"
 
 using namespace vkllm;
+using test::error_of;
 
 namespace {
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // A w x h test pattern: red rises along x, green along y, blue is their parity.
 RgbImage pattern(uint32_t w, uint32_t h) {

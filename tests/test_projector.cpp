@@ -8,19 +8,12 @@
 #include "fixture/projector_fixture.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
+#include "harness.h"
 
 using namespace vkllm;
+using test::error_of;
 
 namespace {
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 ProjectorConfig read(const GgufWriter& w) { return read_projector_config(GgufFile::parse(w.bytes(), "mmproj.gguf")); }
 

@@ -4,7 +4,7 @@
 // zeros in the prompt with the images beside it (PromptImage).
 #include <fmt/format.h>
 
-#include "engine/image_prompt.h"
+#include "engine/media_prompt.h"
 #include "error.h"
 #include "image/image_decode.h"
 #include "serve/api.h"

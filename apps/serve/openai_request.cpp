@@ -9,7 +9,7 @@
 #include <mutex>
 #include <random>
 
-#include "engine/image_prompt.h"
+#include "engine/media_prompt.h"
 
 namespace vkllm::serve {
 

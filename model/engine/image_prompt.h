@@ -1,37 +1,15 @@
-// Prompts with images, as llama.cpp's libmtmd builds them (mtmd_tokenize, mtmd_helper_eval_chunks):
-// the text is cut at each media marker; each piece is tokenized on its own (special tokens
-// parsed, no BOS), each image is wrapped in its projector's begin and end text (ProjectorConfig::
-// image_begin/end: "<|vision_start|>" ... "<|vision_end|>" for Qwen), and BOS leads the whole when
-// the model adds one. Evaluation runs text through Engine::eval and each image's encoder rows
-// through Engine::eval_image (its grid for M-RoPE, its attention for gemma).
+// Prompts with images evaluated as llama.cpp's libmtmd evaluates them (mtmd_helper_eval_chunks):
+// text through Engine::eval and each image's encoder rows through Engine::eval_image (its grid for
+// M-RoPE, its attention for gemma). The cutting is engine/media_prompt.h.
 #pragma once
-#include <cstdint>
 #include <span>
-#include <string_view>
-#include <vector>
 
-#include "arch/projector.h"
 #include "engine/engine.h"
-#include "image/image_preprocess.h"
+#include "engine/media_prompt.h"
 
 namespace vkllm {
 
 class VisionEncoder;
-
-// llama.cpp's default media marker (mtmd_default_marker).
-inline constexpr std::string_view kMediaMarker = "<__media__>";
-
-// A prompt cut into text and images, in order.
-struct PromptPart {
-  std::vector<int32_t> tokens;  // text
-  int image = -1;               // >= 0: the image of that index, in place of tokens
-};
-
-// Throws when the markers and n_images disagree ("the prompt has 2 image markers for 1 image").
-std::vector<PromptPart> split_image_prompt(const Tokenizer& tok, const ProjectorConfig& c, std::string_view prompt,
-                                           size_t n_images, bool add_special = true);
-// How many tokens the parts take in the context (an image: its grid's tokens).
-uint32_t prompt_tokens(std::span<const PromptPart> parts, std::span<const VisionInput> images);
 
 // Evaluates the parts after what the engine holds, encoding each image on the GPU; the logits of
 // the last text part's last token (empty when the parts end with an image).
