@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <stb_image_write.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include "cli.h"
 #include "engine/image_prompt.h"
 #include "engine_fixtures.h"
+#include "fake_hub.h"
 #include "fixture/projector_fixture.h"
 #include "graph/vision_encoder.h"
 #include "harness.h"
@@ -190,6 +192,32 @@ TEST_CASE("vkllm serve --mmproj answers images at every door", "[serve-image]") 
       CHECK(r[client]["text"] == r["openai"]["text"]);
     }
   }
+}
+
+TEST_CASE("vkllm serve --allow-image-urls fetches an image URL as pull fetches", "[serve-image]") {
+  if (!test::FakeHub::available()) return test::skip("python3 is missing: no web server to fetch from");
+  ImageServer f;
+  std::vector<std::byte> png_bytes(f.bytes.size());
+  std::memcpy(png_bytes.data(), f.bytes.data(), f.bytes.size());
+  test::FakeHub web({{.name = "pics/photos", .files = {{.path = "cat.png", .bytes = png_bytes, .lfs = false}}}});
+  ServeProcess s(fmt::format("-m {} --mmproj {} --parallel 1 --ctx 512 --no-warmup --allow-image-urls", f.model.path,
+                             f.mmproj.path));
+  auto ask = [&](const std::string& url) {
+    return post(s, "/v1/chat/completions",
+                json{{"messages", {user_with_image(url)}}, {"max_tokens", 3}, {"temperature", 0}}.dump());
+  };
+  auto fetched = ask(web.endpoint() + "/pics/photos/resolve/main/cat.png");
+  INFO(fetched.body);
+  REQUIRE(fetched.status == 200);
+  auto inline_ = ask(f.data_url());
+  CHECK(fetched.json()["usage"]["prompt_tokens"] == inline_.json()["usage"]["prompt_tokens"]);
+  CHECK(fetched.json()["choices"][0]["message"]["content"] == inline_.json()["choices"][0]["message"]["content"]);
+  auto missing = ask(web.endpoint() + "/pics/photos/resolve/main/dog.png");
+  CHECK(missing.status == 400);
+  CHECK(missing.body.find("image 1: fetching") != std::string::npos);
+  auto scheme = ask("file:///etc/passwd");
+  CHECK(scheme.status == 400);
+  CHECK(scheme.body.find("image 1: an image must be a data: URL or an http(s) URL") != std::string::npos);
 }
 
 TEST_CASE("a model served without a projector answers an image with a 400 that says what is missing", "[serve-image]") {

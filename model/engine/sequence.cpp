@@ -100,9 +100,7 @@ const PromptImage* Sequence::pending_image() const {
   return nullptr;
 }
 
-uint32_t Sequence::first_image() const {
-  return request_.images.empty() ? UINT32_MAX : request_.images.front().at;
-}
+uint32_t Sequence::first_image() const { return request_.images.empty() ? UINT32_MAX : request_.images.front().at; }
 
 int32_t Sequence::rope_shift(bool mrope) const {
   int32_t shift = 0;
