@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "gguf/reader.h"
+#include "image/image_decode.h"
 #include "output.h"
 #include "text/template_family.h"
 
@@ -28,6 +29,8 @@ const char* const kChatCommandsHelp =
     "  /show model|template|settings|system\n"
     "                               the model, its chat template, the sampling settings\n"
     "  /save FILE, /load FILE       the conversation as OpenAI messages JSON\n"
+    "  /image FILE                  an image for the next message (JPEG, PNG, GIF, BMP, WebP;\n"
+    "                               needs --mmproj, the model's projector)\n"
     "  \"\"\" ... \"\"\"                  a message of several lines (or end a line with \\)\n"
     "  Ctrl-C                       stop the reply; the conversation keeps what came\n";
 
@@ -36,13 +39,17 @@ const char* const kChatCommandsHelp =
 void ChatState::start() {
   ModelPlan plan = plan_model(model_options);
   check_context_fits(plan, fmt::format("--ctx {}", plan.n_ctx));
+  projector = open_projector(model_options, plan.config.dim);
   model = load_model(std::move(plan), model_options);
   sampler = std::make_unique<Sampler>(sampling);
   start_session(nlohmann::ordered_json::array());
 }
 
 void ChatState::start_session(const nlohmann::ordered_json& messages) {
+  if (projector.file && !encoder)
+    encoder = std::make_unique<VisionEncoder>(*model.ctx, *projector.file, *projector.config);
   session = std::make_unique<ChatSession>(*model.engine, *sampler, ChatTemplate::from_gguf(*model.file), system);
+  session->set_encoder(encoder.get());
   if (!messages.empty()) session->set_messages(messages);
 }
 
@@ -56,6 +63,7 @@ void ChatState::reload(uint32_t ctx) {
   nlohmann::ordered_json messages = session->messages();
   uint32_t old = model_options.ctx;
   session.reset();
+  encoder.reset();
   model = {};  // the GPU memory goes before the new model comes
   model_options.ctx = ctx;
   try {
@@ -204,6 +212,15 @@ void load(ChatState& st, const std::string& path) {
   note(fmt::format("Loaded {} from {}.", count(m.size(), "message"), path));
 }
 
+// /image FILE: decoded and sized now, so a bad file is said at once; it joins the next message.
+void image(ChatState& st, const std::string& path) {
+  ENSURE(!path.empty(), "/image FILE");
+  ENSURE(st.encoder, "/image needs the model's projector: start vkllm chat with --mmproj FILE (its mmproj-*.gguf)");
+  VisionInput in = preprocess_image(load_image_file(path), *st.projector.config);
+  note(fmt::format("Image {} ({}): it goes with your next message.", path, count(in.grid.tokens(), "token")));
+  st.session->add_image(std::move(in));
+}
+
 }  // namespace
 
 ChatCommand run_chat_command(ChatState& st, const std::string& line) {
@@ -225,6 +242,8 @@ ChatCommand run_chat_command(ChatState& st, const std::string& line) {
     save(st, args);
   else if (cmd == "/load")
     load(st, args);
+  else if (cmd == "/image")
+    image(st, args);
   else
     throw Error(fmt::format("unknown command '{}' (/? lists the commands)", printable(cmd)));
   return ChatCommand::Continue;

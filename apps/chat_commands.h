@@ -1,5 +1,6 @@
 // The state of a `vkllm chat` and its slash commands, as Ollama's `ollama run` and llama-cli
-// spell them: /? and /help, /bye and /exit, /clear (/reset), /set, /show, /save and /load. A bad
+// spell them: /? and /help, /bye and /exit, /clear (/reset), /set, /show, /save and /load, and
+// /image FILE as llama-mtmd-cli's. A bad
 // command is one error line; the conversation goes on.
 #pragma once
 #include <memory>
@@ -7,8 +8,10 @@
 
 #include "engine/chat_session.h"
 #include "engine/sampler.h"
+#include "graph/vision_encoder.h"
 #include "model_options.h"
 #include "options.h"
+#include "projector_info.h"
 
 namespace vkllm::cli {
 
@@ -21,6 +24,8 @@ struct ChatState {
   bool verbose = false;
   bool no_reasoning = false;  // --no-reasoning: replies are printed without their reasoning
   LoadedModel model;
+  ProjectorFile projector;                 // --mmproj (or -hf's): /image takes images
+  std::unique_ptr<VisionEncoder> encoder;  // on model's device (gone before it)
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<ChatSession> session;
 

@@ -226,6 +226,7 @@ void add_chat_command(CLI::App& app) {
   cmd->add_flag("-v,--verbose", o->verbose, "After every reply: prompt and generation tokens/s, time to first token");
   cmd->add_flag("--no-reasoning", o->no_reasoning,
                 "Leave a thinking model's reasoning out of the printed reply (shown dimmed on a terminal otherwise)");
+  add_mmproj_options(cmd, o->model);
   add_jinja_flag(cmd);
   add_color_option(cmd, o->color);
   cmd->footer(std::string("Slash commands (a line that starts with /):\n") + kChatCommandsHelp);

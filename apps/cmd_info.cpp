@@ -28,6 +28,7 @@
 #include "ops_matmul.h"
 #include "output.h"
 #include "profile_overrides.h"
+#include "projector_info.h"
 #include "serve/kv_json.h"
 #include "text/chat/chat_format.h"
 #include "text/chat_template.h"
@@ -588,13 +589,24 @@ void add_info_command(CLI::App& app) {
       ->type_name("N")
       ->capture_default_str()
       ->check(int_range(1, 256));
+  add_mmproj_options(cmd, o->model);
   cmd->callback([o] {
     GgufFile f = open_model(o->model);
     Info i = gather(f, *o);
-    if (o->json)
-      print_json(to_json(i));
-    else
+    // --mmproj (or -hf's projector): the encoder, and what images cost in tokens and KV bytes.
+    std::string mmproj = mmproj_path(o->model);
+    std::optional<ProjectorConfig> proj;
+    if (!mmproj.empty()) proj = read_projector_config(GgufFile::open(mmproj));
+    uint64_t per_token = i.config ? i.config->kv_bytes_per_token(i.kv_type) : 0;
+    uint32_t dim = i.config ? i.config->dim : 0;
+    if (o->json) {
+      nlohmann::json j = to_json(i);
+      j["projector"] = proj ? projector_json(mmproj, *proj, per_token, dim) : nlohmann::json(nullptr);
+      print_json(j);
+    } else {
       print_text(i);
+      if (proj) write_stdout(projector_text(mmproj, *proj, per_token, dim));
+    }
   });
 }
 

@@ -21,6 +21,7 @@ namespace {
 
 struct PullOptions {
   std::string name, hf_repo, hf_file;
+  bool no_mmproj = false;
 };
 
 void pull(const PullOptions& o) {
@@ -35,7 +36,8 @@ void pull(const PullOptions& o) {
   SigintScope sigint;
   hub::PulledModel m;
   try {
-    m = hub::pull(settings, {*ref, o.hf_file}, {.terminal = bool(isatty(STDERR_FILENO)), .cancelled = interrupted});
+    m = hub::pull(settings, {*ref, o.hf_file},
+                  {.terminal = bool(isatty(STDERR_FILENO)), .cancelled = interrupted, .mmproj = !o.no_mmproj});
   } catch (const hub::Interrupted& e) {
     std::fprintf(stderr, "interrupted: %s\n", e.what());
     throw CLI::RuntimeError(130);
@@ -45,6 +47,7 @@ void pull(const PullOptions& o) {
                fmt::format("{}: {}{}, {} downloaded (vkllm run -m {} ...)", m.name, human_bytes(double(m.bytes)), parts,
                            human_bytes(double(m.downloaded)), m.name)
                    .c_str());
+  if (!m.mmproj.empty()) std::fprintf(stderr, "projector: %s (vkllm run --image uses it with -hf)\n", m.mmproj.c_str());
   write_stdout(m.paths[0].string() + "\n");
 }
 
@@ -65,6 +68,8 @@ void add_pull_command(CLI::App& app) {
   cmd->add_option("--hf-file", o->hf_file, "The repository's file to download (also -hff), instead of a QUANT")
       ->type_name("FILE")
       ->check(non_empty);
+  cmd->add_flag("--no-mmproj", o->no_mmproj,
+                "Not the repository's multimodal projector (fetched beside the model by default)");
   cmd->footer(
       "Environment: HF_TOKEN (gated repositories), HF_ENDPOINT (a mirror), VKLLM_CACHE (the cache folder; "
       "else $XDG_CACHE_HOME/vkllm, else ~/.cache/vkllm).");

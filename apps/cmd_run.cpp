@@ -8,11 +8,15 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "engine/image_prompt.h"
 #include "engine/logprobs.h"
 #include "error.h"
+#include "graph/vision_encoder.h"
+#include "image/image_decode.h"
 #include "interrupt.h"
 #include "model_options.h"
 #include "output.h"
+#include "projector_info.h"
 #include "text/grammar/gbnf.h"
 #include "text/grammar/json_schema_grammar.h"
 #include "text/stop_strings.h"
@@ -29,7 +33,25 @@ struct RunOptions {
   uint32_t logprobs = 0;
   std::string color = "off";
   std::optional<std::string> grammar_file, schema_file;  // --grammar, --json-schema
+  std::vector<std::string> images;                       // --image, repeatable
 };
+
+// --image with --mmproj: the projector read and every image decoded and preprocessed before the
+// model loads, so a bad file is one error and no wait.
+struct Images {
+  ProjectorFile proj;
+  std::vector<VisionInput> inputs;
+};
+
+Images read_images(const RunOptions& o, uint32_t model_dim) {
+  Images im;
+  if (o.images.empty()) return im;
+  ENSURE(!mmproj_path(o.model).empty(), "--image needs the model's projector: --mmproj FILE (its mmproj-*.gguf)");
+  im.proj = open_projector(o.model, model_dim);
+  for (const std::string& path : o.images)
+    im.inputs.push_back(preprocess_image(load_image_file(path), *im.proj.config));
+  return im;
+}
 
 // The chosen token's log-probability under the model's distribution, and the top n alternatives.
 nlohmann::json logprob_entry(const Tokenizer& tok, std::span<const float> logits, int32_t id, uint32_t top_n) {
@@ -70,18 +92,35 @@ void run(RunOptions& o) {
   take_positional_model(o.model, o.prompt.positional, names_model);
   std::string prompt_text = read_prompt(o.prompt);
   ModelPlan plan = plan_model(o.model);
+  Images im = read_images(o, plan.config.dim);
+  // Without a marker the images go first, one marker each (as llama-mtmd-cli places them).
+  if (!im.inputs.empty() && prompt_text.find(kMediaMarker) == std::string::npos)
+    for (size_t i = 0; i < im.inputs.size(); ++i) prompt_text = std::string(kMediaMarker) + prompt_text;
   Tokenizer file_tok = Tokenizer::from_gguf(*plan.file);
-  std::vector<int32_t> prompt = file_tok.encode(prompt_text, true);
+  std::vector<PromptPart> parts;
+  std::vector<int32_t> prompt;
+  if (im.inputs.empty()) {
+    prompt = file_tok.encode(prompt_text, true);
+  } else {
+    parts = split_image_prompt(file_tok, *im.proj.config, prompt_text, im.inputs.size());
+    if (parts.back().image < 0) prompt = std::move(parts.back().tokens), parts.pop_back();
+  }
+  uint32_t image_tokens = parts.empty() ? 0 : prompt_tokens(parts, im.inputs);
   std::unique_ptr<OutputConstraint> constraint = read_constraint(o, file_tok);  // before any upload
   ENSURE(!prompt.empty(), "the prompt is empty and the model adds no BOS token: give some text");
   if (prompt_text.empty()) std::fprintf(stderr, "warning: the prompt is empty: the text starts from nothing\n");
-  ENSURE(prompt.size() < plan.n_ctx, fmt::format("the prompt has {}, more than fit a context of {} with one to "
-                                                 "generate (use --ctx)",
-                                                 count(prompt.size(), "token"), plan.n_ctx));
+  ENSURE(prompt.size() + image_tokens < plan.n_ctx,
+         fmt::format("the prompt has {}, more than fit a context of {} with one to "
+                     "generate (use --ctx)",
+                     count(prompt.size() + image_tokens, "token"), plan.n_ctx));
   LoadedModel m = load_model(std::move(plan), o.model);
   print_load_line(m);
   Engine& engine = *m.engine;
   const Tokenizer& tok = engine.tokenizer();
+  if (!parts.empty()) {  // the images and the text around them; the last text goes to generate()
+    VisionEncoder encoder(*m.ctx, *im.proj.file, *im.proj.config);
+    eval_image_prompt(engine, encoder, parts, im.inputs);
+  }
   SamplerOptions sampling = sampler_options(o.gen);
   Sampler sampler(sampling);
 
@@ -115,7 +154,7 @@ void run(RunOptions& o) {
   if (o.json) {
     print_json({{"prompt", prompt_text},
                 {"text", text},
-                {"prompt_tokens", prompt.size()},
+                {"prompt_tokens", prompt.size() + image_tokens},
                 {"tokens", tokens},
                 {"logprobs", logprobs},
                 {"finish_reason", finish},
@@ -163,6 +202,12 @@ void add_run_command(CLI::App& app) {
       ->type_name("FILE")
       ->check(non_empty)
       ->excludes(grammar);
+  cmd->add_option("--image", o->images,
+                  "An image for the prompt (JPEG, PNG, GIF, BMP, WebP; repeatable): at each <__media__> of the "
+                  "prompt, or before it")
+      ->type_name("FILE")
+      ->check(non_empty);
+  add_mmproj_options(cmd, o->model);
   cmd->callback([o] { run(*o); });
 }
 

@@ -29,7 +29,10 @@
 #include "engine/scheduler.h"
 #include "error.h"
 #include "gguf_listing.h"
+#include "graph/vision_encoder.h"
+#include "hub/http_client.h"
 #include "model_options.h"
+#include "projector_info.h"
 #include "serve/api.h"
 #include "serve/http_server.h"
 #include "serve/request_log.h"
@@ -59,7 +62,18 @@ struct ServeOptions {
   serve::RequestLogOptions log;
   std::string pooling;  // --pooling; "": the file's pooling_type, else last
   bool no_warmup = false;
+  bool allow_image_urls = false;  // --allow-image-urls: http(s) image URLs are fetched
 };
+
+// --allow-image-urls: an image URL's bytes through libcurl, as pull fetches (64 MiB at most).
+std::string fetch_image_url(const std::string& url) {
+  hub::HttpClient http("", "");
+  std::string body;
+  hub::HttpResult r = http.get(url, body);
+  ENSURE(r.transport_error.empty(), fmt::format("could not fetch {}: {}", url, r.transport_error));
+  ENSURE(r.status == 200, fmt::format("fetching {} answered HTTP {}", url, r.status));
+  return body;
+}
 
 // What Ollama clients are told about the model (/api/tags, /api/show, /api/ps).
 serve::ModelFacts model_facts(const LoadedModel& m) {
@@ -133,6 +147,7 @@ void serve(const ServeOptions& o) {
   check_address(o);
   ModelPlan plan = plan_model(o.model);
   check_context_fits(plan, fmt::format("--ctx {}", plan.n_ctx));
+  ProjectorFile proj = open_projector(o.model, plan.config.dim);
   Pooling pooling =
       embedding_pooling(plan.config, o.pooling.empty() ? Pooling::Unspecified : *pooling_named(o.pooling));
   // Signals are taken by one thread with sigwait: block them before any other thread exists, so
@@ -149,6 +164,8 @@ void serve(const ServeOptions& o) {
                          .prompts = o.log.prompts});  // opens --log-file now: a bad path fails before the model loads
   std::string id = model_id(o.model, *plan.file);
   LoadedModel m = load_model(std::move(plan), o.model, false, o.parallel);
+  std::unique_ptr<VisionEncoder> encoder;
+  if (proj.file) encoder = std::make_unique<VisionEncoder>(*m.ctx, *proj.file, *proj.config);
   std::shared_ptr<const ChatTemplate> chat;
   try {
     chat = std::make_shared<ChatTemplate>(ChatTemplate::from_gguf(*m.file));
@@ -173,19 +190,31 @@ void serve(const ServeOptions& o) {
   // A lost device fails every request (the scheduler does that); the server answers /health with
   // 503 for a moment, so that a load balancer sees it, then stops and exits non-zero.
   std::atomic<bool> lost{false};
-  Scheduler scheduler(*m.engine, {.max_queue = o.max_queue, .on_device_lost = [&lost](const std::string&) {
-                                    lost = true;
-                                    std::this_thread::sleep_for(kDeviceLostGrace);
-                                    kill(getpid(), SIGTERM);
-                                  }});
-  serve::Api api(scheduler, {.model_id = id,
-                             .api_key = o.api_key,
-                             .chat_template = chat,
-                             .device = m.ctx->caps().name,
-                             .kv_type = m.engine->kv_cache().type(),
-                             .log_prompts = o.log.prompts,
-                             .facts = model_facts(m),
-                             .pooling = pooling});
+  Scheduler scheduler(*m.engine, {.max_queue = o.max_queue,
+                                  .on_device_lost =
+                                      [&lost](const std::string&) {
+                                        lost = true;
+                                        std::this_thread::sleep_for(kDeviceLostGrace);
+                                        kill(getpid(), SIGTERM);
+                                      },
+                                  .encoder = encoder.get()});
+  serve::Api api(scheduler,
+                 {.model_id = id,
+                  .api_key = o.api_key,
+                  .chat_template = chat,
+                  .device = m.ctx->caps().name,
+                  .kv_type = m.engine->kv_cache().type(),
+                  .log_prompts = o.log.prompts,
+                  .facts = model_facts(m),
+                  .pooling = pooling,
+                  .projector = proj.config,
+                  .fetch_image = o.allow_image_urls ? fetch_image_url : nullptr,
+                  .projector_info = proj.file ? serve::json::parse(projector_json(proj.file->name(), *proj.config,
+                                                                                  m.engine->config().kv_bytes_per_token(
+                                                                                      m.engine->kv_cache().type()),
+                                                                                  m.engine->config().dim)
+                                                                       .dump())
+                                              : serve::json()});
   serve::HttpServer server(api, {.host = o.host,
                                  .port = o.port,
                                  .timeout_seconds = o.timeout,
@@ -249,6 +278,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_flag("--no-warmup", o->no_warmup,
                 "Skip the warm-up step that compiles pipelines before listening (the first request then waits "
                 "for them)");
+  add_mmproj_options(cmd, o->model);
+  cmd->add_flag("--allow-image-urls", o->allow_image_urls,
+                "Fetch http(s) image URLs that requests send (off: only images inside the request, as data: URLs or "
+                "base64)");
   add_pooling_option(cmd, o->pooling);
   add_jinja_flag(cmd);
   cmd->callback([o] { serve(*o); });

@@ -22,16 +22,16 @@ namespace vkllm::cli {
 
 namespace {
 
-// -hf: from the cache, or downloaded into it. Ctrl-C stops the download (kept for a resume).
-std::string hub_model_path(const ModelOptions& o) {
+// -hf: from the cache, or downloaded into it (with the repository's projector unless --no-mmproj).
+// Ctrl-C stops the download (kept for a resume).
+hub::PulledModel hub_model(const ModelOptions& o) {
   hub::HubSettings settings = hub::HubSettings::from_environment();
   std::optional<hub::HubRef> ref = hub::parse_hub_ref(o.hf_repo);
   ENSURE(ref, fmt::format("-hf {}: not USER/REPO[:QUANT]", o.hf_repo));
   SigintScope sigint;
   try {
-    hub::PulledModel m =
-        hub::obtain(settings, {*ref, o.hf_file}, {.terminal = bool(isatty(STDERR_FILENO)), .cancelled = interrupted});
-    return m.paths[0].string();
+    return hub::obtain(settings, {*ref, o.hf_file},
+                       {.terminal = bool(isatty(STDERR_FILENO)), .cancelled = interrupted, .mmproj = !o.no_mmproj});
   } catch (const hub::Interrupted& e) {
     std::fprintf(stderr, "interrupted: %s\n", e.what());
     throw CLI::RuntimeError(130);
@@ -46,7 +46,7 @@ bool is_file(const std::string& path) {
 }  // namespace
 
 std::string model_path(const ModelOptions& o) {
-  if (!o.hf_repo.empty()) return hub_model_path(o);
+  if (!o.hf_repo.empty()) return hub_model(o).paths[0].string();
   if (o.path.empty() || is_file(o.path)) return o.path;
   std::optional<hub::ModelName> name = hub::parse_model_name(o.path);
   if (!name || (o.path.ends_with(".gguf") && name->file.empty())) return o.path;  // the reader says what is wrong
@@ -55,6 +55,11 @@ std::string model_path(const ModelOptions& o) {
       fmt::format("{}: no such file, and no downloaded model of that name (vkllm pull {} downloads it; vkllm "
                   "list shows what is here)",
                   o.path, o.path));
+}
+
+std::string mmproj_path(const ModelOptions& o) {
+  if (!o.mmproj.empty() || o.no_mmproj || o.hf_repo.empty()) return o.mmproj;
+  return hub_model(o).mmproj.string();  // from the cache, which model_path filled
 }
 
 bool names_model(const std::string& word) {

@@ -17,6 +17,9 @@ namespace vkllm::cli {
 // shows it), or -hf's from the cache, downloaded first when it is not there (progress on
 // stderr; Ctrl-C keeps the partial file and exits 130). Empty: the embedded default model.
 std::string model_path(const ModelOptions& o);
+// The projector to use: --mmproj, else with -hf (unless --no-mmproj) the repository's beside the
+// model in the cache (model_path fetched it); "" when there is none.
+std::string mmproj_path(const ModelOptions& o);
 // Whether a positional word names a model: an existing file, a .gguf name, USER/REPO:QUANT, or
 // a downloaded model's other names (USER/REPO, USER/REPO/FILE).
 bool names_model(const std::string& word);

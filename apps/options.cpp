@@ -180,6 +180,16 @@ const CLI::Validator hf_repo_check(
     },
     "");
 
+void add_mmproj_options(CLI::App* cmd, ModelOptions& o) {
+  auto* file =
+      cmd->add_option("--mmproj", o.mmproj,
+                      "The model's multimodal projector (mmproj-*.gguf), for images; with -hf the repository's "
+                      "is fetched beside the model")
+          ->type_name("FILE")
+          ->check(non_empty);
+  cmd->add_flag("--no-mmproj", o.no_mmproj, "With -hf: no projector, text only")->excludes(file);
+}
+
 void add_model_options(CLI::App* cmd, ModelOptions& o, bool engine) {
   auto* m = cmd->add_option("-m,--model", o.path,
                             "GGUF model file, or a downloaded model's name (USER/REPO:QUANT, as vkllm list shows); "

@@ -51,12 +51,18 @@ struct ModelOptions {
   std::string flash_attn = "on";                    // -fa: on or auto (attention is always flash)
   bool mlock = false, no_mmap = false;              // accepted for llama.cpp habits; see their help
   bool check = false;  // --check (logits) or $VKLLM_CHECK: the reference model beside the GPU
+  // --mmproj FILE, --no-mmproj (commands that take images): the multimodal projector; with -hf
+  // the repository's, downloaded beside the model, unless --no-mmproj.
+  std::string mmproj;
+  bool no_mmproj = false;
 };
 
 // -m/--model, -hf/--hf-repo, --hf-file, and with `engine` also -c/--ctx-size, -b/--batch,
 // --kv-type (-ctk, -ctv), --device, --n-gpu-layers (-ngl), -t/--threads, --flash-attn (-fa),
 // --mlock and --no-mmap.
 void add_model_options(CLI::App* cmd, ModelOptions& o, bool engine = true);
+// --mmproj FILE and --no-mmproj, for the commands that take images.
+void add_mmproj_options(CLI::App* cmd, ModelOptions& o);
 // A first positional word that names the model, as Ollama takes it (`run MODEL.gguf "text"`).
 // `looks_like_model` says whether a word names one (an existing file, a .gguf name, a cached
 // model); the word is removed from `words` and becomes o.path. Throws CLI::ValidationError when

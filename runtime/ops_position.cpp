@@ -56,7 +56,9 @@ push::RopePush rope_push(const RopeParams& p, BufferView x, BufferView positions
   }
   ensure_holds(x, extent, "rope", "x");
   ensure_holds(y, extent, "rope", "y");
-  ensure_holds(positions, uint64_t(p.n_tokens) * 4, "rope", "positions");
+  ENSURE(p.section_stride == 0 || p.section_stride >= p.n_tokens, "rope: section positions overlap");
+  ensure_holds(positions, uint64_t(p.section_stride ? 3ull * p.section_stride + p.n_tokens : p.n_tokens) * 4, "rope",
+               "positions");
   if (is_bound(freq_factors)) ensure_holds(freq_factors, p.rot_dim / 2 * 4, "rope", "freq_factors");
 
   // theta_scale = base^(-2/rot_dim) in double, passed as an f32 and its relative rounding error.
@@ -90,7 +92,8 @@ push::RopePush rope_push(const RopeParams& p, BufferView x, BufferView positions
           .sec1 = p.sections[1],
           .sec2 = p.sections[2],
           .sec3 = p.sections[3],
-          .interleaved = p.interleaved ? 1u : 0u};
+          .interleaved = p.interleaved ? 1u : 0u,
+          .section_stride = p.section_stride};
 }
 
 }  // namespace

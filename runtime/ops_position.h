@@ -46,6 +46,9 @@ struct RopeParams {
   // of the 4th section turn with position 0, the others with the token's. All 0: no sections.
   uint32_t sections[4] = {0, 0, 0, 0};
   bool interleaved = false;
+  // > 0: positions holds every section's positions, section s of token t at s · section_stride +
+  // t (M-RoPE: an image token's time, row and column); 0: as above.
+  uint32_t section_stride = 0;
 };
 
 // ggml's YaRN correction range (pair indices) for rot_dim dims: [low, high].

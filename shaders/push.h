@@ -33,6 +33,7 @@ struct StepParams {
 #include "push_matmul.h"
 #include "push_moe.h"
 #include "push_position.h"
+#include "push_vision.h"
 
 #ifdef __cplusplus
 }  // namespace vkllm::push

@@ -32,6 +32,10 @@ struct RopePush {
   uint sec2;
   uint sec3;
   uint interleaved;
+  // > 0: the positions buffer holds each section's positions, section s of token t at
+  // pos[s · section_stride + t] (M-RoPE of image tokens: rows and columns beside the token's time);
+  // 0: the 4th section turns with position 0 and the others with pos[t].
+  uint section_stride;
 };
 
 // rope_store: the rope of q (in place) and k (into the K cache), and v into the V cache, in one

@@ -8,7 +8,8 @@
 //   (the ops:: entry binds pos in its place otherwise)   y: laid out as x, may alias x
 // One thread per pair. Pair i of NORM rope is (2i, 2i+1), of NEOX rope (i, i + rot_dim/2):
 //   (x0, x1) -> (x0 cos - x1 sin, x0 sin + x1 cos) * mscale.
-// Sectioned rope (Qwen3.5's M-RoPE for text): pairs of the 4th section turn with position 0.
+// Sectioned rope (Qwen3.5's M-RoPE): pairs of the 4th section turn with position 0, or each section with
+// its own positions (section_stride > 0: image tokens' rows and columns).
 // Accuracy: the angle pos * freq_i reaches thousands of radians, so each step avoids the f32
 // pitfalls that cost more than the final rounding of the angle: freq_i comes from squaring the
 // host's base^(-2/rot_dim) (not exp2 of a large argument), the angle is reduced by a three-part
@@ -46,7 +47,7 @@ void main() {
   uint d0 = p.neox != 0u ? j : 2u * j;
   uint d1 = p.neox != 0u ? j + p.rot_half : 2u * j + 1u;
   float s, c;
-  rope_angle(j, pos[t], s, c);
+  rope_angle(j, rope_position(j, t), s, c);
   float x0 = x[base + d0], x1 = x[base + d1];
   y[base + d0] = x0 * c - x1 * s;
   y[base + d1] = x0 * s + x1 * c;

@@ -3,6 +3,7 @@
 // HAS_FF and, when HAS_FF, the factors' binding `ff`.
 #ifndef VKLLM_ROPE_MATH_GLSL
 #define VKLLM_ROPE_MATH_GLSL
+#include "rope_sincos.glsl"
 
 // Angle per unit position of pair i: base^(-2i/rot_dim) / ff_i, mixed between interpolation
 // (freq_scale) and extrapolation (1) by YaRN's ramp; with ext_factor 0 that is plain freq_scale.
@@ -20,42 +21,34 @@ float pair_freq(uint i) {
   return f;
 }
 
-const float PIO2_HI = 1.5703125;            // 8 significant bits: k * PIO2_HI is exact for k < 2^16
-const float PIO2_MID = 4.838267923e-4;      // pi/2 - PIO2_HI, rounded
-const float PIO2_LO = 2.563282919e-12;      // the rest
-
-// sin and cos of a: a = k pi/2 + r with |r| <= pi/4, then Cephes' minimax polynomials.
-void sin_cos(float a, out float s, out float c) {
-  float k = roundEven(a * 0.63661977236758134);
-  precise float r = ((a - k * PIO2_HI) - k * PIO2_MID) - k * PIO2_LO;
-  float z = r * r;
-  float sr = ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * r + r;
-  float cr = ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z - 0.5 * z + 1.0;
-  int q = int(k) & 3;  // quadrant (two's complement keeps this right for negative k)
-  s = q == 0 ? sr : q == 1 ? cr : q == 2 ? -sr : -cr;
-  c = q == 0 ? cr : q == 1 ? -sr : q == 2 ? -cr : sr;
-}
-
-// Whether pair i belongs to the 4th section of a sectioned rope (ref::rope_pair_is_fourth_section):
-// with sections (s0, s1, s2, s3) pair i is in sector i % (s0 + .. + s3), the sections taking the
-// sectors in turn, or interleaved (t h w t h w ..., each while it has pairs left; the rest is the 4th).
-bool fourth_section(uint i) {
+// The section (0 .. 3) of pair i of a sectioned rope (ref::rope_pair_section): with sections (s0,
+// s1, s2, s3) pair i is in sector i % (s0 + .. + s3), the sections taking the sectors in turn, or
+// interleaved (t h w t h w ..., each while it has pairs left; the rest is the 4th). 0 without sections.
+uint pair_section(uint i) {
   uint all = RP.sec0 + RP.sec1 + RP.sec2 + RP.sec3;
-  if (all == 0u) return false;
+  if (all == 0u) return 0u;
   uint sector = i % all;
   if (RP.interleaved != 0u) {
     uint k = sector % 3u;
-    return !((k == 0u && sector < 3u * RP.sec0) || (k == 1u && sector < 3u * RP.sec1) ||
-             (k == 2u && sector < 3u * RP.sec2));
+    if (k == 0u && sector < 3u * RP.sec0) return 0u;
+    if (k == 1u && sector < 3u * RP.sec1) return 1u;
+    if (k == 2u && sector < 3u * RP.sec2) return 2u;
+    return 3u;
   }
-  return sector >= RP.sec0 + RP.sec1 + RP.sec2;
+  return sector < RP.sec0 ? 0u : sector < RP.sec0 + RP.sec1 ? 1u : sector < RP.sec0 + RP.sec1 + RP.sec2 ? 2u : 3u;
 }
 
-// sin and cos (times mscale) of pair j's angle at position pos; the 4th section of a sectioned
-// rope turns by position 0 (text tokens).
+// The position pair j of token t turns with: pos[t], but for a sectioned rope the position of its
+// section (section_stride > 0), or 0 in the 4th section (text tokens).
+int rope_position(uint j, uint t) {
+  uint s = pair_section(j);
+  if (RP.section_stride != 0u) return pos[s * RP.section_stride + t];
+  return s == 3u ? 0 : pos[t];
+}
+
+// sin and cos (times mscale) of pair j's angle at position pos.
 void rope_angle(uint j, int pos, out float s, out float c) {
-  float position = fourth_section(j) ? 0.0 : float(pos);
-  sin_cos(position * pair_freq(j), s, c);
+  sin_cos(float(pos) * pair_freq(j), s, c);
   s *= RP.mscale, c *= RP.mscale;
 }
 

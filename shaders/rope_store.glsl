@@ -96,7 +96,7 @@ void main() {
     float y0 = x0, y1 = x1;
     if (j < RP.rot_half) {  // beyond rot_dim: copied
       float s, c;
-      rope_angle(j, pos[t], s, c);
+      rope_angle(j, rope_position(j, t), s, c);
       y0 = x0 * c - x1 * s;
       y1 = x0 * s + x1 * c;
     }

@@ -37,6 +37,15 @@ std::string llamacpp_oracle_missing() {
          llamacpp_skipped("build/llamacpp has no llama.cpp libraries: scripts/test fetches them with npm") + ")";
 }
 
+std::string mtmd_oracle_missing() {
+  std::string oracle = VKLLM_MTMD_ORACLE;
+  if (!oracle.empty() && std::filesystem::exists(oracle)) return "";
+  return "llama.cpp's image oracle not built (" +
+         llamacpp_skipped(
+             "build/llamacpp has no llama.cpp libraries or mtmd source: scripts/test fetches them with npm") +
+         ")";
+}
+
 std::string llamacpp_vocab(const std::string& name) {
   return std::string(VKLLM_BUILD_DIR) + "/llamacpp/vocab/ggml-vocab-" + name + ".gguf";
 }

@@ -25,6 +25,7 @@ CliResult run_program(const std::string& bin, const std::string& args, const std
 // (tests/llamacpp) and the test vocabularies too large for tests/data/vocab. The *_missing
 // functions say why one is unusable (for test::skip), or return "" when it is there.
 std::string llamacpp_oracle_missing();
+std::string mtmd_oracle_missing();                    // the image oracle (tests/llamacpp/mtmd_oracle.cpp)
 std::string llamacpp_vocab(const std::string& name);  // the path of ggml-vocab-<name>.gguf
 std::string llamacpp_vocab_missing(const std::string& name);
 // A file's bytes ("" when it cannot be read).

@@ -5,7 +5,10 @@ Debian's chromium + chromium-driver + python3-selenium (scripts/setup installs t
 headless: start the server on a free port with the embedded default model, type a prompt and
 see the reply stream in (several updates), open the attention view and see a map that is not
 blank, switch heads and layers, read the KV-cache panel, no console errors; then the server
-rejects a request and goes away, and the page says so. Screenshots at 1280x800 and at phone
+rejects a request and goes away, and the page says so. Then a second server with a projector
+(`vkllm-bench vision --write`, random weights of the default model's width): an image dropped on the
+composer goes with a message, and the attention view draws a head's attention over the image's
+patch grid and ranks the heads by how much they look at it. Screenshots at 1280x800 and at phone
 width go to --out. Exits 77 (ctest's SKIP_RETURN_CODE) with a message when a tool is missing.
 
     demo_page_browser.py --vkllm build/apps/vkllm --out build/demo_page
@@ -45,13 +48,13 @@ except ImportError:
 class Server:
     """`vkllm serve --port 0` under the validation layer; the port read from its startup line."""
 
-    def __init__(self, vkllm, url=None):
+    def __init__(self, vkllm, url=None, extra=()):
         self.log = []
         if url:
             self.proc, self.url = None, url.rstrip("/")
             return
         env = dict(os.environ, VKLLM_VALIDATE="1")
-        self.proc = subprocess.Popen([vkllm, "serve", "--port", "0", "--parallel", "1"], stderr=subprocess.PIPE,
+        self.proc = subprocess.Popen([vkllm, "serve", "--port", "0", "--parallel", "1", *extra], stderr=subprocess.PIPE,
                                      stdout=subprocess.DEVNULL, text=True, env=env)
         self.port = None
         listening = threading.Event()
@@ -249,6 +252,72 @@ def attention(d, out, n_layer):
     return patterns
 
 
+# Drops a 64x48 PNG drawn in the page onto the composer, as a file dragged from the desktop.
+DROP_IMAGE = """
+const done = arguments[arguments.length - 1];
+const c = document.createElement('canvas');
+c.width = 64; c.height = 48;
+const g = c.getContext('2d');
+const grad = g.createLinearGradient(0, 0, 64, 48);
+grad.addColorStop(0, '#e11d48'); grad.addColorStop(1, '#2563eb');
+g.fillStyle = grad; g.fillRect(0, 0, 64, 48);
+g.fillStyle = '#fde047'; g.fillRect(20, 12, 24, 24);
+c.toBlob(b => {
+  const dt = new DataTransfer();
+  dt.items.add(new File([b], 'square.png', {type: 'image/png'}));
+  document.getElementById('composer').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+  done();
+}, 'image/png');
+"""
+
+HEAT_STATS = CANVAS_STATS.replace('[data-testid="attention"]', '[data-testid="image-heatmap"]')
+
+
+def image_attention(d, out, url, n_head):
+    """An image dropped on the composer goes with the message; the attention view lays a head's
+    attention over the image's grid and ranks the heads by their share on the image."""
+    d.get(url + "/")
+    wait(d, lambda: "connecting" not in d.find_element(By.ID, "model-name").text, 20, "the model's name never showed")
+    wait(d, lambda: "tokens" in testid(d, "kv-images").text, 10, "the KV panel does not say what an image costs")
+    tokens = d.find_element(By.ID, "max-tokens")
+    tokens.clear()
+    tokens.send_keys("8")
+    d.execute_async_script(DROP_IMAGE)
+    wait(d, lambda: testid(d, "attach").is_displayed(), 10, "the dropped image is not shown in the composer")
+    testid(d, "prompt").send_keys("What is in the picture?", Keys.ENTER)
+    wait(d, lambda: testids(d, "reply") and not d.find_element(By.ID, "stop").is_displayed(), 60,
+         "the reply to the image did not finish")
+    check(not testid(d, "attach").is_displayed(), "the image stayed in the composer after it was sent")
+    check(d.find_elements(By.CSS_SELECTOR, ".msg-user .msg-image"), "the sent image is not in the conversation")
+    meta = d.find_element(By.CSS_SELECTOR, ".msg-assistant .meta").text
+    check("tokens in the KV cache" in meta, f"the reply does not count the KV cache's tokens: {meta!r}")
+    testid(d, "attention-open").click()
+    ranked = wait(d, lambda: len(testids(d, "image-head")) == n_head and testids(d, "image-head"), 60,
+                  "the attention view did not rank the heads by the image")
+    heat = wait(d, lambda: (lambda h: h if h["painted"] > 0.9 * h["w"] * h["h"] and h["colours"] >= 8 else None)(
+        d.execute_script(HEAT_STATS)), 20, "the image heatmap was not drawn")
+    caption = d.find_element(By.ID, "image-caption").text
+    check("of its attention on the image" in caption, f"the heatmap's caption: {caption!r}")
+    shares = [b.text for b in ranked]
+    ranked[-1].click()
+    wait(d, lambda: d.execute_script(HEAT_STATS)["hash"] != heat["hash"], 10,
+         "picking another head did not redraw the heatmap")
+    d.save_screenshot(os.path.join(out, "image-attention-1280x800.png"))
+    d.find_element(By.ID, "attention-close").click()
+    # (the previous server's checks caused errors on purpose: only this page's count)
+    errors = [e for e in console_errors(d) if url in e["message"] or e["source"] != "network"]
+    check(not errors, f"console errors: {errors}")
+    return shares
+
+
+def image_server(vkllm, n_embd, projector):
+    bench = os.path.join(os.path.dirname(os.path.abspath(vkllm)), "vkllm-bench")
+    subprocess.run([bench, "vision", "--preset", "tiny-qwen3vl", "--proj-dim", str(n_embd), "--write", projector,
+                    "--width", "32", "--height", "32", "--warmup", "0", "--runs", "1"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return Server(vkllm, extra=("--mmproj", projector))
+
+
 def kv_panel(d, has_info):
     text = testid(d, "kv-panel").text
     if has_info:
@@ -305,7 +374,8 @@ def main():
         d = None
         try:
             has_info = server.has("/v1/info")
-            n_layer = json.load(urllib.request.urlopen(server.url + "/v1/info"))["n_layer"] if has_info else 1
+            info = json.load(urllib.request.urlopen(server.url + "/v1/info")) if has_info else {}
+            n_layer, n_head, n_embd = info.get("n_layer", 1), info.get("n_head", 1), info.get("n_embd", 0)
             d = browser(profile, chromium, driver)
             viewport(d, 1280, 800, False)
             d.get(server.url + "/")
@@ -320,6 +390,14 @@ def main():
             check(not errors, f"console errors: {errors}")
             rejected, gone = errors_shown(d, server) if server.proc else ("", "")
             d.save_screenshot(os.path.join(args.out, "error-1280x800.png"))
+            shares = []
+            if server.proc:
+                with_image = image_server(args.vkllm, n_embd, os.path.join(profile, "mmproj.gguf"))
+                try:
+                    shares = image_attention(d, args.out, with_image.url, n_head)
+                finally:
+                    with_image.stop()
+                server.log += with_image.log
         finally:
             if d:
                 d.quit()
@@ -329,6 +407,7 @@ def main():
     print(f"reply streamed in {updates} updates; head patterns: {patterns}")
     print("kv panel: " + " | ".join(kv.splitlines()))
     print(f"errors shown: {rejected!r}; {gone!r}")
+    print(f"heads by their share on the image: {shares}")
     print(f"screenshots in {args.out}; {time.time() - t0:.1f} s")
 
 

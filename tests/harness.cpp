@@ -8,6 +8,7 @@
 
 #include "catch.h"
 #include "context.h"
+#include "error.h"
 
 namespace vkllm::test {
 
@@ -114,6 +115,15 @@ double batching_bound(std::initializer_list<uint32_t> batch_sizes, double exact)
   for (uint32_t n : batch_sizes) (n >= min_n ? tiled : matvec) = true;
   bool coop = gpu().coopmat().api != CoopApi::None && gpu().profile().coopmat;
   return tiled && matvec ? std::max(exact, coop ? kF16Bound : kF32Bound) : exact;
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 }  // namespace vkllm::test

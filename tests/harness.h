@@ -45,6 +45,9 @@ void check_nmse(std::span<const float> got, std::span<const float> want, double 
 // orders differ and one side rounds its inputs to f16: the bound through f16, 1e-5.
 double batching_bound(std::initializer_list<uint32_t> batch_sizes, double exact);
 
+// The message of the vkllm::Error fn throws, or "(no error)".
+std::string error_of(const std::function<void()>& fn);
+
 // Marks the running test case skipped (what it needs is missing) and prints "skipped: <reason>";
 // the caller returns right after. The runner then exits 77, which ctest reports as skipped, never
 // as passed (tests/main.cpp).

@@ -36,7 +36,7 @@ class RecordingGenerator : public Generator {
   SchedulerStats stats() const override { return {.slots = 1}; }
   std::vector<SlotState> slot_states() const override { return {SlotState{}}; }
   const ModelConfig& config() const override { return config_; }
-  std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer) override {
+  std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer, std::vector<PromptImage>) override {
     prompt = tokens, attention_layer = layer;
     size_t n = tokens.size();
     std::vector<float> p(config_.n_heads * n * n);

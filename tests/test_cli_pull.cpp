@@ -86,12 +86,16 @@ TEST_CASE("vkllm pull fetches the Q4_K_M file, verified, and -hf and -m NAME the
   CHECK(count_with(log, "/test/tiny-GGUF/resolve/main/tiny-Q4_K_M.gguf") == 1);
   CHECK(count_with(log, "/cdn/test/tiny-GGUF/tiny-Q4_K_M.gguf") == 1);
   CHECK(count_with(log, "Q8_0") == 0);
+  // The projector beside it, as llama.cpp's -hf fetches it (--no-mmproj: not).
+  CHECK(file_bytes(hub.cache() + "/hf/test/tiny-GGUF/mmproj-tiny-f16.gguf") == repo.files[3].bytes);
+  CHECK(r.err.find("projector: " + hub.cache() + "/hf/test/tiny-GGUF/mmproj-tiny-f16.gguf") != std::string::npos);
+  CHECK(count_with(log, "/cdn/test/tiny-GGUF/mmproj-tiny-f16.gguf") == 1);
 
   // Again: up to date, nothing downloaded.
   r = run_vkllm("pull test/tiny-GGUF:Q4_K_M", hub.env());
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("tiny-Q4_K_M.gguf: up to date") != std::string::npos);
-  CHECK(count_with(hub.requests(), "/cdn/") == 1);
+  CHECK(count_with(hub.requests(), "/cdn/") == 2);
 
   // Offline: a hub that cannot be reached is never asked.
   std::string offline = "HF_ENDPOINT=http://127.0.0.1:9 VKLLM_CACHE=" + hub.cache();
@@ -126,6 +130,17 @@ TEST_CASE("vkllm pull fetches the Q4_K_M file, verified, and -hf and -m NAME the
   CHECK(!fs::exists(hub.cache() + "/hf/test"));
   list = run_vkllm("list", offline);
   CHECK(list.out == "no models in " + hub.cache() + " (vkllm pull USER/REPO[:QUANT] downloads one)\n");
+}
+
+TEST_CASE("vkllm pull --no-mmproj leaves the projector on the hub", "[cli][hub]") {
+  if (!FakeHub::available()) return vkllm::test::skip("python3 is needed to play the Hugging Face hub");
+  FakeHub hub({tiny_repo()});
+  auto r = run_vkllm("pull test/tiny-GGUF:Q8_0 --no-mmproj", hub.env());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(count_with(hub.requests(), "/cdn/") == 1);
+  CHECK(!fs::exists(hub.cache() + "/hf/test/tiny-GGUF/mmproj-tiny-f16.gguf"));
+  CHECK(r.err.find("projector:") == std::string::npos);
 }
 
 TEST_CASE("vkllm pull resumes a dropped connection and a partial file with HTTP ranges", "[cli][hub]") {

@@ -16,8 +16,10 @@
 #include "fixture/fixture.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
+#include "harness.h"
 
 using namespace vkllm;
+using test::error_of;
 
 namespace {
 
@@ -28,15 +30,6 @@ GgufFile metadata_file(const ModelConfig& c) {
   GgufWriter w;
   write_config(w, c);
   return parse(w);
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // Copies a file's metadata and tensors through `edit`, which may change a tensor's name and shape

@@ -85,3 +85,17 @@ TEST_CASE("a repository's model file is chosen as llama.cpp's -hf chooses it", "
   CHECK(error_of(files({"m-F16-00001-of-00003.gguf", "m-F16-00003-of-00003.gguf"}), "u/m:F16") ==
         "u/m lists m-F16-00001-of-00003.gguf without part 2 of 3 (m-F16-00002-of-00003.gguf)");
 }
+
+TEST_CASE("the projector beside a model, as llama.cpp's -hf picks it", "[hub]") {
+  auto all = files({"README.md", "m-Q4_K_M.gguf", "m-Q8_0.gguf", "mmproj-m-f16.gguf", "mmproj-m-Q8_0.gguf",
+                    "sub/m-BF16.gguf", "sub/mmproj-m-bf16.gguf", "other/mmproj-x-f32.gguf"});
+  auto pick = [&](const char* model) {
+    std::optional<RepoFile> f = select_mmproj(all, model);
+    return f ? f->path : std::string("(none)");
+  };
+  CHECK(pick("m-Q8_0.gguf") == "mmproj-m-Q8_0.gguf");          // nearest quantisation
+  CHECK(pick("m-Q4_K_M.gguf") == "mmproj-m-Q8_0.gguf");        // 8 bits nearer 4 than 16
+  CHECK(pick("sub/m-BF16.gguf") == "sub/mmproj-m-bf16.gguf");  // its own folder first
+  CHECK(pick("x/m-F16.gguf") == "mmproj-m-f16.gguf");          // a folder above it, never a sibling folder
+  CHECK_FALSE(select_mmproj(files({"m-Q8_0.gguf"}), "m-Q8_0.gguf"));
+}

@@ -123,9 +123,19 @@ TEST_CASE("anthropic: blocks become the chat messages a template understands", "
       CHECK(std::string(e.what()).find(words) != std::string::npos);
     }
   };
-  json image = ask({{"messages", json::parse(R"([{"role": "user", "content": [{"type": "image",
-    "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}}]}])")}});
-  refused(image, "image blocks are not supported");
+  // Image blocks become image_url parts in their place (base64 as a data: URL, a url as it is).
+  json image = ask({{"messages", json::parse(R"([{"role": "user", "content": [{"type": "text", "text": "Look:"},
+    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}},
+    {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}]}])")}});
+  CHECK(serve::anthropic_to_openai(image, false)["messages"][0]["content"] ==
+        serve::json::parse(R"([{"type": "text", "text": "Look:"},
+          {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}},
+          {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}])"));
+  refused(ask({{"messages",
+                json::parse(R"([{"role": "user", "content": [{"type": "image", "source": {"type": "file"}}]}])")}}),
+          ".source must be");
+  refused(ask({{"messages", json::parse(R"([{"role": "user", "content": [{"type": "document", "source": {}}]}])")}}),
+          "document blocks are not supported");
   json no_max = ask();
   no_max.erase("max_tokens");
   refused(no_max, "'max_tokens' is required");

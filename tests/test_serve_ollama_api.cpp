@@ -138,7 +138,7 @@ TEST_CASE("ollama api reference: /api/generate's examples", "[serve_ollama_api]"
   for (const char* load : {"{}", R"({"keep_alive": 0})"})  // load (and unload: vkllm keeps its one model)
     conforms(s.send("POST", "/api/generate", json::parse(load), false),
              {{"model", "string"}, {"created_at", "string"}, {"response", "string"}, {"done", "boolean"}});
-  // refused by name: images, suffix
+  // refused, saying why: images on a server without a projector, suffix
   for (const auto& [body, says] : {std::pair{R"({"prompt": "What is in this picture?", "images": ["aGk="]})", "images"},
                                    std::pair{R"({"prompt": "def f(a):", "suffix": "    return a"})", "suffix"}}) {
     json b = json::parse(body);

@@ -57,5 +57,6 @@ void add_elementwise_bench(CLI::App& app);
 void add_serve_bench(CLI::App& app);
 void add_tokenize_bench(CLI::App& app);
 void add_grammar_bench(CLI::App& app);
+void add_vision_bench(CLI::App& app);
 
 }  // namespace vkllm::bench

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   vkllm::bench::add_serve_bench(app);
   vkllm::bench::add_tokenize_bench(app);
   vkllm::bench::add_grammar_bench(app);
+  vkllm::bench::add_vision_bench(app);
   try {
     std::vector<std::string> args = vkllm::cli::prepare_args(app, argc, argv);
     app.parse(args);

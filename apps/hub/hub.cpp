@@ -105,6 +105,31 @@ std::vector<RepoFile> list_repo(const HubSettings& s, const std::string& repo) {
   return files;
 }
 
+namespace {
+
+// Downloads f into the repository's cache folder unless it is there; its path.
+std::filesystem::path fetch(const HubSettings& s, HttpClient& http, const ModelName& m, const RepoFile& f,
+                            const PullOptions& o, PulledModel& out) {
+  DownloadItem item{.url = s.endpoint + "/" + m.ref.repo + "/resolve/main/" + url_path(f.path),
+                    .label = f.path,
+                    .dest = repo_dir(s, m.ref.repo) / f.path,
+                    .size = f.size,
+                    .sha256 = f.sha256};
+  if (in_cache(s, m.ref.repo, {f})) {
+    std::fprintf(stderr, "%s: up to date (%s)\n", f.path.c_str(), cli::human_bytes(double(f.size)).c_str());
+    return item.dest;
+  }
+  try {
+    DownloadResult r = download_file(http, item, {.terminal = o.terminal, .cancelled = o.cancelled});
+    out.downloaded += r.bytes - r.resumed_from;
+  } catch (const HttpStatusError& e) {
+    throw Error(refusal(s, m.ref.repo, f.path, e.status()));
+  }
+  return item.dest;
+}
+
+}  // namespace
+
 PulledModel pull(const HubSettings& s, const ModelName& m, const PullOptions& o) {
   std::vector<RepoFile> files = list_repo(s, m.ref.repo);
   std::vector<RepoFile> parts = select_model(files, m.ref, m.file);
@@ -112,24 +137,11 @@ PulledModel pull(const HubSettings& s, const ModelName& m, const PullOptions& o)
   HttpClient http(s.endpoint, s.token);
   PulledModel out{.name = model_name(m, parts[0])};
   for (const RepoFile& f : parts) {
-    DownloadItem item{.url = s.endpoint + "/" + m.ref.repo + "/resolve/main/" + url_path(f.path),
-                      .label = f.path,
-                      .dest = repo_dir(s, m.ref.repo) / f.path,
-                      .size = f.size,
-                      .sha256 = f.sha256};
-    out.paths.push_back(item.dest);
+    out.paths.push_back(fetch(s, http, m, f, o, out));
     out.bytes += f.size;
-    if (in_cache(s, m.ref.repo, {f})) {
-      std::fprintf(stderr, "%s: up to date (%s)\n", f.path.c_str(), cli::human_bytes(double(f.size)).c_str());
-      continue;
-    }
-    try {
-      DownloadResult r = download_file(http, item, {.terminal = o.terminal, .cancelled = o.cancelled});
-      out.downloaded += r.bytes - r.resumed_from;
-    } catch (const HttpStatusError& e) {
-      throw Error(refusal(s, m.ref.repo, f.path, e.status()));
-    }
   }
+  if (std::optional<RepoFile> proj = o.mmproj ? select_mmproj(files, parts[0].path) : std::nullopt)
+    out.mmproj = fetch(s, http, m, *proj, o, out);
   return out;
 }
 
@@ -138,8 +150,14 @@ PulledModel obtain(const HubSettings& s, const ModelName& m, const PullOptions& 
     PulledModel out{.paths = *paths};
     for (const auto& p : *paths) out.bytes += std::filesystem::file_size(p);
     std::optional<std::vector<RepoFile>> listing = load_listing(s, m.ref.repo);
-    out.name = model_name(m, select_model(*listing, m.ref, m.file)[0]);
-    return out;
+    std::vector<RepoFile> parts = select_model(*listing, m.ref, m.file);
+    out.name = model_name(m, parts[0]);
+    std::optional<RepoFile> proj = o.mmproj ? select_mmproj(*listing, parts[0].path) : std::nullopt;
+    if (!proj) return out;
+    if (in_cache(s, m.ref.repo, {*proj})) {
+      out.mmproj = repo_dir(s, m.ref.repo) / proj->path;
+      return out;
+    }
   }
   return pull(s, m, o);
 }

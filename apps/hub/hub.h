@@ -19,6 +19,7 @@ namespace vkllm::hub {
 struct PullOptions {
   bool terminal = false;            // progress bars on stderr (else a line per file)
   std::function<bool()> cancelled;  // Ctrl-C: throws Interrupted, partial files kept
+  bool mmproj = true;               // also the repository's multimodal projector, as llama.cpp's -hf (--no-mmproj)
 };
 
 struct PulledModel {
@@ -26,6 +27,7 @@ struct PulledModel {
   std::string name;                          // USER/REPO:QUANT (or USER/REPO/FILE)
   uint64_t bytes = 0;                        // all parts
   uint64_t downloaded = 0;                   // of those, fetched by this call
+  std::filesystem::path mmproj;              // the projector beside it (select_mmproj); empty: none or not asked
 };
 
 // The repository's files as the hub lists them. Throws Error (401/403 explain HF_TOKEN; 404 names

@@ -144,4 +144,45 @@ std::vector<RepoFile> select_model(const std::vector<RepoFile>& files, const Hub
   throw Error(fmt::format("{} has no {} model file; it has {}", ref.repo, ref.tag, quant_list(files)));
 }
 
+namespace {
+
+// The bits of a file's quantisation ("Q4_K_M" 4, "F16" 16, "BF16" 16); 0 when it names none.
+int quant_bits(std::string_view path) {
+  std::string q = quant_tag(path);
+  size_t at = q.find_first_of("0123456789");
+  if (at == std::string::npos) return 0;
+  int bits = 0;
+  for (; at < q.size() && q[at] >= '0' && q[at] <= '9' && bits < 1000; ++at) bits = bits * 10 + (q[at] - '0');
+  return bits;
+}
+
+std::vector<std::string_view> folders(std::string_view path) {  // the '/'-separated parts but the file's name
+  std::vector<std::string_view> out;
+  for (size_t at = 0, end; (end = path.find('/', at)) != std::string_view::npos; at = end + 1)
+    out.push_back(path.substr(at, end - at));
+  return out;
+}
+
+}  // namespace
+
+std::optional<RepoFile> select_mmproj(const std::vector<RepoFile>& files, const std::string& model_path) {
+  std::vector<std::string_view> model_dirs = folders(model_path);
+  int model_bits = quant_bits(model_path);
+  std::optional<RepoFile> best;
+  size_t best_depth = 0;
+  int best_diff = 0;
+  for (const RepoFile& f : files) {
+    std::string_view name = std::string_view(f.path).substr(f.path.rfind('/') + 1);
+    if (!f.path.ends_with(".gguf") || name.find("mmproj") == std::string_view::npos) continue;
+    std::vector<std::string_view> dirs = folders(f.path);
+    auto [m, d] = std::mismatch(model_dirs.begin(), model_dirs.end(), dirs.begin(), dirs.end());
+    if (d != dirs.end()) continue;  // in a folder the model is not in
+    size_t depth = size_t(d - dirs.begin());
+    int diff = std::abs(quant_bits(f.path) - model_bits);
+    if (!best || depth > best_depth || (depth == best_depth && diff < best_diff))
+      best = f, best_depth = depth, best_diff = diff;
+  }
+  return best;
+}
+
 }  // namespace vkllm::hub

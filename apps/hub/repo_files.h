@@ -43,4 +43,9 @@ std::vector<std::string> quants(const std::vector<RepoFile>& files);
 std::vector<RepoFile> select_model(const std::vector<RepoFile>& files, const HubRef& ref,
                                    const std::string& hf_file = "");
 
+// The multimodal projector beside a model, as llama.cpp's -hf picks it (common/download.cpp
+// find_best_sibling): a .gguf with "mmproj" in its name in the model's folder or one it shares
+// more of, then the one whose quantisation's bits are closest to the model's. nullopt: none.
+std::optional<RepoFile> select_mmproj(const std::vector<RepoFile>& files, const std::string& model_path);
+
 }  // namespace vkllm::hub

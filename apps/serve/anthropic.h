@@ -17,9 +17,10 @@ bool is_messages_path(std::string_view path);
 
 // The Messages request as an OpenAI chat completion body: system and content blocks as chat
 // messages (tool_use as an assistant's tool_calls, tool_result as tool messages, thinking as
-// reasoning_content), tools and tool_choice, stop_sequences as stop, thinking as the templates'
-// enable_thinking. 400 naming the field for anything wrong or unsupported (images, documents,
-// server tools). count_only: count_tokens's body, which has no max_tokens.
+// reasoning_content), a user's image blocks as image_url parts (base64 as data: URLs), tools and
+// tool_choice, stop_sequences as stop, thinking as the templates' enable_thinking. 400 naming the
+// field for anything wrong or unsupported (documents, server tools). count_only: count_tokens's body, which has no
+// max_tokens.
 json anthropic_to_openai(const json& body, bool count_only);
 
 // An OpenAI chat.completion object as an Anthropic message.

@@ -44,9 +44,26 @@ std::string joined_text(const json& content, const std::string& where) {
 }
 
 [[noreturn]] void unsupported_block(const std::string& type, const std::string& where) {
-  if (type == "image" || type == "document")
-    throw bad_request(fmt::format("{}: {} blocks are not supported (vkllm serves text-only models)", where, type));
+  if (type == "document") throw bad_request(fmt::format("{}: document blocks are not supported", where));
   throw bad_request(fmt::format("{}: content blocks of type '{}' are not supported", where, type));
+}
+
+// An image block's source as a URL: base64 data as a data: URL, a url source as it is (the chat
+// route fetches it only when the server allows image URLs).
+std::string image_source(const json& block, const std::string& where) {
+  const json* src = field(block, "source");
+  std::string type = src && src->is_object() && field(*src, "type") && (*src)["type"].is_string()
+                         ? (*src)["type"].get<std::string>()
+                         : "";
+  const json* value = type == "base64" ? field(*src, "data") : type == "url" ? field(*src, "url") : nullptr;
+  if (!value || !value->is_string() || value->get_ref<const std::string&>().empty())
+    throw bad_request(fmt::format(
+        "{}.source must be {{\"type\": \"base64\", \"media_type\", \"data\"}} or {{\"type\": \"url\", \"url\"}}",
+        where));
+  if (type == "url") return value->get<std::string>();
+  const json* media = field(*src, "media_type");
+  return "data:" + (media && media->is_string() ? media->get<std::string>() : std::string()) + ";base64," +
+         value->get<std::string>();
 }
 
 // One turn's content blocks as chat messages: an assistant's text, reasoning and tool calls in
@@ -61,6 +78,7 @@ void add_turn(const std::string& role, const json& content, const std::string& w
   bool assistant = role == "assistant";
   std::string text, reasoning;
   json calls = json::array(), results = json::array();
+  json parts = json::array();  // a user's text and images in order, when it has an image
   for (size_t i = 0; i < content.size(); ++i) {
     std::string at = fmt::format("{}[{}]", where, i);
     std::string type = block_type(content[i], at);
@@ -68,6 +86,9 @@ void add_turn(const std::string& role, const json& content, const std::string& w
     if (type == "text") {
       if (!text.empty()) text += '\n';
       text += text_of(b, at);
+      parts.push_back({{"type", "text"}, {"text", text_of(b, at)}});
+    } else if (!assistant && type == "image") {
+      parts.push_back({{"type", "image_url"}, {"image_url", {{"url", image_source(b, at)}}}});
     } else if (assistant && type == "thinking") {
       if (const json* t = field(b, "thinking"); t && t->is_string()) reasoning += t->get<std::string>();
     } else if (assistant && type == "redacted_thinking") {
@@ -91,8 +112,9 @@ void add_turn(const std::string& role, const json& content, const std::string& w
     }
   }
   for (json& r : results) out.push_back(std::move(r));
-  if (!assistant && text.empty() && !results.empty()) return;
-  json m = {{"role", role}, {"content", text}};
+  bool images = std::any_of(parts.begin(), parts.end(), [](const json& p) { return p["type"] == "image_url"; });
+  if (!assistant && text.empty() && !images && !results.empty()) return;
+  json m = {{"role", role}, {"content", images ? parts : json(text)}};
   if (!calls.empty()) m["tool_calls"] = std::move(calls);
   if (!reasoning.empty()) m["reasoning_content"] = std::move(reasoning);
   out.push_back(std::move(m));

@@ -134,15 +134,18 @@ HttpReply Api::route(const HttpRequest& r, const ClientAlive& alive) const {
 }
 
 // The page loads only its own files and talks only to this server (the CSP says so to the
-// browser); no-cache makes a browser ask again after the binary, and with it the page, changed.
+// browser; data: images are the ones the user picks, read in the page, never fetched); no-cache makes a browser ask
+// again after the binary, and with it the page, changed.
 HttpReply Api::page_file(const HttpRequest& r) {
   const WebAsset& a = *find_web_asset(r.path);
-  return {.content_type = std::string(a.content_type),
-          .body = std::string(a.body),
-          .headers = {{"Cache-Control", "no-cache"},
-                      {"X-Content-Type-Options", "nosniff"},
-                      {"Content-Security-Policy",
-                       "default-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"}}};
+  return {
+      .content_type = std::string(a.content_type),
+      .body = std::string(a.body),
+      .headers = {
+          {"Cache-Control", "no-cache"},
+          {"X-Content-Type-Options", "nosniff"},
+          {"Content-Security-Policy",
+           "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"}}};
 }
 
 // 503 once the generator cannot run anything (a lost device): load balancers take it out.

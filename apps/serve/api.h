@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "arch/projector.h"
 #include "dtype.h"
 #include "engine/sequence.h"
 #include "serve/openai.h"
@@ -87,6 +88,18 @@ struct ApiOptions {
   bool log_prompts = false;                           // RequestRecord::prompt is filled
   ModelFacts facts;
   Pooling pooling = Pooling::Last;  // embeddings' (--pooling, else the file's pooling_type, else last)
+  // --mmproj: how images become the encoder's input and the prompt's text (null: requests with
+  // images get 400; the scheduler holds the encoder).
+  std::shared_ptr<const ProjectorConfig> projector;
+  // --allow-image-urls: an http(s) image URL's bytes (throws Error); null: such URLs get 400.
+  std::function<std::string(const std::string& url)> fetch_image;
+  json projector_info;  // GET /v1/info's "projector" (vkllm info --mmproj's); null without one
+};
+
+// A request's prompt: its tokens (zeros in each image's place) and its images.
+struct PromptInput {
+  std::vector<int32_t> tokens;
+  std::vector<PromptImage> images;
 };
 
 // The longest sequence POST /v1/attention takes: a map the page can draw (and a few MB of JSON).
@@ -131,7 +144,10 @@ class Api {
   // The chat template's rendering of the request (a prefilled message left open), and what it
   // leaves open for the reader (prompt_opens_reasoning, or the prefill's).
   PrefilledPrompt chat_prompt(const CompletionParams& p) const;
-  std::vector<int32_t> prompt_tokens(const CompletionParams& p, const std::string& chat_text) const;
+  // The prompt's tokens and images (api_images.cpp): the chat prompt's (the template may write the
+  // BOS text itself) or the completion prompt's, cut at each image's media marker.
+  PromptInput prompt_input(const CompletionParams& p, const std::string& chat_text) const;
+  VisionInput image_input(const std::string& url, size_t i) const;  // 400 for an image it cannot take
   bool authorized(const HttpRequest& request) const;
 
   Generator& gen_;

@@ -20,15 +20,28 @@ HttpReply Api::attention(const HttpRequest& r) const {
   if (gen_.config().is_linear_layer(a.layer))
     throw bad_request(fmt::format("layer {} is linear attention, which has no attention map (layers with one: {})",
                                   a.layer, attention_layers(gen_.config())));
-  std::vector<int32_t> ids = prompt_tokens(a.input, a.input.chat ? chat_prompt(a.input).text : "");
+  PromptInput in = prompt_input(a.input, a.input.chat ? chat_prompt(a.input).text : "");
+  const std::vector<int32_t>& ids = in.tokens;
   if (ids.empty()) throw bad_request("the input gives no tokens");
   uint32_t limit = std::min(kMaxAttentionTokens, gen_.n_ctx());
   if (ids.size() > limit)
     throw bad_request(fmt::format("the input is {} tokens; the attention view takes at most {}", ids.size(), limit));
-  std::vector<float> probs = gen_.attention(ids, a.layer);
+  // Each image: where its tokens start, how many, and the grid they fill (raster order), so the
+  // page can lay a head's attention over the picture; its tokens' pieces say they are the image's.
+  json images = json::array();
+  for (const PromptImage& im : in.images)
+    images.push_back({{"first", im.at},
+                      {"tokens", im.tokens()},
+                      {"grid", {im.input.grid.tokens_x, im.input.grid.tokens_y}},
+                      {"size", {im.input.grid.width, im.input.grid.height}}});
+  std::vector<float> probs = gen_.attention(ids, a.layer, std::move(in.images));
   AttentionMap map = attention_map(gen_.tokenizer(), ids, a.layer, std::move(probs));
   map.sinks = gen_.config().architecture().recipe.attention.sinks;
-  return {.body = dump(to_json(map))};
+  for (const json& im : images)
+    for (uint32_t i = 0; i < im["tokens"]; ++i) map.pieces[im["first"].get<size_t>() + i] = "<image>";
+  json out = to_json(map);
+  if (!images.empty()) out["images"] = std::move(images);
+  return {.body = dump(out)};
 }
 
 HttpReply Api::info() const {
@@ -52,6 +65,7 @@ HttpReply Api::info() const {
             {"kv_bytes_per_token", c.kv_bytes_per_token(options_.kv_type)},
             {"attention_max_tokens", std::min(kMaxAttentionTokens, gen_.n_ctx())}};
   add_kv_json(j, c, options_.kv_type);
+  j["projector"] = options_.projector_info;  // what an image costs in tokens and KV bytes
   j["attention_layers"] = json::array();
   for (uint32_t l = 0; l < c.n_layers; ++l)
     if (!c.is_linear_layer(l)) j["attention_layers"].push_back(l);

@@ -91,19 +91,6 @@ PrefilledPrompt Api::chat_prompt(const CompletionParams& p) const {
   return prefill_prompt(format_, text, t->render(p.messages, o), *p.prefill);
 }
 
-// The prompt's tokens: the chat prompt's (the template may write the BOS text itself; the
-// tokenizer adds it only when it did not), or the completion prompt's.
-std::vector<int32_t> Api::prompt_tokens(const CompletionParams& p, const std::string& chat_text) const {
-  const Tokenizer& tok = gen_.tokenizer();
-  if (!p.chat) {
-    if (auto* ids = std::get_if<std::vector<int32_t>>(&p.prompt)) return *ids;
-    return tok.encode(std::get<std::string>(p.prompt), true, true);
-  }
-  const std::string& bos = options_.chat_template->bos_token();
-  bool has_bos = !bos.empty() && chat_text.starts_with(bos);
-  return tok.encode(chat_text, tok.add_bos() && !has_bos, true);
-}
-
 HttpReply Api::completions(const HttpRequest& r, bool chat, const ClientAlive& alive) const {
   json body = parse_body(r.body);
   const Tokenizer& tok = gen_.tokenizer();
@@ -111,7 +98,9 @@ HttpReply Api::completions(const HttpRequest& r, bool chat, const ClientAlive& a
   PrefilledPrompt prompt = chat ? chat_prompt(p) : PrefilledPrompt{};
   const std::string& chat_text = prompt.text;
   ReplyPlan plan = plan_reply(p, format_, prompt, *grammars_, tok);
-  GenerationRequest req{.prompt = prompt_tokens(p, chat_text),
+  PromptInput input = prompt_input(p, chat_text);
+  GenerationRequest req{.prompt = std::move(input.tokens),
+                        .images = std::move(input.images),
                         .max_tokens = p.max_tokens,
                         .sampling = p.sampling,
                         .stop = p.stop,

@@ -10,6 +10,7 @@
 #include "engine/embedding.h"
 #include "error.h"
 #include "serve/api.h"
+#include "serve/base64.h"
 #include "serve/openai.h"
 
 namespace vkllm::serve {
@@ -20,20 +21,8 @@ namespace {
 constexpr size_t kMaxInputs = 2048;
 
 std::string base64(const std::vector<float>& v) {
-  static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   static_assert(std::endian::native == std::endian::little, "base64 embeddings are little-endian f32");
-  std::string bytes(v.size() * 4, '\0'), out;
-  std::memcpy(bytes.data(), v.data(), bytes.size());
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t n = uint32_t(uint8_t(bytes[i])) << 16;
-    if (i + 1 < bytes.size()) n |= uint32_t(uint8_t(bytes[i + 1])) << 8;
-    if (i + 2 < bytes.size()) n |= uint32_t(uint8_t(bytes[i + 2]));
-    out += kDigits[n >> 18 & 63];
-    out += kDigits[n >> 12 & 63];
-    out += i + 1 < bytes.size() ? kDigits[n >> 6 & 63] : '=';
-    out += i + 2 < bytes.size() ? kDigits[n & 63] : '=';
-  }
-  return out;
+  return base64_encode(std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * 4));
 }
 
 // A token id list from a JSON array of integers; 400 for anything else.

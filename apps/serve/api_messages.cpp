@@ -37,7 +37,7 @@ HttpReply Api::messages(const HttpRequest& r, const ClientAlive& alive) const {
 HttpReply Api::count_tokens(const HttpRequest& r) const {
   json body = anthropic_to_openai(parse_body(r.body), true);
   CompletionParams p = parse_completion(body, true, gen_.tokenizer().vocab_size());
-  size_t n = prompt_tokens(p, chat_prompt(p).text).size();
+  size_t n = prompt_input(p, chat_prompt(p).text).tokens.size();
   return {.body = dump(json{{"input_tokens", n}})};
 }
 

@@ -67,16 +67,38 @@ void copy_common(const json& body, json& out) {
   out["stream"] = s ? s->get<bool>() : true;
 }
 
-// One message: images refused (text models), tool calls' arguments as JSON text, thinking kept
-// as the reasoning a template may show.
+// Ollama's `images` (base64 strings) as OpenAI image_url parts with data: URLs; `where` names the
+// field in errors.
+json image_parts(const json& images, const std::string& where) {
+  if (!images.is_array()) throw bad_request(fmt::format("'{}' must be an array of base64 images", where));
+  json parts = json::array();
+  for (const json& im : images) {
+    if (!im.is_string() || im.get_ref<const std::string&>().empty())
+      throw bad_request(fmt::format("'{}' must be an array of base64 images", where));
+    parts.push_back({{"type", "image_url"}, {"image_url", {{"url", "data:;base64," + im.get<std::string>()}}}});
+  }
+  return parts;
+}
+
+// A message's content with its images before the text (where Ollama's prompt puts them).
+json with_images(const json& content, const json* images, const std::string& where) {
+  if (!images) return content;
+  json parts = image_parts(*images, where);
+  if (parts.empty()) return content;
+  if (!content.is_string()) throw bad_request(fmt::format("{}: the content beside images must be a string", where));
+  parts.push_back({{"type", "text"}, {"text", content}});
+  return parts;
+}
+
+// One message: images as image_url parts before its text, tool calls' arguments as JSON text,
+// thinking kept as the reasoning a template may show.
 json chat_message(const json& m, size_t i) {
   if (!m.is_object()) throw bad_request(fmt::format("messages[{}] must be an object", i));
-  if (const json* images = field(m, "images"); images && !(images->is_array() && images->empty()))
-    throw bad_request(fmt::format("messages[{}].images: vkllm runs text models; images are not supported", i));
   json out = json::object();
   for (const char* key : {"role", "content", "tool_call_id", "name"})
     if (const json* v = field(m, key)) out[key] = *v;
   if (!out.contains("content")) out["content"] = "";
+  out["content"] = with_images(out["content"], field(m, "images"), fmt::format("messages[{}].images", i));
   if (const json* t = field(m, "thinking")) out["reasoning_content"] = *t;
   if (const json* name = field(m, "tool_name")) out["name"] = *name;
   if (const json* calls = field(m, "tool_calls")) {
@@ -150,7 +172,7 @@ json ollama_chat_to_openai(const json& body) {
 json ollama_generate_to_openai(const json& body, bool& chat) {
   const json* p = field(body, "prompt");
   if (p && !p->is_string()) throw bad_request("'prompt' must be a string");
-  for (const char* unsupported : {"suffix", "template", "context", "images"})
+  for (const char* unsupported : {"suffix", "template", "context"})
     if (const json* v = field(body, unsupported);
         v && !(v->is_string() && v->get<std::string>().empty()) && !(v->is_array() && v->empty()))
       throw bad_request(fmt::format("'{}' is not supported by vkllm's /api/generate", unsupported));
@@ -165,10 +187,14 @@ json ollama_generate_to_openai(const json& body, bool& chat) {
       if (!s->is_string()) throw bad_request("'system' must be a string");
       out["messages"].push_back({{"role", "system"}, {"content", *s}});
     }
-    out["messages"].push_back({{"role", "user"}, {"content", prompt}});
+    out["messages"].push_back({{"role", "user"}, {"content", with_images(prompt, field(body, "images"), "images")}});
     copy_think(body, out);
   } else {
     out["prompt"] = prompt;
+    if (const json* images = field(body, "images")) {  // llama-server's field for a completion's images
+      json urls = image_parts(*images, "images");
+      if (!urls.empty()) out["multimodal_data"] = *images;
+    }
   }
   copy_common(body, out);
   return out;

@@ -65,7 +65,10 @@ struct CompletionParams {
   bool logprobs = false;
   uint32_t top_logprobs = 0;
   std::variant<std::string, std::vector<int32_t>> prompt;  // completions: text or token ids
-  std::optional<uint32_t> max_tokens;                      // none: until the context is full
+  // The request's images, in prompt order: data: or http(s) URLs (chat: image_url parts, each a
+  // media marker in its message's text; completions: multimodal_data, at the prompt's markers).
+  std::vector<std::string> images;
+  std::optional<uint32_t> max_tokens;  // none: until the context is full
   SamplerOptions sampling;
   std::vector<std::string> stop;
   bool stream = false, include_usage = false, ignore_eos = false;

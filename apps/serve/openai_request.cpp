@@ -9,6 +9,8 @@
 #include <mutex>
 #include <random>
 
+#include "engine/media_prompt.h"
+
 namespace vkllm::serve {
 
 namespace {
@@ -49,22 +51,40 @@ bool boolean(const json& body, const char* key, bool fallback) {
   return v->get<bool>();
 }
 
-// Chat content: a string, or a list of text parts (joined by newlines); null stays null (an
-// assistant turn that only calls tools).
-json message_content(const json& content, size_t i) {
+// An image_url part's URL (a data: URL, or http(s) for the server to fetch when it may).
+std::string image_url(const json& part, size_t i) {
+  const json* u = field(part, "image_url");
+  if (u && u->is_object()) u = field(*u, "url");
+  if (!u || !u->is_string() || u->get_ref<const std::string&>().empty())
+    throw bad_request(
+        fmt::format("messages[{}].content: an image_url part needs image_url.url, a data: or http(s) URL", i));
+  return u->get<std::string>();
+}
+
+// Chat content: a string, or a list of text and image_url parts (joined by newlines, each image
+// as the media marker, its URL into `images`); null stays null (an assistant turn that only calls
+// tools).
+json message_content(const json& content, size_t i, std::vector<std::string>& images) {
   if (content.is_null()) return nullptr;
   if (content.is_string()) return content.get<std::string>();
   if (!content.is_array()) throw bad_request(fmt::format("messages[{}].content must be a string or an array", i));
   std::string text;
   for (const json& part : content) {
-    if (!part.is_object() || part.value("type", json()) != "text" || !part.contains("text") ||
-        !part["text"].is_string())
+    std::string piece;
+    if (part.is_object() && part.value("type", json()) == "image_url") {
+      images.push_back(image_url(part, i));
+      piece = kMediaMarker;
+    } else if (part.is_object() && part.value("type", json()) == "text" && part.contains("text") &&
+               part["text"].is_string()) {
+      piece = part["text"].get<std::string>();
+    } else {
       throw bad_request(
-          fmt::format("messages[{}].content: only text parts ({{\"type\": \"text\", \"text\": ...}}) "
-                      "are supported",
+          fmt::format("messages[{}].content: only text parts ({{\"type\": \"text\", \"text\": ...}}) and "
+                      "image_url parts are supported",
                       i));
+    }
     if (!text.empty()) text += '\n';
-    text += part["text"].get<std::string>();
+    text += piece;
   }
   return text;
 }
@@ -85,7 +105,7 @@ json template_tool_calls(json calls, size_t i) {
   return calls;
 }
 
-json parse_messages(const json& body) {
+json parse_messages(const json& body, std::vector<std::string>& images) {
   const json* m = field(body, "messages");
   if (!m) throw bad_request("'messages' is required");
   if (!m->is_array()) throw bad_request("'messages' must be an array");
@@ -100,7 +120,7 @@ json parse_messages(const json& body) {
     std::string r = role->get<std::string>();
     if (std::find(std::begin(roles), std::end(roles), r) == std::end(roles))
       throw bad_request(fmt::format("messages[{}].role must be system, developer, user, assistant or tool", i));
-    json copy = {{"role", r}, {"content", message_content(msg.value("content", json()), i)}};
+    json copy = {{"role", r}, {"content", message_content(msg.value("content", json()), i, images)}};
     for (const char* key : {"name", "tool_call_id", "tool_calls", "reasoning_content"})
       if (const json* v = field(msg, key)) copy[key] = *v;
     if (copy.contains("tool_calls")) copy["tool_calls"] = template_tool_calls(copy["tool_calls"], i);
@@ -168,9 +188,24 @@ void parse_prefill(const json& body, CompletionParams& p) {
   if (p.messages.empty()) throw bad_request("'messages' holds only the message to continue");
 }
 
+// llama-server's `multimodal_data` on completions: base64 images, one for each media marker of a
+// text prompt (or before it, without markers).
+void parse_multimodal_data(const json& body, CompletionParams& p) {
+  const json* md = field(body, "multimodal_data");
+  if (!md) return;
+  if (!md->is_array()) throw bad_request("'multimodal_data' must be an array of base64 images");
+  for (const json& d : *md) {
+    if (!d.is_string() || d.get_ref<const std::string&>().empty())
+      throw bad_request("'multimodal_data' must be an array of base64 images");
+    p.images.push_back("data:;base64," + d.get<std::string>());
+  }
+  if (!p.images.empty() && !std::holds_alternative<std::string>(p.prompt))
+    throw bad_request("'multimodal_data' needs a text prompt (with a <__media__> marker for each image)");
+}
+
 // Chat requests: the messages, tools and chat_template_kwargs the template sees.
 void parse_chat(const json& body, CompletionParams& p) {
-  p.messages = parse_messages(body);
+  p.messages = parse_messages(body, p.images);
   parse_prefill(body, p);
   if (const json* t = field(body, "tools")) {
     if (!t->is_array()) throw bad_request("'tools' must be an array");
@@ -359,6 +394,7 @@ CompletionParams parse_completion(const json& body, bool chat, uint32_t vocab) {
     parse_chat(body, p);
   } else {
     p.prompt = parse_prompt(body, vocab);
+    parse_multimodal_data(body, p);
   }
   auto max = integer(body, "max_completion_tokens", INT64_MIN, INT64_MAX);
   if (!max) max = integer(body, "max_tokens", INT64_MIN, INT64_MAX);

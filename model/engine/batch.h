@@ -14,11 +14,13 @@ namespace vkllm {
 
 class Batch {
  public:
-  explicit Batch(uint32_t max_tokens) : max_tokens_(max_tokens) {}
+  // mrope: the model places image tokens on their grid (text after an image then turns at
+  // shifted positions, Sequence::rope_shift).
+  explicit Batch(uint32_t max_tokens, bool mrope = false) : max_tokens_(max_tokens), mrope_(mrope) {}
 
-  // Adds as many of the sequence's pending tokens as the budget leaves (all of them when
-  // `whole` and they fit, else none); returns how many. The sequence must not change until the
-  // step has run.
+  // Adds as many of the sequence's pending text tokens (those before its next image) as the
+  // budget leaves (all of them when `whole` and they fit, else none); returns how many. The
+  // sequence must not change until the step has run.
   uint32_t add(uint32_t slot, Sequence& seq, bool whole = false);
   uint32_t tokens() const { return tokens_; }
   uint32_t room() const { return max_tokens_ - tokens_; }
@@ -29,6 +31,7 @@ class Batch {
 
  private:
   uint32_t max_tokens_, tokens_ = 0;
+  bool mrope_;
   std::vector<SeqChunk> chunks_;
   std::vector<Sequence*> owners_;
 };

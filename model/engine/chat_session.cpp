@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 
+#include "engine/image_prompt.h"
 #include "error.h"
+#include "graph/vision_encoder.h"
 
 namespace vkllm {
 
@@ -62,35 +64,62 @@ void ChatSession::reset() {
   nlohmann::ordered_json kept = nlohmann::ordered_json::array();
   if (!messages_.empty() && messages_[0]["role"] == "system") kept.push_back(messages_[0]);
   messages_ = std::move(kept);
+  images_.clear(), pending_ = 0;
   cached_.clear();
   engine_.reset();
   sampler_.reset();
 }
 
+void ChatSession::add_image(VisionInput image) {
+  ENSURE(encoder_, "this chat has no projector for images");
+  images_.push_back(std::move(image));
+  ++pending_;
+}
+
+// The number of media markers in a message's content.
+static size_t markers(const nlohmann::ordered_json& m) {
+  if (!m.contains("content") || !m["content"].is_string()) return 0;
+  const std::string& s = m["content"].get_ref<const std::string&>();
+  size_t n = 0;
+  for (size_t at = s.find(kMediaMarker); at != std::string::npos; at = s.find(kMediaMarker, at + 1)) ++n;
+  return n;
+}
+
 // The conversation as tokens, ending with the template's generation prompt. The model's BOS is
-// added unless the template already wrote it (Llama 3's does: a second one would be wrong).
-std::vector<int32_t> ChatSession::render_tokens() const {
+// added unless the template already wrote it (Llama 3's does: a second one would be wrong). With
+// images, cut at their markers as llama.cpp's mtmd cuts a prompt (engine/image_prompt.h).
+ChatSession::Rendered ChatSession::render_tokens() const {
   std::string text = template_.render(messages_, options_);
   const Tokenizer& tok = engine_.tokenizer();
   bool has_bos = !options_.bos_token.empty() && text.starts_with(options_.bos_token);
-  return tok.encode(text, tok.add_bos() && !has_bos, true);
+  if (images_.empty()) return {.tokens = tok.encode(text, tok.add_bos() && !has_bos, true)};
+  Rendered r;
+  for (const PromptPart& p : split_image_prompt(tok, encoder_->config(), text, images_.size(), !has_bos)) {
+    if (p.image >= 0) r.image_at.push_back(uint32_t(r.tokens.size()));
+    if (p.image >= 0) r.tokens.resize(r.tokens.size() + images_[size_t(p.image)].grid.tokens(), 0);
+    r.tokens.insert(r.tokens.end(), p.tokens.begin(), p.tokens.end());
+  }
+  return r;
 }
 
 // Renders the conversation, dropping the oldest turns (after a system message) until it fits
 // with `reserve` tokens left for the reply. Fails when the newest turn alone does not fit.
-std::vector<int32_t> ChatSession::fit_context(uint32_t reserve) {
+ChatSession::Rendered ChatSession::fit_context(uint32_t reserve) {
   size_t first = !messages_.empty() && messages_[0]["role"] == "system" ? 1 : 0;
   for (;;) {
-    std::vector<int32_t> tokens = render_tokens();
-    if (tokens.size() + reserve <= engine_.n_ctx()) return tokens;
+    Rendered r = render_tokens();
+    if (r.tokens.size() + reserve <= engine_.n_ctx()) return r;
     if (messages_.size() - first <= 1)
       throw Error(
           fmt::format("the turn makes a prompt of {} tokens, more than fit the context of {} tokens with {} "
                       "for the reply (use --ctx or -n)",
-                      tokens.size(), engine_.n_ctx(), reserve));
-    // drop the oldest message and everything up to the next user message
+                      r.tokens.size(), engine_.n_ctx(), reserve));
+    // drop the oldest message and everything up to the next user message, with their images
     size_t end = first + 1;
     while (end < messages_.size() - 1 && messages_[end]["role"] != "user") ++end;
+    size_t images = 0;
+    for (size_t i = first; i < end; ++i) images += markers(messages_[i]);
+    images_.erase(images_.begin(), images_.begin() + long(std::min(images, images_.size())));
     messages_.erase(messages_.begin() + long(first), messages_.begin() + long(end));
     ++stats_.dropped_turns;
   }
@@ -102,29 +131,57 @@ std::string ChatSession::reply(std::string_view user_text, uint32_t max_tokens,
   ENSURE(valid_utf8(user_text), "the turn is not valid UTF-8");
   stats_ = {};
   nlohmann::ordered_json saved = messages_;
-  messages_.push_back({{"role", "user"}, {"content", std::string(user_text)}});
-  std::vector<int32_t> prompt;
+  std::vector<VisionInput> saved_images = images_;
+  std::string content;
+  for (size_t i = 0; i < pending_; ++i) content += kMediaMarker;
+  messages_.push_back({{"role", "user"}, {"content", content + std::string(user_text)}});
+  Rendered prompt;
   try {
     uint32_t reserve = std::clamp(max_tokens, 1u, std::max(1u, engine_.n_ctx() / 2));
     prompt = fit_context(reserve);
   } catch (...) {
-    messages_ = std::move(saved);
+    messages_ = std::move(saved), images_ = std::move(saved_images);
     throw;
   }
+  pending_ = 0;
   std::string text;
   generate_reply(std::move(prompt), max_tokens, on_text, should_stop, text);
   messages_.push_back(assistant_message(text));
   return text;
 }
 
-void ChatSession::generate_reply(std::vector<int32_t> prompt, uint32_t max_tokens,
+// Evaluates the prompt from token `from` on: text runs, and each image's rows from the encoder
+// (from never falls inside an image); the last token's logits.
+std::span<const float> ChatSession::evaluate(const Rendered& prompt, size_t from) {
+  std::span<const int32_t> all(prompt.tokens);
+  std::span<const float> logits;
+  for (size_t i = 0; i <= prompt.image_at.size(); ++i) {
+    size_t end = i < prompt.image_at.size() ? prompt.image_at[i] : all.size();
+    if (end > from) logits = engine_.eval(all.subspan(from, end - from)), from = end;
+    if (i == prompt.image_at.size() || prompt.image_at[i] < from) continue;
+    const VisionInput& im = images_[i];
+    std::vector<float> rows = encoder_->encode(im.grid, im.pixels);
+    logits = engine_.eval_image(rows, im.grid.tokens_x, im.grid.tokens_y,
+                                encoder_->config().image_attention(engine_.config().dim));
+    from += im.grid.tokens();
+  }
+  return logits;
+}
+
+void ChatSession::generate_reply(Rendered rendered, uint32_t max_tokens,
                                  const std::function<void(std::string_view)>& on_text,
                                  const std::function<bool()>& should_stop, std::string& text) {
   using clock = std::chrono::steady_clock;
-  // Keep what the cache shares with the new prompt; evaluate at least one token for logits.
+  const std::vector<int32_t>& prompt = rendered.tokens;
+  // Keep what the cache shares with the new prompt (an image whole or not at all: its tokens are
+  // zeros); evaluate at least one token for logits.
   size_t keep = 0;
   while (keep < cached_.size() && keep < prompt.size() && cached_[keep] == prompt[keep]) ++keep;
-  keep = engine_.resumable(uint32_t(std::min(keep, prompt.size() - 1)));  // hybrids: all, the checkpoint or 0
+  keep = std::min(keep, prompt.size() - 1);
+  for (size_t i = 0; i < rendered.image_at.size(); ++i)
+    if (keep > rendered.image_at[i] && keep < rendered.image_at[i] + images_[i].grid.tokens())
+      keep = rendered.image_at[i];
+  keep = engine_.resumable(uint32_t(keep));  // hybrids: all, the checkpoint or 0
   engine_.truncate(uint32_t(keep));
   cached_.resize(keep);
   stats_.prompt_tokens = uint32_t(prompt.size());
@@ -134,7 +191,7 @@ void ChatSession::generate_reply(std::vector<int32_t> prompt, uint32_t max_token
   auto t0 = clock::now();
   std::span<const int32_t> fresh(prompt.data() + keep, prompt.size() - keep);
   for (int32_t t : fresh) sampler_.accept(t);
-  std::span<const float> logits = engine_.eval(fresh);
+  std::span<const float> logits = evaluate(rendered, keep);
   cached_.insert(cached_.end(), fresh.begin(), fresh.end());
   engine_.checkpoint(0, engine_.n_past());  // hybrids: the next turn starts with this prompt
   auto t1 = clock::now();
@@ -195,6 +252,7 @@ void ChatSession::set_messages(const nlohmann::ordered_json& messages) {
     kept.push_back({{"role", role}, {"content", content}});
   }
   messages_ = std::move(kept);
+  images_.clear(), pending_ = 0;  // a saved conversation holds its images' markers, not the images
 }
 
 }  // namespace vkllm

@@ -12,9 +12,12 @@
 
 #include "engine/engine.h"
 #include "engine/sampler.h"
+#include "image/image_preprocess.h"
 #include "text/chat_template.h"
 
 namespace vkllm {
+
+class VisionEncoder;
 
 struct ChatTurnStats {
   uint32_t prompt_tokens = 0;     // the rendered conversation, tokenised
@@ -57,17 +60,29 @@ class ChatSession {
   // first bad message; the conversation is then unchanged. The cache keeps what it shares.
   void set_messages(const nlohmann::ordered_json& messages);
 
+  // Images (`vkllm chat`'s /image): the projector's encoder on the engine's device. An added image
+  // goes into the next turn, before its text (where Ollama puts a message's images), as a media
+  // marker; it stays with its message and leaves with it when old turns make room.
+  void set_encoder(VisionEncoder* encoder) { encoder_ = encoder; }
+  void add_image(VisionInput image);
+  size_t pending_images() const { return pending_; }
+
   const nlohmann::ordered_json& messages() const { return messages_; }
   const std::vector<int32_t>& cached_tokens() const { return cached_; }  // what the KV cache holds
   const ChatTurnStats& last_turn() const { return stats_; }
   const ChatTemplate& chat_template() const { return template_; }
 
  private:
-  std::vector<int32_t> render_tokens() const;
-  std::vector<int32_t> fit_context(uint32_t reserve);
-  void generate_reply(std::vector<int32_t> prompt, uint32_t max_tokens,
-                      const std::function<void(std::string_view)>& on_text, const std::function<bool()>& should_stop,
-                      std::string& reply);
+  // The conversation's tokens, zeros in each image's place, and where each image starts.
+  struct Rendered {
+    std::vector<int32_t> tokens;
+    std::vector<uint32_t> image_at;  // of images_[i]
+  };
+  Rendered render_tokens() const;
+  Rendered fit_context(uint32_t reserve);
+  std::span<const float> evaluate(const Rendered& prompt, size_t from);
+  void generate_reply(Rendered prompt, uint32_t max_tokens, const std::function<void(std::string_view)>& on_text,
+                      const std::function<bool()>& should_stop, std::string& reply);
 
   Engine& engine_;
   Sampler& sampler_;
@@ -75,6 +90,9 @@ class ChatSession {
   ChatTemplate::Options options_;
   nlohmann::ordered_json messages_ = nlohmann::ordered_json::array();
   std::vector<int32_t> cached_;  // tokens at positions 0..n_past of the engine
+  VisionEncoder* encoder_ = nullptr;
+  std::vector<VisionInput> images_;  // the conversation's, in order; the last pending_ wait for a turn
+  size_t pending_ = 0;
   ChatTurnStats stats_;
 };
 

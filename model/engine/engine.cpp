@@ -60,7 +60,11 @@ Engine::~Engine() = default;
 std::span<const float> Engine::forward(std::span<const int32_t> chunk, OutputMode mode) {
   history_.resize(n_past_);
   history_.insert(history_.end(), chunk.begin(), chunk.end());
-  if (!reference_) return transformer_->forward(chunk, n_past_, mode);
+  if (!reference_) {
+    SeqChunk one{.slot = 0, .pos0 = n_past_, .tokens = chunk, .rope_shift = rope_shift()};
+    return transformer_->forward(std::span<const SeqChunk>(&one, 1), mode);
+  }
+  ENSURE(shifts_.empty(), "the reference check does not follow images");
   std::vector<Tap> taps;
   std::span<const float> logits = transformer_->forward_tapped(chunk, n_past_, mode, taps);
   CheckReport report =
@@ -106,7 +110,7 @@ size_t Engine::warm_up() {
                        {.slot = 1, .pos0 = 0, .tokens = all.first(most - 1)}};
     step(both);
   }
-  n_past_ = 0, history_.clear();
+  n_past_ = 0, history_.clear(), shifts_.clear();
   return ctx_->kernels().size() - before;
 }
 
@@ -139,6 +143,42 @@ std::span<const float> Engine::eval(std::span<const int32_t> tokens) {
   return logits;
 }
 
+bool Engine::uses_mrope() const {
+  const uint32_t* s = config_.rope.sections;
+  return s[0] + s[1] + s[2] + s[3] > 0;
+}
+
+std::span<const float> Engine::eval_image(std::span<const float> rows, uint32_t grid_x, uint32_t grid_y,
+                                          ImageAttention attention) {
+  const uint32_t dim = config_.dim, n = uint32_t(rows.size() / dim);
+  ENSURE(n > 0 && rows.size() == size_t(n) * dim,
+         fmt::format("an image's rows must be whole rows of the model's width {}", dim));
+  ENSURE(uint64_t(grid_x) * grid_y == n,
+         fmt::format("an image of {} tokens does not fill a {}x{} grid", n, grid_x, grid_y));
+  ENSURE(!reference_, "the reference check does not run images");
+  check_fits(n);
+  std::vector<int32_t> zeros(std::min(n, transformer_->max_batch()), 0);
+  const bool mrope = uses_mrope();
+  const int32_t shift = rope_shift();
+  std::span<const float> logits;
+  for (uint32_t i = 0; i < n; i += transformer_->max_batch()) {
+    uint32_t k = std::min(transformer_->max_batch(), n - i);
+    SeqChunk c{.slot = 0,
+               .pos0 = n_past_,
+               .tokens = std::span<const int32_t>(zeros).first(k),
+               .embd = rows.subspan(size_t(i) * dim, size_t(k) * dim),
+               .attention = attention,
+               .grid_x = mrope ? grid_x : 0,
+               .grid_first = i,
+               .rope_shift = shift};
+    logits = transformer_->forward(std::span<const SeqChunk>(&c, 1), OutputMode::Last);
+    history_.resize(n_past_), history_.insert(history_.end(), k, 0);
+    n_past_ += k;
+  }
+  if (mrope) shifts_.push_back({n_past_, shift + int32_t(std::max(grid_x, grid_y)) - int32_t(n)});
+  return logits;
+}
+
 std::vector<float> Engine::eval_all(std::span<const int32_t> tokens) {
   ENSURE(!tokens.empty(), "nothing to evaluate");
   check_token_ids(tokens, config_.vocab_size);
@@ -160,8 +200,17 @@ std::vector<float> Engine::attention_probabilities(std::span<const int32_t> toke
          fmt::format("layer {} is linear attention, which has no attention map (layers with one: {})", layer,
                      attention_layers(config_)));
   check_token_ids(tokens, config_.vocab_size);
-  if (slot == 0) n_past_ = 0;  // its cache is about to be overwritten
+  if (slot == 0) n_past_ = 0, shifts_.clear();  // its cache is about to be overwritten
   return transformer_->attention_probabilities(tokens, layer, slot);
+}
+
+std::vector<float> Engine::attention_probabilities(std::span<const SeqChunk> parts, uint32_t layer, uint32_t slot) {
+  ENSURE(layer >= config_.n_layers || !config_.is_linear_layer(layer),
+         fmt::format("layer {} is linear attention, which has no attention map (layers with one: {})", layer,
+                     attention_layers(config_)));
+  for (const SeqChunk& p : parts) check_token_ids(p.tokens, config_.vocab_size);
+  if (slot == 0) n_past_ = 0, shifts_.clear();  // its cache is about to be overwritten
+  return transformer_->attention_probabilities(parts, layer, slot);
 }
 
 void Engine::truncate(uint32_t n) {
@@ -174,6 +223,7 @@ void Engine::truncate(uint32_t n) {
     resume(0, n, n_past_);
   }
   n_past_ = n;  // later positions are overwritten before they are read again
+  while (!shifts_.empty() && shifts_.back().first > n) shifts_.pop_back();
 }
 
 uint32_t Engine::resumable(uint32_t n, uint32_t slot, uint32_t live) const {

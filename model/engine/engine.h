@@ -96,12 +96,22 @@ class Engine {
   std::span<const float> eval(std::span<const int32_t> tokens);
   // The same, returning the logits of every appended token (n, vocab).
   std::vector<float> eval_all(std::span<const int32_t> tokens);
+  // Appends an image's tokens: rows (n, dim) f32 from the vision encoder, in chunks of the batch
+  // as llama.cpp's mtmd helpers decode them, attending among themselves as `attention` says; a
+  // model with M-RoPE places them on their grid_x x grid_y grid and moves the sequence's later
+  // positions on by max(grid_x, grid_y) rather than n. Returns the last row's logits.
+  std::span<const float> eval_image(std::span<const float> rows, uint32_t grid_x, uint32_t grid_y,
+                                    ImageAttention attention);
+  bool uses_mrope() const;  // a sectioned rope: images take 2D positions
   // The attention probabilities of every head of `layer` over a sequence of tokens from position
   // 0, evaluated in KV-cache slot `slot` (overwritten; slot 0 also ends the single sequence:
   // n_past becomes 0): (heads, n, n) f32, [head][query][key], causal (keys after the query 0).
   // GQA/MQA heads over their KV head's keys, MLA heads over the latent rows. See
   // Transformer::attention_probabilities.
   std::vector<float> attention_probabilities(std::span<const int32_t> tokens, uint32_t layer, uint32_t slot = 0);
+  // The same over chunks that follow one another from position 0 (text and images' rows, as
+  // steps take them: Transformer::attention_probabilities).
+  std::vector<float> attention_probabilities(std::span<const SeqChunk> parts, uint32_t layer, uint32_t slot);
   // Keeps the first n tokens of the sequence (a chat keeps its history this way). A hybrid model
   // cannot rewind its recurrent state: it keeps none, all, or the tokens slot 0's checkpoint
   // covers (resumable() says which n work).
@@ -133,6 +143,13 @@ class Engine {
   std::unique_ptr<RecurrentCache> recurrent_;  // hybrid models only
   std::unique_ptr<Transformer> transformer_;
   uint32_t n_past_ = 0;
+  // M-RoPE: from cache row `first` on, positions run `shift` apart from rows (after each image)
+  struct RopeShift {
+    uint32_t first;
+    int32_t shift;
+  };
+  std::vector<RopeShift> shifts_;
+  int32_t rope_shift() const { return shifts_.empty() ? 0 : shifts_.back().shift; }
   std::vector<int32_t> history_;  // the sequence so far (the check's reference runs over it)
   EngineOptions options_;
   const GgufFile* file_ = nullptr;

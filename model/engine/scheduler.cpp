@@ -10,6 +10,7 @@
 #include "check.h"
 #include "engine/embedding.h"
 #include "error.h"
+#include "graph/vision_encoder.h"
 
 namespace vkllm {
 
@@ -27,7 +28,7 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 }  // namespace
 
 Scheduler::Scheduler(Engine& engine, const SchedulerOptions& options)
-    : engine_(engine), options_(options), slots_(engine.slots()), batch_(engine.max_batch()) {
+    : engine_(engine), options_(options), slots_(engine.slots()), batch_(engine.max_batch(), engine.uses_mrope()) {
   stats_.slots = engine.slots();
   stats_.pipelines = engine.pipelines();
   publish_slots();
@@ -44,6 +45,7 @@ std::shared_ptr<GenerationHandle> Scheduler::submit(GenerationRequest request) {
   for (int32_t t : request.prompt)
     ENSURE(t >= 0 && uint32_t(t) < engine_.config().vocab_size,
            fmt::format("token id {} is outside the vocabulary", t));
+  ENSURE(request.images.empty() || options_.encoder, "this model has no projector for images");
   auto handle = std::make_shared<GenerationHandle>();
   {
     std::lock_guard lock(mutex_);
@@ -60,7 +62,7 @@ std::shared_ptr<GenerationHandle> Scheduler::submit(GenerationRequest request) {
   return handle;
 }
 
-std::vector<float> Scheduler::attention(std::vector<int32_t> tokens, uint32_t layer) {
+std::vector<float> Scheduler::attention(std::vector<int32_t> tokens, uint32_t layer, std::vector<PromptImage> images) {
   const ModelConfig& c = engine_.config();
   ENSURE(!tokens.empty(), "attention of no tokens");
   ENSURE(tokens.size() <= engine_.n_ctx(),
@@ -68,7 +70,9 @@ std::vector<float> Scheduler::attention(std::vector<int32_t> tokens, uint32_t la
   ENSURE(layer < c.n_layers,
          fmt::format("layer {} does not exist: the model has {} layers (0 to {})", layer, c.n_layers, c.n_layers - 1));
   check_token_ids(tokens, c.vocab_size);
-  auto job = std::make_shared<AttentionJob>(AttentionJob{.tokens = std::move(tokens), .layer = layer});
+  ENSURE(images.empty() || options_.encoder, "this model has no projector for images");
+  auto job = std::make_shared<AttentionJob>(
+      AttentionJob{.tokens = std::move(tokens), .layer = layer, .images = std::move(images)});
   std::future<std::vector<float>> result = job->result.get_future();
   {
     std::lock_guard lock(mutex_);
@@ -95,11 +99,42 @@ void Scheduler::run_attention() {
     slots_[slot].cached.clear();  // its keys and values are about to be overwritten
     slots_[slot].last_used = ++clock_;
     try {
-      job->result.set_value(engine_.attention_probabilities(job->tokens, job->layer, slot));
+      job->result.set_value(capture(*job, slot));
     } catch (...) {
       job->result.set_exception(std::current_exception());
     }
   }
+}
+
+// A capture's sequence as the steps of a request would take it: text runs, and each image's rows
+// from the encoder on its grid (M-RoPE) with its attention.
+std::vector<float> Scheduler::capture(const AttentionJob& job, uint32_t slot) {
+  if (job.images.empty()) return engine_.attention_probabilities(job.tokens, job.layer, slot);
+  const bool mrope = engine_.uses_mrope();
+  const uint32_t dim = engine_.config().dim;
+  std::vector<std::vector<float>> rows;
+  std::vector<SeqChunk> parts;
+  std::span<const int32_t> all(job.tokens);
+  uint32_t at = 0;
+  int32_t shift = 0;
+  for (const PromptImage& im : job.images) {
+    ENSURE(im.at >= at && im.at + uint64_t(im.tokens()) <= all.size(), "a capture's images lie apart in its tokens");
+    if (im.at > at)
+      parts.push_back({.slot = slot, .pos0 = at, .tokens = all.subspan(at, im.at - at), .rope_shift = shift});
+    rows.push_back(options_.encoder->encode(im.input.grid, im.input.pixels));
+    ENSURE(rows.back().size() == size_t(im.tokens()) * dim, "the projector's rows are not the model's width");
+    parts.push_back({.slot = slot,
+                     .pos0 = im.at,
+                     .tokens = all.subspan(im.at, im.tokens()),
+                     .embd = rows.back(),
+                     .attention = options_.encoder->config().image_attention(dim),
+                     .grid_x = mrope ? im.input.grid.tokens_x : 0,
+                     .rope_shift = shift});
+    at = im.at + im.tokens();
+    if (mrope) shift += int32_t(std::max(im.input.grid.tokens_x, im.input.grid.tokens_y)) - int32_t(im.tokens());
+  }
+  if (at < all.size()) parts.push_back({.slot = slot, .pos0 = at, .tokens = all.subspan(at), .rope_shift = shift});
+  return engine_.attention_probabilities(parts, job.layer, slot);
 }
 
 std::vector<std::vector<float>> Scheduler::embed(std::vector<std::vector<int32_t>> inputs, Pooling pooling) {
@@ -185,15 +220,18 @@ void Scheduler::shutdown(std::chrono::milliseconds grace) {
 
 // The idle slot for a prompt: the longest shared prefix, then the least recently used. `reuse`:
 // how many of its cached tokens the request keeps (at least one prompt token is evaluated again,
-// for the logits; a hybrid model keeps only what the slot's checkpoint covers).
-uint32_t Scheduler::pick_slot(const std::vector<int32_t>& prompt, uint32_t& reuse) const {
+// for the logits; a hybrid model keeps only what the slot's checkpoint covers; nothing from the
+// first image on, whose tokens are zeros in the prompt whatever the image).
+uint32_t Scheduler::pick_slot(const GenerationRequest& request, uint32_t& reuse) const {
+  const std::vector<int32_t>& prompt = request.prompt;
+  size_t before_image = request.images.empty() ? prompt.size() : request.images.front().at;
   uint32_t best = UINT32_MAX;
   size_t best_prefix = 0;
   for (uint32_t i = 0; i < slots_.size(); ++i) {
     const Slot& s = slots_[i];
     if (s.seq) continue;
-    size_t prefix = engine_.resumable(uint32_t(std::min(common_prefix(s.cached, prompt), prompt.size() - 1)), i,
-                                      uint32_t(s.cached.size()));
+    size_t shared = std::min({common_prefix(s.cached, prompt), prompt.size() - 1, before_image});
+    size_t prefix = engine_.resumable(uint32_t(shared), i, uint32_t(s.cached.size()));
     if (best == UINT32_MAX || prefix > best_prefix || (prefix == best_prefix && s.last_used < slots_[best].last_used))
       best = i, best_prefix = prefix;
   }
@@ -211,7 +249,7 @@ void Scheduler::admit() {
   });
   while (!queue_.empty()) {
     Waiting& w = queue_.front();
-    uint32_t reuse = 0, slot = pick_slot(w.request.prompt, reuse);
+    uint32_t reuse = 0, slot = pick_slot(w.request, reuse);
     if (slot == UINT32_MAX) return;
     Waiting taken = std::move(w);
     queue_.pop_front();
@@ -240,11 +278,15 @@ void Scheduler::start(uint32_t slot, uint32_t reuse, GenerationRequest request,
   order_.push_back(slot);
 }
 
-// Frees a finished or cancelled sequence's slot; its tokens stay cached for prefix reuse.
+// Frees a finished or cancelled sequence's slot; its tokens stay cached for prefix reuse, up to its
+// first image (an image's tokens are zeros, whatever the image; a hybrid model's state covers
+// the images, so it keeps nothing then).
 void Scheduler::release(uint32_t slot) {
   Slot& s = slots_[slot];
   auto all = s.seq->tokens();
-  s.cached.assign(all.begin(), all.begin() + s.seq->n_cached());
+  uint32_t keep = s.seq->n_cached();
+  if (s.seq->first_image() < keep) keep = engine_.recurrent_cache() ? 0 : s.seq->first_image();
+  s.cached.assign(all.begin(), all.begin() + keep);
   s.last_used = ++clock_;
   s.seq.reset();
   order_.erase(std::find(order_.begin(), order_.end(), slot));
@@ -271,9 +313,48 @@ void Scheduler::record_tokens(uint64_t n) {
   while (!recent_.empty() && now - recent_.front().first > kTpsWindow) recent_.pop_front();
 }
 
+// An image's rows are a step of one sequence (the transformer's rule), in chunks of the batch as
+// Engine::eval_image and mtmd's helpers decode them; the encoder runs here, on the GPU's thread.
+void Scheduler::run_images() {
+  std::vector<uint32_t> finished;
+  const bool mrope = engine_.uses_mrope();
+  const uint32_t dim = engine_.config().dim, most = engine_.max_batch();
+  for (uint32_t slot : order_) {
+    Sequence& seq = *slots_[slot].seq;
+    const PromptImage* im = seq.pending_image();
+    if (!im) continue;
+    ENSURE(options_.encoder, "an image came to a scheduler without a vision encoder");
+    std::vector<float> rows = options_.encoder->encode(im->input.grid, im->input.pixels);
+    const uint32_t n = im->tokens();
+    ENSURE(rows.size() == size_t(n) * dim,
+           fmt::format("the projector gives rows of {} values and the model takes {}", rows.size() / n, dim));
+    std::vector<int32_t> zeros(std::min(n, most), 0);
+    const int32_t shift = seq.rope_shift(mrope);
+    std::span<const float> logits;
+    for (uint32_t i = 0; i < n; i += most) {
+      uint32_t k = std::min(most, n - i);
+      SeqChunk c{.slot = slot,
+                 .pos0 = seq.n_cached(),
+                 .tokens = std::span<const int32_t>(zeros).first(k),
+                 .embd = std::span<const float>(rows).subspan(size_t(i) * dim, size_t(k) * dim),
+                 .attention = options_.encoder->config().image_attention(dim),
+                 .grid_x = mrope ? im->input.grid.tokens_x : 0,
+                 .grid_first = i,
+                 .rope_shift = shift};
+      logits = engine_.step({&c, 1});
+      seq.evaluated(k);
+    }
+    if (!seq.pending().empty()) continue;  // text follows (a prompt rarely ends with an image)
+    engine_.checkpoint(slot, seq.n_cached());
+    if (!seq.sample(logits.first(engine_.config().vocab_size))) finished.push_back(slot);
+  }
+  for (uint32_t slot : finished) release(slot);
+}
+
 // One forward: every sequence that sampled gives its one token, then the sequences still
 // reading their prompt give chunks, first come first served, until the batch is full.
 void Scheduler::step() {
+  run_images();
   batch_.clear();
   for (uint32_t slot : order_)
     if (slots_[slot].seq->pending().size() == 1) batch_.add(slot, *slots_[slot].seq, true);

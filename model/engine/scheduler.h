@@ -23,11 +23,15 @@
 
 namespace vkllm {
 
+class VisionEncoder;
+
 struct SchedulerOptions {
   uint32_t max_queue = 64;  // requests waiting for a slot; beyond it submit() throws QueueFull
   // Called once, on the scheduler's thread, when the device is lost (after every request it
   // held has been failed): the server stops and exits non-zero.
   std::function<void(const std::string&)> on_device_lost;
+  // The model's projector on the GPU, for requests with images (null: a request with one fails).
+  VisionEncoder* encoder = nullptr;
 };
 
 // A test-only hook: VKLLM_INJECT_FAULT=admit:N | step:N | device_lost:N makes the scheduler throw
@@ -54,7 +58,7 @@ class Scheduler : public Generator {
   const ModelConfig& config() const override { return engine_.config(); }
   // Runs on the scheduler's thread before admitting new requests, in the least recently used idle
   // slot (whose cached tokens are then forgotten); waits while every slot is running.
-  std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer) override;
+  std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer, std::vector<PromptImage> images) override;
   // Likewise before admitting new requests, in every idle slot at once; running sequences wait
   // while a job's inputs run.
   std::vector<std::vector<float>> embed(std::vector<std::vector<int32_t>> inputs, Pooling pooling) override;
@@ -75,6 +79,7 @@ class Scheduler : public Generator {
   struct AttentionJob {
     std::vector<int32_t> tokens;
     uint32_t layer = 0;
+    std::vector<PromptImage> images;
     std::promise<std::vector<float>> result;
   };
   struct EmbedJob {
@@ -86,12 +91,14 @@ class Scheduler : public Generator {
   void admit();  // queued requests into idle slots (mutex held)
   void start(uint32_t slot, uint32_t reuse, GenerationRequest request, std::shared_ptr<GenerationHandle> handle);
   void run_attention();  // queued attention captures, each in an idle slot
-  void run_embed();      // queued embedding jobs, each over every idle slot
-  uint32_t pick_slot(const std::vector<int32_t>& prompt, uint32_t& reuse) const;
+  std::vector<float> capture(const AttentionJob& job, uint32_t slot);
+  void run_embed();  // queued embedding jobs, each over every idle slot
+  uint32_t pick_slot(const GenerationRequest& request, uint32_t& reuse) const;
   void release(uint32_t slot);
   void drop_cancelled();
   void step();
-  void round();  // one pass of the loop: captures, embeddings, admissions and a forward step
+  void run_images();  // the images whose tokens are next in their sequences, each in steps of its own
+  void round();       // one pass of the loop: captures, embeddings, admissions and a forward step
   void fail_running(const std::string& why);
   void lose_device(const std::string& why);  // fails everything and stops for good
   // Ends the queued requests with `last` and the waiting captures with `job_error` (mutex held).

@@ -2,6 +2,7 @@
 #include "engine/sequence.h"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <cmath>
 
 #include "error.h"
@@ -71,10 +72,42 @@ Sequence::Sequence(GenerationRequest request, std::shared_ptr<GenerationHandle> 
   ENSURE(!tokens_.empty() && tokens_.size() < n_ctx,
          fmt::format("a prompt of {} tokens does not fit the context of {} tokens with one to generate", tokens_.size(),
                      n_ctx));
+  uint32_t end = 0;
+  for (const PromptImage& im : request_.images) {
+    ENSURE(im.tokens() > 0 && im.at >= end && im.at + uint64_t(im.tokens()) <= tokens_.size(),
+           "a prompt's images lie apart within it");
+    end = im.at + im.tokens();
+  }
   for (int32_t t : tokens_) sampler_.accept(t);
   usage_.prompt_tokens = uint32_t(tokens_.size());
   admitted_ = std::chrono::steady_clock::now();
   usage_.queue_ms = std::chrono::duration<double, std::milli>(admitted_ - handle_->created()).count();
+}
+
+std::span<const int32_t> Sequence::pending_text() const {
+  uint32_t end = uint32_t(tokens_.size());
+  for (const PromptImage& im : request_.images)
+    if (im.at >= n_cached_) {
+      end = im.at;
+      break;
+    }
+  return std::span(tokens_).subspan(n_cached_, end - n_cached_);
+}
+
+const PromptImage* Sequence::pending_image() const {
+  for (const PromptImage& im : request_.images)
+    if (im.at == n_cached_) return &im;
+  return nullptr;
+}
+
+uint32_t Sequence::first_image() const { return request_.images.empty() ? UINT32_MAX : request_.images.front().at; }
+
+int32_t Sequence::rope_shift(bool mrope) const {
+  int32_t shift = 0;
+  for (const PromptImage& im : request_.images)
+    if (mrope && im.at + im.tokens() <= n_cached_)
+      shift += int32_t(std::max(im.input.grid.tokens_x, im.input.grid.tokens_y)) - int32_t(im.tokens());
+  return shift;
 }
 
 void Sequence::reuse(uint32_t n) {

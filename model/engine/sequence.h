@@ -20,13 +20,23 @@
 #include "engine/logprobs.h"
 #include "engine/output_constraint.h"
 #include "engine/sampler.h"
+#include "image/image_preprocess.h"
 #include "text/stop_strings.h"
 #include "text/tokenizer.h"
 
 namespace vkllm {
 
+// An image of a prompt: its encoder input, and where its tokens sit in the prompt (prompt[at, at +
+// input.grid.tokens()) hold zeros in their place, the id gemma4's per-layer rows take for them).
+struct PromptImage {
+  uint32_t at = 0;
+  VisionInput input;
+  uint32_t tokens() const { return input.grid.tokens(); }
+};
+
 struct GenerationRequest {
   std::vector<int32_t> prompt;         // not empty, shorter than a slot's context
+  std::vector<PromptImage> images;     // in prompt order, apart; the scheduler needs an encoder for them
   std::optional<uint32_t> max_tokens;  // none: until the context is full
   SamplerOptions sampling;             // penalties look at prompt and generated tokens
   std::vector<std::string> stop;       // generation ends before the first of these strings
@@ -118,9 +128,10 @@ class Generator {
   virtual const ModelConfig& config() const = 0;
   // The attention probabilities of every head of `layer` over a sequence from position 0
   // (Engine::attention_probabilities: (heads, n, n) f32), computed between forward steps in a
-  // KV-cache slot no request is using (it waits for one). Throws Error for a bad layer, sequence
-  // or token id, QueueFull when the generator is stopping.
-  virtual std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer) = 0;
+  // KV-cache slot no request is using (it waits for one); `images` in the tokens as a request's.
+  // Throws Error for a bad layer, sequence or token id, QueueFull when the generator is stopping.
+  virtual std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer,
+                                       std::vector<PromptImage> images) = 0;
   // The pooled embeddings of several inputs (engine/embedding.h embed(): dim floats each, not
   // normalised), computed between forward steps in the KV-cache slots no request is using, all
   // of them at once (it waits for one). Throws Error for an empty or too long input or a bad
@@ -143,6 +154,16 @@ class Sequence {
 
   // Tokens to evaluate next: the rest of the prompt, or the last sampled token.
   std::span<const int32_t> pending() const { return std::span(tokens_).subspan(n_cached_); }
+  // The pending tokens before the next image's (text a step can take), and the image whose tokens
+  // are pending first (null when text is).
+  std::span<const int32_t> pending_text() const;
+  const PromptImage* pending_image() const;
+  // Where the prompt's first image starts (UINT32_MAX without one): the slot keeps its tokens for
+  // a later prompt only before it.
+  uint32_t first_image() const;
+  // M-RoPE: how far the rope positions of the pending tokens run from their cache rows (each
+  // earlier image of n tokens on an nx x ny grid moved them on by max(nx, ny) - n); 0 otherwise.
+  int32_t rope_shift(bool mrope) const;
   std::span<const int32_t> tokens() const { return tokens_; }
   uint32_t n_cached() const { return n_cached_; }
   // The first n tokens are already in the slot (prefix reuse); at most prompt length - 1.

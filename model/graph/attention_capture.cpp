@@ -32,7 +32,17 @@ void blocks::capture_probs(const RecordContext& r, const ops::AttentionShape& sh
 
 std::vector<float> Transformer::attention_probabilities(std::span<const int32_t> tokens, uint32_t layer,
                                                         uint32_t slot) {
-  uint64_t n = tokens.size(), H = c_.n_heads;
+  SeqChunk all{.slot = slot, .tokens = tokens};
+  return attention_probabilities(std::span<const SeqChunk>(&all, 1), layer, slot);
+}
+
+std::vector<float> Transformer::attention_probabilities(std::span<const SeqChunk> parts, uint32_t layer,
+                                                        uint32_t slot) {
+  uint64_t n = 0, H = c_.n_heads;
+  for (const SeqChunk& p : parts) {
+    ENSURE(p.pos0 == n, "the parts of an attention capture follow one another from position 0");
+    n += p.tokens.size();
+  }
   ENSURE(n >= 1, "attention of no tokens");
   ENSURE(layer < c_.n_layers, fmt::format("layer {} does not exist: the model has {} layers (0 to {})", layer,
                                           c_.n_layers, c_.n_layers - 1));
@@ -50,21 +60,26 @@ std::vector<float> Transformer::attention_probabilities(std::span<const int32_t>
   uint32_t chunk = uint32_t(std::min<uint64_t>({max_batch_, n, ctx_.caps().max_storage_buffer_range / row_bytes}));
   Buffer out(ctx_, uint64_t(chunk) * row_bytes, Memory::Host, "attention probabilities");
   std::vector<float> probs(H * n * n);
-  for (uint32_t pos0 = 0; pos0 < n; pos0 += chunk) {
-    uint32_t m = uint32_t(std::min<uint64_t>(chunk, n - pos0));
-    SeqChunk one{.slot = slot, .pos0 = pos0, .tokens = tokens.subspan(pos0, m)};
-    write_step(std::span<const SeqChunk>(&one, 1));
-    Stream s(ctx_);
-    Capture capture{.layer = layer, .out = out.view(0, m * row_bytes), .n_keys = uint32_t(n)};
-    RecordContext r = context(s, m, 1);
-    r.capture = &capture;
-    blocks::embeddings(r);
-    for (uint32_t l = 0; l <= layer; ++l) blocks::layer(r, l, l < layer);
-    s.submit_wait();
-    // (heads, m, n) of this chunk's queries into rows pos0 .. pos0 + m - 1 of each head.
-    const auto* got = reinterpret_cast<const float*>(out.mapped());
-    for (uint64_t h = 0; h < H; ++h) std::memcpy(&probs[(h * n + pos0) * n], got + h * m * n, m * n * sizeof(float));
-  }
+  for (const SeqChunk& part : parts)
+    for (uint32_t at = 0; at < part.tokens.size(); at += chunk) {
+      uint32_t m = uint32_t(std::min<uint64_t>(chunk, part.tokens.size() - at)), pos0 = part.pos0 + at;
+      SeqChunk one = part;  // a piece of a text run, or of an image's rows
+      one.slot = slot, one.pos0 = pos0, one.tokens = part.tokens.subspan(at, m), one.grid_first = part.grid_first + at;
+      if (!part.embd.empty()) one.embd = part.embd.subspan(size_t(at) * c_.dim, size_t(m) * c_.dim);
+      write_step(std::span<const SeqChunk>(&one, 1));
+      bool image = write_image(std::span<const SeqChunk>(&one, 1));
+      Stream s(ctx_);
+      Capture capture{.layer = layer, .out = out.view(0, m * row_bytes), .n_keys = uint32_t(n)};
+      RecordContext r = context(s, m, 1);
+      r.capture = &capture;
+      if (image) r.embd = embd_.get(), r.image_attention = part.attention;
+      blocks::embeddings(r);
+      for (uint32_t l = 0; l <= layer; ++l) blocks::layer(r, l, l < layer);
+      s.submit_wait();
+      // (heads, m, n) of this chunk's queries into rows pos0 .. pos0 + m - 1 of each head.
+      const auto* got = reinterpret_cast<const float*>(out.mapped());
+      for (uint64_t h = 0; h < H; ++h) std::memcpy(&probs[(h * n + pos0) * n], got + h * m * n, m * n * sizeof(float));
+    }
   return probs;
 }
 

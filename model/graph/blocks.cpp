@@ -160,6 +160,7 @@ ops::RopeParams rope_params(const RecordContext& r, uint32_t heads, uint32_t hea
                     .head_stride = head_dim,
                     .interleaved = rc.sections_interleaved};
   std::copy(std::begin(rc.sections), std::end(rc.sections), p.sections);
+  if (rc.sections[0] + rc.sections[1] + rc.sections[2] + rc.sections[3]) p.section_stride = r.in.section_stride();
   if (rc.scaling == RopeScaling::Yarn)
     p.ext_factor = 1.0f, p.n_ctx_orig = rc.original_ctx ? rc.original_ctx : r.c.seq_len,
     p.attn_factor = float(rc.yarn_attn_factor()), p.beta_fast = rc.yarn_beta_fast, p.beta_slow = rc.yarn_beta_slow;
@@ -233,7 +234,8 @@ ops::AttentionShape attention_shape(const RecordContext& r, uint32_t l, uint32_t
           .dv = dv,
           .kv_type = r.cache.type(),
           .scale = float(r.c.attention_scale(l)),
-          .causal = true,
+          .causal = r.image_attention == ImageAttention::Causal ||
+                    (r.image_attention == ImageAttention::BidirectionalSliding && r.c.window(l) == 0),
           .window = r.c.window(l),
           .softcap = r.c.attn_softcap,
           .max_kv = r.cache.n_ctx(),

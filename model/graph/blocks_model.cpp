@@ -55,8 +55,12 @@ void embeddings(const RecordContext& r) {
   const Tensor& embd = r.w.token_embd();
   const ModelConfig& c = r.c;
   BufferView x = r.act_rows(r.acts.x, c.dim);
-  ops::get_rows(r.s, embd.type, embd.view, r.in.tokens(r.n), x, r.n, c.dim);
-  if (c.architecture().recipe.embeddings.scale) ops::scale(r.s, x, x, r.n * c.dim, std::sqrt(float(c.dim)));
+  if (r.embd) {  // an image's rows go in as they are, unscaled (llama.cpp's embedding input)
+    r.s.copy(r.embd->view(0, 4ull * r.n * c.dim), x);
+  } else {
+    ops::get_rows(r.s, embd.type, embd.view, r.in.tokens(r.n), x, r.n, c.dim);
+    if (c.architecture().recipe.embeddings.scale) ops::scale(r.s, x, x, r.n * c.dim, std::sqrt(float(c.dim)));
+  }
   r.tap(-1, "inp_embd", x, r.n, c.dim);
   if (c.per_layer_embd) per_layer_inputs(r, x);
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "arch/model_config.h"
+#include "arch/projector.h"
 #include "buffer.h"
 #include "graph/kv_cache.h"
 #include "graph/planner.h"
@@ -101,12 +102,20 @@ struct RecordContext {
   VkBuffer unshared = VK_NULL_HANDLE;    // tracing: act() gives views into this placeholder
   std::vector<TapCopy>* taps = nullptr;  // a tapped forward: the activations to copy out
   const Capture* capture = nullptr;      // an attention capture
+  // An image's rows in place of token embeddings (one sequence; its rows in `embd`, (n, dim) f32),
+  // and how its tokens attend among themselves.
+  const Buffer* embd = nullptr;
+  ImageAttention image_attention = ImageAttention::Causal;
 
   // `bytes` from `offset` into activation `id` (for the n tokens of this step).
   BufferView act(int id, uint64_t bytes, uint64_t offset = 0) const;
   // Floats of activation id for this step's n tokens, `per_token` each.
   BufferView act_rows(int id, uint64_t per_token) const { return act(id, 4ull * n * per_token); }
-  BufferView positions() const { return in.positions(n); }
+  // The step's positions; a sectioned rope's with every section (StepInputs::section_positions).
+  BufferView positions() const {
+    const uint32_t* s = c.rope.sections;
+    return s[0] + s[1] + s[2] + s[3] ? in.section_positions() : in.positions(n);
+  }
   BufferView kv_rows() const { return in.kv_rows(n); }
   BufferView step_params() const { return in.step(seqs); }
   BufferView scratch_view() const { return scratch ? scratch->view() : BufferView{}; }

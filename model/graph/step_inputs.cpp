@@ -7,7 +7,7 @@
 
 namespace vkllm {
 
-StepInputs::StepInputs(const Context& ctx, uint32_t max_batch, uint32_t slots) {
+StepInputs::StepInputs(const Context& ctx, uint32_t max_batch, uint32_t slots) : max_batch_(max_batch) {
   uint64_t align = ctx.caps().binding_alignment();
   auto region = [&](uint64_t bytes) {
     uint64_t at = size_;
@@ -15,7 +15,7 @@ StepInputs::StepInputs(const Context& ctx, uint32_t max_batch, uint32_t slots) {
     return at;
   };
   tokens_ = region(4ull * max_batch);
-  positions_ = region(4ull * max_batch);
+  positions_ = region(16ull * max_batch);  // four sections
   kv_rows_ = region(4ull * max_batch);
   step_ = region(uint64_t(slots) * sizeof(push::StepParams));
   last_rows_ = region(4ull * slots);

@@ -1,7 +1,9 @@
 // StepInputs: what a forward step's kernels read besides weights, caches and activations: per
 // token its id, position and KV-cache row (slot * n_ctx + position); per sequence its StepParams
-// and the batch index of its last token. The host writes them before each submit of a recorded
-// graph.
+// and the batch index of its last token. Positions have four sections of max_batch entries: the
+// token's position, then (sectioned rope, M-RoPE) the positions its 2nd, 3rd and 4th rope sections
+// turn with (a text token's position twice and 0; an image token's row and column). The host writes them before each
+// submit of a recorded graph.
 //
 // Kernels read them from device-local memory. On a discrete GPU the host writes a host-visible
 // staging copy, and every recorded step starts with one small copy into the device-local buffer:
@@ -33,6 +35,8 @@ class StepInputs {
   // What kernels bind: n tokens' or seqs sequences' entries, device-local.
   BufferView tokens(uint32_t n) const { return device_view(tokens_, 4ull * n); }
   BufferView positions(uint32_t n) const { return device_view(positions_, 4ull * n); }
+  BufferView section_positions() const { return device_view(positions_, 16ull * max_batch_); }
+  uint32_t section_stride() const { return max_batch_; }
   BufferView kv_rows(uint32_t n) const { return device_view(kv_rows_, 4ull * n); }
   BufferView step(uint32_t seqs) const { return device_view(step_, uint64_t(seqs) * sizeof(push::StepParams)); }
   BufferView last_rows(uint32_t seqs) const { return device_view(last_rows_, 4ull * seqs); }
@@ -49,6 +53,7 @@ class StepInputs {
   }
   BufferView device_view(uint64_t offset, uint64_t size) const { return device_->view(offset, size); }
 
+  uint32_t max_batch_ = 0;
   uint64_t tokens_ = 0, positions_ = 0, kv_rows_ = 0, step_ = 0, last_rows_ = 0, size_ = 0;  // byte offsets
   std::unique_ptr<Buffer> device_, staging_;
 };

@@ -258,9 +258,10 @@ void Transformer::fit_output(uint64_t floats) {
   }
 }
 
-Stream& Transformer::graph(uint32_t n, uint32_t seqs, OutputMode mode, uint32_t plan_kv) {
+Stream& Transformer::graph(uint32_t n, uint32_t seqs, OutputMode mode, uint32_t plan_kv, ImageAttention image,
+                           bool embd) {
   fit_output(output_floats(n, seqs, mode));
-  auto key = std::make_tuple(n, seqs, int(mode), plan_kv);
+  auto key = std::make_tuple(n, seqs, int(mode), plan_kv, embd ? 1 + int(image) : 0);
   auto it = graphs_.find(key);
   if (it == graphs_.end()) {
     if (graphs_.size() >= max_graphs(cache_.slots())) {  // forget the least recently used shape
@@ -272,6 +273,7 @@ Stream& Transformer::graph(uint32_t n, uint32_t seqs, OutputMode mode, uint32_t 
     auto s = std::make_unique<Stream>(ctx_, profiling_);
     RecordContext r = context(*s, n, seqs);
     r.plan_kv = plan_kv;
+    if (embd) r.embd = embd_.get(), r.image_attention = image;
     record(r, mode);
     ++recorded_;
     it = graphs_.emplace(key, Graph{std::move(s), 0}).first;
@@ -298,15 +300,38 @@ void Transformer::write_step(std::span<const SeqChunk> batch) {
     used[c.slot] = true;
     ENSURE(uint64_t(c.pos0) + n <= cache_.n_ctx(), fmt::format("positions {}..{} do not fit the context of {} tokens",
                                                                c.pos0, uint64_t(c.pos0) + n - 1, cache_.n_ctx()));
+    const uint32_t S = inputs_.section_stride();
     for (uint32_t j = 0; j < n; ++j, ++i) {
       int32_t t = c.tokens[j];
       ENSURE(t >= 0 && uint32_t(t) < c_.vocab_size, fmt::format("token id {} is outside the vocabulary", t));
-      ids[i] = t, pos[i] = int32_t(c.pos0 + j), rows[i] = int32_t(c.slot * cache_.n_ctx() + c.pos0 + j);
+      int32_t p = int32_t(c.pos0 + j) + c.rope_shift;  // a text token's position in every section but the 4th
+      ids[i] = t, rows[i] = int32_t(c.slot * cache_.n_ctx() + c.pos0 + j);
+      pos[i] = pos[S + i] = pos[2 * S + i] = p, pos[3 * S + i] = 0;
+      if (c.grid_x) {  // an image's token: its time, row and column
+        int32_t p0 = int32_t(c.pos0 - c.grid_first) + c.rope_shift;
+        uint32_t k = c.grid_first + j;
+        pos[i] = p0, pos[S + i] = p0 + int32_t(k / c.grid_x), pos[2 * S + i] = p0 + int32_t(k % c.grid_x);
+      }
     }
     step[q] = {.pos0 = c.pos0, .n_tokens = n, .n_kv = c.pos0 + n, .slot = c.slot};
     last[q] = int32_t(i - 1);
   }
   std::memcpy(inputs_.step(), step.data(), step.size() * sizeof(push::StepParams));
+}
+
+// An image step's rows into the embedding input (made when first needed); whether this is one.
+bool Transformer::write_image(std::span<const SeqChunk> batch) {
+  bool image = false;
+  for (const SeqChunk& c : batch) image = image || !c.embd.empty();
+  if (!image) return false;
+  const SeqChunk& c = batch[0];
+  ENSURE(batch.size() == 1, "an image is a step of its own");
+  ENSURE(c.embd.size() == c.tokens.size() * c_.dim,
+         fmt::format("an image's {} values are not {} rows of the model's width {}", c.embd.size(), c.tokens.size(),
+                     c_.dim));
+  if (!embd_) embd_ = std::make_unique<Buffer>(ctx_, 4ull * max_batch_ * c_.dim, Memory::Host, "image rows");
+  std::memcpy(embd_->mapped(), c.embd.data(), c.embd.size_bytes());
+  return true;
 }
 
 std::span<const float> Transformer::forward(std::span<const SeqChunk> batch, OutputMode mode) {
@@ -316,9 +341,10 @@ std::span<const float> Transformer::forward(std::span<const SeqChunk> batch, Out
   ENSURE(batch.size() <= cache_.slots(),
          fmt::format("a step has at most {} sequences (one per KV-cache slot), not {}", cache_.slots(), batch.size()));
   write_step(batch);
+  bool image = write_image(batch);
   uint32_t seqs = uint32_t(batch.size()), most_kv = 0;
   for (const SeqChunk& c : batch) most_kv = std::max(most_kv, uint32_t(c.pos0 + c.tokens.size()));
-  Stream& s = graph(uint32_t(n), seqs, mode, most_kv <= short_kv_ ? short_kv_ : 0);
+  Stream& s = graph(uint32_t(n), seqs, mode, most_kv <= short_kv_ ? short_kv_ : 0, batch[0].attention, image);
   s.submit_wait();
   last_ = &s;
   return {reinterpret_cast<const float*>(logits_->mapped()), output_floats(uint32_t(n), seqs, mode)};

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "arch/model_config.h"
+#include "arch/projector.h"
 #include "buffer.h"
 #include "graph/kv_cache.h"
 #include "graph/planner.h"
@@ -35,6 +36,18 @@ struct SeqChunk {
   uint32_t slot = 0;
   uint32_t pos0 = 0;
   std::span<const int32_t> tokens;
+  // An image's tokens instead of text (a step of one sequence; tokens then holds n zeros, the id
+  // the per-layer embeddings of gemma4 take for embedding rows, as llama.cpp's does): its rows
+  // (n, dim) f32, how they attend among themselves, and for M-RoPE the grid they fill (grid_x
+  // tokens per row, raster order): token j turns with time p, row p + j / grid_x and column
+  // p + j % grid_x, p = pos0 + rope_shift. 0: positions as text tokens'.
+  std::span<const float> embd;
+  ImageAttention attention = ImageAttention::Causal;
+  uint32_t grid_x = 0;
+  uint32_t grid_first = 0;  // the image's token that is this chunk's first (an image over several steps)
+  // Rope positions run rope_shift apart from cache rows (M-RoPE: an image of nx·ny tokens advances
+  // the positions by max(nx, ny)): a text token j turns at pos0 + j + rope_shift.
+  int32_t rope_shift = 0;
 };
 
 class Transformer {
@@ -64,6 +77,9 @@ class Transformer {
   // slot's cache is overwritten and layers past `layer` are not run. Recorded afresh per call,
   // never one of the cached graphs, so the normal forward is unchanged.
   std::vector<float> attention_probabilities(std::span<const int32_t> tokens, uint32_t layer, uint32_t slot = 0);
+  // The same over a sequence given as chunks that follow one another from position 0 (text runs
+  // and images' rows, as steps take them; their slots are `slot`).
+  std::vector<float> attention_probabilities(std::span<const SeqChunk> parts, uint32_t layer, uint32_t slot);
 
   uint32_t max_batch() const { return max_batch_; }
   uint64_t activation_bytes() const;  // arena + attention scratch + logits + step inputs
@@ -95,9 +111,11 @@ class Transformer {
   uint64_t output_floats(uint32_t n, uint32_t seqs, OutputMode mode) const;  // what a step gives back
   void fit_output(uint64_t floats);                                          // grows the output buffer to hold `floats`
   void write_step(std::span<const SeqChunk> batch);                          // the step's host-visible inputs
+  bool write_image(std::span<const SeqChunk> batch);                         // an image step's rows
   // The blocks' view of a recording of n tokens of seqs sequences into s (no taps, no capture).
   RecordContext context(Stream& s, uint32_t n, uint32_t seqs, VkBuffer unshared = VK_NULL_HANDLE) const;
-  Stream& graph(uint32_t n, uint32_t seqs, OutputMode mode, uint32_t plan_kv);
+  Stream& graph(uint32_t n, uint32_t seqs, OutputMode mode, uint32_t plan_kv,
+                ImageAttention image = ImageAttention::Causal, bool embd = false);
   uint32_t one_tile_kv() const;
   void record(const RecordContext& r, OutputMode mode);
 
@@ -117,9 +135,11 @@ class Transformer {
     std::unique_ptr<Stream> stream;
     uint64_t used;  // for least-recently-used eviction
   };
-  // By (tokens, sequences, logits mode, plan_kv): steps whose sequences all hold at most short_kv_
-  // keys (one attention tile) replay a graph recorded with plan_kv = short_kv_, without split-K.
-  std::map<std::tuple<uint32_t, uint32_t, int, uint32_t>, Graph> graphs_;
+  // By (tokens, sequences, logits mode, plan_kv, input: 0 tokens, else 1 + an image's
+  // ImageAttention): steps whose sequences all hold at most short_kv_ keys (one attention tile)
+  // replay a graph recorded with plan_kv = short_kv_, without split-K.
+  std::map<std::tuple<uint32_t, uint32_t, int, uint32_t, int>, Graph> graphs_;
+  std::unique_ptr<Buffer> embd_;  // an image step's rows (max_batch, dim) f32, host-visible; made when first needed
   uint32_t short_kv_ = 0;
   uint64_t uses_ = 0;
   Stream* last_ = nullptr;

@@ -26,15 +26,21 @@ double yarn_ramp(const RopeSpec& s, size_t i) {
 
 }  // namespace
 
-bool rope_pair_is_fourth_section(const RopeSpec& s, size_t i) {
+uint32_t rope_pair_section(const RopeSpec& s, size_t i) {
   const uint32_t* n = s.sections;
   size_t all = size_t(n[0]) + n[1] + n[2] + n[3];
-  if (all == 0) return false;
+  if (all == 0) return 0;
   size_t sector = i % all;
-  if (s.interleaved)
-    return !((sector % 3 == 0 && sector < 3 * n[0]) || (sector % 3 == 1 && sector < 3 * n[1]) ||
-             (sector % 3 == 2 && sector < 3 * n[2]));
-  return sector >= size_t(n[0]) + n[1] + n[2];
+  if (s.interleaved) {
+    for (uint32_t k = 0; k < 3; ++k)
+      if (sector % 3 == k && sector < 3 * size_t(n[k])) return k;
+    return 3;
+  }
+  return sector < n[0] ? 0 : sector < size_t(n[0]) + n[1] ? 1 : sector < size_t(n[0]) + n[1] + n[2] ? 2 : 3;
+}
+
+bool rope_pair_is_fourth_section(const RopeSpec& s, size_t i) {
+  return (s.sections[0] + s.sections[1] + s.sections[2] + s.sections[3]) > 0 && rope_pair_section(s, i) == 3;
 }
 
 void rope(float* y, const float* x, const int32_t* pos, const float* ff, const RopeSpec& s) {
@@ -49,7 +55,9 @@ void rope(float* y, const float* x, const int32_t* pos, const float* ff, const R
       float* yh = y + t * token_stride + h * head_stride;
       for (size_t d = s.rot_dim; d < s.head_dim; ++d) yh[d] = xh[d];
       for (size_t i = 0; i < half; ++i) {
-        double p = rope_pair_is_fourth_section(s, i) ? 0.0 : double(pos[t]);
+        double p = s.section_stride                    ? double(pos[rope_pair_section(s, i) * s.section_stride + t])
+                   : rope_pair_is_fourth_section(s, i) ? 0.0
+                                                       : double(pos[t]);
         double extrap = p * std::pow(s.theta_base, -2.0 * i / s.rot_dim) / (ff ? ff[i] : 1.0);
         double interp = s.freq_scale * extrap;
         double mix = yarn ? yarn_ramp(s, i) * s.ext_factor : 0.0;

@@ -27,8 +27,13 @@ struct RopeSpec {
   // no sections.
   uint32_t sections[4] = {0, 0, 0, 0};
   bool interleaved = false;
+  // > 0: pos holds every section's positions, section s of token t at pos[s · section_stride + t]
+  // (M-RoPE of image tokens: time, row, column; ops::RopeParams::section_stride).
+  size_t section_stride = 0;
 };
 
+// The section (0 .. 3) pair i of a sectioned rope belongs to; 0 without sections.
+uint32_t rope_pair_section(const RopeSpec& spec, size_t i);
 // Whether pair i of a sectioned rope turns with position 0 (it is in the 4th section).
 bool rope_pair_is_fourth_section(const RopeSpec& spec, size_t i);
 

@@ -1,10 +1,12 @@
 // libFuzzer target: GgufFile::parse on arbitrary bytes, then everything a loader does with a file
-// that parsed (every metadata value, every tensor's bytes, ModelConfig, Tokenizer encode/decode).
+// that parsed (every metadata value, every tensor's bytes, ModelConfig or ProjectorConfig, Tokenizer
+// encode/decode).
 // Any crash, sanitizer report or exception other than vkllm::Error is a bug.
 #include <cstdint>
 #include <span>
 
 #include "arch/model_config.h"
+#include "arch/projector.h"
 #include "arch/tensors.h"
 #include "error.h"
 #include "gguf/reader.h"
@@ -32,6 +34,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const GgufTensor& t : f.tensors())
       if (!t.data.empty())
         sink = sink + std::to_integer<uint8_t>(t.data.front()) + std::to_integer<uint8_t>(t.data.back());
+    try {
+      if (is_projector_file(f)) sink = sink + read_projector_config(f).embd_width();
+    } catch (const Error&) {
+    }
     try {
       ModelConfig c = ModelConfig::from_gguf(f);
       sink = sink + c.kv_bytes_per_token() + parameter_count(c);

@@ -51,7 +51,7 @@ class FakeGenerator : public Generator {
   std::vector<SlotState> slot_states() const override { return std::vector<SlotState>(4); }
   const ModelConfig& config() const override { return config_; }
   // Every query attends to its keys evenly.
-  std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer) override {
+  std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer, std::vector<PromptImage>) override {
     ENSURE(!tokens.empty() && tokens.size() <= n_ctx() && layer < config_.n_layers, "bad attention request");
     size_t n = tokens.size();
     std::vector<float> p(config_.n_heads * n * n);

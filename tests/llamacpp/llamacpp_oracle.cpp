@@ -31,6 +31,8 @@
 #include <ggml-backend.h>
 #include <llama.h>
 
+#include "oracle_log.h"
+
 #include <strings.h>
 #include <algorithm>
 #include <cstdio>
@@ -44,20 +46,8 @@
 
 namespace {
 
-// llama.cpp logs a lot; keep its first error-level line (the cause; later ones say what gave up)
-// to explain a failure, and print nothing else.
-std::string g_first_error;
-
-void quiet_log(ggml_log_level level, const char* text, void*) {
-  if (level != GGML_LOG_LEVEL_ERROR || !text) return;
-  std::string line(text);
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-  if (!line.empty() && g_first_error.empty()) g_first_error = line;
-}
-
-[[noreturn]] void fail(const std::string& what) {
-  throw std::runtime_error(g_first_error.empty() ? what : what + " (llama.cpp: " + g_first_error + ")");
-}
+using oracle::fail;
+using oracle::quiet_log;
 
 long to_int(const std::string& s, const char* flag) {
   char* end = nullptr;

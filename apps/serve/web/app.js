@@ -1,8 +1,9 @@
 // The demo page: a chat streamed from /v1/chat/completions, the model's facts from /v1/info, the
 // server's health, errors in a banner (never a blank page), and the attention view.
 import { postStream, setApiKey, ApiError } from './api.js';
-import { loadInfo, showInfo } from './model_info.js';
+import { loadInfo, showInfo, bytes } from './model_info.js';
 import { AttentionView } from './attention.js';
+import { wireImages, takeAttached, withSmallImages, firstImage } from './images.js';
 
 const $ = id => document.getElementById(id);
 const EXAMPLE = 'In the beginning God created the heaven and the earth.';
@@ -104,10 +105,17 @@ function scrollDown() {
   m.scrollTop = m.scrollHeight;
 }
 
-function addMessage(role, text) {
+function addMessage(role, text, image = null) {
   $('empty').hidden = true;
   const msg = document.createElement('div');
   msg.className = `msg msg-${role}`;
+  if (image) {
+    const img = document.createElement('img');
+    img.className = 'msg-image';
+    img.src = image;
+    img.alt = 'The image sent with this message';
+    msg.append(img);
+  }
   const bubble = document.createElement('div');
   bubble.className = 'bubble';
   bubble.textContent = text;
@@ -133,8 +141,10 @@ function speedText(tokens, seconds) {
 async function send(text) {
   if (state.running || !text.trim()) return;
   hideError();
-  state.messages.push({ role: 'user', content: text });
-  addMessage('user', text);
+  const image = takeAttached();
+  const content = image ? [{ type: 'image_url', image_url: { url: image.url } }, { type: 'text', text }] : text;
+  state.messages.push({ role: 'user', content });
+  addMessage('user', text, image && image.url);
   const { bubble, meta } = addMessage('assistant', '');
   bubble.classList.add('waiting');
   const controller = new AbortController();
@@ -172,6 +182,11 @@ async function send(text) {
   if (speed) parts.push(speed);
   if (first) parts.push(`first token ${Math.round(first - t0)} ms`);
   if (finish === 'length') parts.push('max tokens reached');
+  // What the conversation holds in the KV cache now, an image's tokens included.
+  if (usage && state.info.kv && state.info.kv.model) {
+    const n = usage.prompt_tokens + usage.completion_tokens;
+    parts.push(`${n} tokens in the KV cache (${bytes(n * state.info.kv.model)})`);
+  }
   meta.textContent = parts.join(' · ');
   if (finish === 'stopped') {
     const s = document.createElement('span');
@@ -213,10 +228,14 @@ function newConversation() {
 // the box (or an example sentence).
 function attentionSource() {
   const m = state.messages;
-  if (m.length >= 2 && m[m.length - 1].role === 'assistant')
-    return { body: { messages: m.slice(-2) }, label: 'The last exchange (your message and the reply), as the model saw it' };
+  if (m.length >= 2 && m[m.length - 1].role === 'assistant') {
+    const last = m.slice(-2).map(x => ({ ...x, content: withSmallImages(x.content) }));
+    const image = firstImage(last);
+    return { body: { messages: last }, image,
+      label: `The last exchange (your message${image ? ', its image at most 224 pixels a side,' : ''} and the reply), as the model saw it` };
+  }
   const text = $('prompt').value.trim() || EXAMPLE;
-  return { body: { prompt: text }, label: `“${text}”` };
+  return { body: { prompt: text }, image: null, label: `“${text}”` };
 }
 
 const attention = new AttentionView(attentionSource, () => state.info, reportError);
@@ -246,6 +265,7 @@ $('prompt').addEventListener('input', grow);
 $('stop').addEventListener('click', () => state.running && state.running.abort());
 $('new-chat').addEventListener('click', newConversation);
 $('attention-open').addEventListener('click', () => attention.open());
+wireImages(reportError);
 $('banner-close').addEventListener('click', hideError);
 $('banner-key').addEventListener('submit', e => {
   e.preventDefault();

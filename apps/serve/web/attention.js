@@ -3,6 +3,7 @@
 // attends to, and each head's dominant pattern computed from the numbers (summarise()).
 import { postJson, ApiError } from './api.js';
 import { colour, css, ink, drawHead, drawAll, cellAt, thumbnail } from './heatmap.js';
+import { ImageAttention } from './image_attention.js';
 
 // A head's dominant pattern. Over the queries i = 2..n-1 (query 0 sees only itself and for query 1
 // the previous token is the first one), the mean probability on the previous token (i-1), the
@@ -54,7 +55,8 @@ function percent(p) {
 }
 
 export class AttentionView {
-  // source(): { body: {messages | prompt}, label } of what to look at; info(): the model info.
+  // source(): { body: {messages | prompt}, label, image (the image's URL as sent, or null) } of
+  // what to look at; info(): the model info.
   constructor(source, info, onError) {
     this.source = source;
     this.info = info;
@@ -67,6 +69,7 @@ export class AttentionView {
     this.cache = new Map();
     this.data = null;
     this.hover = null;
+    this.images = new ImageAttention(h => { this.select(h); this.setMode('one'); });
     this.wire();
   }
 
@@ -224,6 +227,9 @@ export class AttentionView {
   }
 
   draw() {
+    const image = this.data && this.data.images && this.data.images.length ? this.source().image : null;
+    $('image-rank').hidden = !image;
+    this.images.show(this.data, image, this.head, this.hover ? this.hover.q : null);
     if (!this.data) {
       const g = this.canvas.getContext('2d');
       g.clearRect(0, 0, this.canvas.width, this.canvas.height);

@@ -46,6 +46,7 @@ export function readInfo(j) {
     state: pick(j, 'recurrent_bytes_per_sequence'),
     attention_layers: pick(j, 'attention_layers'),
     linear_layers: (pick(j, 'linear_attention') || {}).layers,
+    projector: pick(j, 'projector'),
   };
   if (typeof info.device === 'object') info.device = info.device.name;
   const own = pick(j, 'kv_bytes_per_token');
@@ -113,6 +114,15 @@ function showFacts(info) {
   }
 }
 
+// With a projector: what an image costs in tokens and KV bytes (vkllm info --mmproj's sizes).
+function showImageCost(info) {
+  const el = document.getElementById('kv-images');
+  const images = info.projector && info.projector.images;
+  el.hidden = !images || !images.length;
+  if (el.hidden) return;
+  el.textContent = 'Images: ' + images.map(i => `${i.width}×${i.height} takes ${i.tokens} tokens, ${bytes(i.kv_bytes)}`).join('; ') + '.';
+}
+
 // The KV-cache panel: bytes per token and at 4K/32K/128K tokens for each attention kind of the
 // model's dimensions, the model's own row marked, bars on a log scale (the kinds differ by 10-100x).
 function showKv(info) {
@@ -140,6 +150,7 @@ function showKv(info) {
   if (d.hybrid_attention_layers !== undefined) how.push(`hybrid ${d.hybrid_attention_layers} of ${info.n_layer} layers with attention`);
   if (info.kv_type) how.push(info.kv_type);
   note.textContent = `One sequence, each attention kind at this model\u2019s size${how.length ? `: ${how.join(', ')}` : ''}.`;
+  showImageCost(info);
   const linear = document.getElementById('kv-linear');
   linear.hidden = !info.state;
   linear.textContent = info.state ? `linear attention: constant ${bytes(info.state)} per sequence` : '';
