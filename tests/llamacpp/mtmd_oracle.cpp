@@ -62,6 +62,8 @@ Args parse(int argc, char** argv) {
       a.images.push_back(v);
     else if (f == "-p")
       a.prompt = v;
+    else if (f == "--runs")
+      a.runs = std::max(1, std::atoi(v.c_str()));
     else
       fail("unknown flag " + f);
   }
