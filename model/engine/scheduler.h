@@ -67,6 +67,8 @@ class Scheduler : public Generator {
     std::unique_ptr<Sequence> seq;  // running, or null when idle
     std::vector<int32_t> cached;    // tokens whose keys and values the slot holds (when idle)
     uint64_t last_used = 0;
+    // The running request's submission and its latest token (the latency histograms).
+    std::chrono::steady_clock::time_point submitted, last_token;
   };
   struct Waiting {
     GenerationRequest request;
@@ -88,7 +90,9 @@ class Scheduler : public Generator {
   void run_attention();  // queued attention captures, each in an idle slot
   void run_embed();      // queued embedding jobs, each over every idle slot
   uint32_t pick_slot(const std::vector<int32_t>& prompt, uint32_t& reuse) const;
-  void release(uint32_t slot);
+  // completed: it ended by itself (not cancelled or failed), and counts in the histograms.
+  void release(uint32_t slot, bool completed = false);
+  void observe_token(uint32_t slot, bool first);  // a token was sampled: TTFT or time per token
   void drop_cancelled();
   void step();
   void round();  // one pass of the loop: captures, embeddings, admissions and a forward step
