@@ -1,10 +1,12 @@
 // `vkllm serve [-m MODEL | -hf USER/REPO[:QUANT]] [--host 127.0.0.1] [--port 8080] [--parallel N]
 // [--ctx N] [--api-key KEY] [--max-queue N] [--timeout S] [--cors-origin ORIGIN]...
-// [--log-format text|json] [--log-file FILE] [--log-prompts]`: the HTTP server (apps/serve/:
-// OpenAI's and Ollama's APIs, the demo page) over the continuous-batching scheduler
+// [--log-format text|json] [--log-file FILE] [--log-prompts] [--drain-timeout S]`: the HTTP server
+// (apps/serve/: OpenAI's and Ollama's APIs, the demo page) over the continuous-batching scheduler
 // (model/engine/scheduler.h). The host, the port, the context and the log file are checked before
-// the model loads. SIGINT/SIGTERM stop it: no new connections, running requests get a short grace
-// period, then are cancelled.
+// the model loads; it answers (503, /health says why) while the model loads and its kernels
+// compile. SIGTERM or SIGINT drains it: new requests get 503 with Retry-After, the running and
+// queued ones finish within --drain-timeout (a second signal cuts that short), the rest are
+// cancelled, and it exits 0.
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netdb.h>
@@ -43,7 +45,6 @@ namespace vkllm::cli {
 
 namespace {
 
-constexpr auto kShutdownGrace = std::chrono::milliseconds(2000);
 constexpr auto kDeviceLostGrace = std::chrono::milliseconds(2000);
 // Connection threads beyond --parallel: quick routes (health, models, metrics) and requests
 // waiting for a slot. More connections wait in the pool's queue without a thread.
@@ -63,6 +64,7 @@ struct ServeOptions {
   std::string pooling;  // --pooling; "": the file's pooling_type, else last
   bool no_warmup = false;
   bool allow_image_urls = false;  // --allow-image-urls: http(s) image URLs are fetched
+  int drain_timeout = 30;  // seconds
 };
 
 // --allow-image-urls: an image URL's bytes through libcurl, as pull fetches (64 MiB at most).
@@ -142,6 +144,30 @@ void check_address(const ServeOptions& o) {
   ENSURE(err == 0, fmt::format("--host {}: cannot listen there: {}", o.host, std::strerror(err)));
 }
 
+// Waits until the running and queued requests have finished, `timeout` has passed, or a second
+// stop signal came.
+void drain(const Scheduler& scheduler, std::chrono::seconds timeout, const sigset_t& signals) {
+  auto idle = [&] {
+    SchedulerStats s = scheduler.stats();
+    return s.running == 0 && s.queued == 0;
+  };
+  if (idle()) return;
+  std::fprintf(stderr, "vkllm serve: draining: new requests get 503; the running ones have %d s to finish\n",
+               int(timeout.count()));
+  auto end = std::chrono::steady_clock::now() + timeout;
+  timespec poll{.tv_sec = 0, .tv_nsec = 50'000'000};
+  while (!idle()) {
+    if (std::chrono::steady_clock::now() >= end) {
+      std::fprintf(stderr, "vkllm serve: --drain-timeout passed: cancelling the requests still running\n");
+      return;
+    }
+    if (sigtimedwait(&signals, nullptr, &poll) > 0) {
+      std::fprintf(stderr, "vkllm serve: a second signal: cancelling the requests still running\n");
+      return;
+    }
+  }
+}
+
 void serve(const ServeOptions& o) {
   ENSURE(o.model.batch >= o.parallel, "--batch must be at least --parallel (every running sequence decodes each step)");
   check_address(o);
@@ -163,6 +189,29 @@ void serve(const ServeOptions& o) {
                          .file = o.log.file,
                          .prompts = o.log.prompts});  // opens --log-file now: a bad path fails before the model loads
   std::string id = model_id(o.model, *plan.file);
+  // Listening before the model loads: /health says 503 (loading) until the server can serve.
+  serve::HttpServer server({.host = o.host,
+                            .port = o.port,
+                            .timeout_seconds = o.timeout,
+                            .threads = o.parallel + kSpareThreads,
+                            .max_waiting = o.max_queue,
+                            .cors_origins = o.cors_origins,
+                            .log = &log});
+  int port = server.bind();
+  server.loading("loading " + plan.file->name());
+  std::thread listener([&] { server.run(); });
+  struct StopOnThrow {  // a model that fails to load: the listener stops before the error is said
+    serve::HttpServer& server;
+    std::thread& listener;
+    ~StopOnThrow() {
+      if (!listener.joinable()) return;
+      server.stop();
+      listener.join();
+    }
+  } stop_on_throw{server, listener};
+  std::fprintf(stderr, "vkllm serve: answering on http://%s:%d while the model loads (503 until it is ready)\n",
+               o.host.c_str(), port);
+  std::fflush(stderr);
   LoadedModel m = load_model(std::move(plan), o.model, false, o.parallel);
   std::unique_ptr<VisionEncoder> encoder;
   if (proj.file) encoder = std::make_unique<VisionEncoder>(*m.ctx, *proj.file, *proj.config);
@@ -182,6 +231,7 @@ void serve(const ServeOptions& o) {
   // Pipelines compile on first use: run the step shapes once now, so the first request does not
   // wait for them (before the scheduler's thread exists: one thread drives a Context).
   if (!o.no_warmup) {
+    server.loading("compiling kernels for this device");
     auto t0 = std::chrono::steady_clock::now();
     size_t compiled = m.engine->warm_up();
     std::fprintf(stderr, "vkllm serve: warmed up: %zu pipelines compiled in %.2f s\n", compiled,
@@ -215,14 +265,7 @@ void serve(const ServeOptions& o) {
                                                                                   m.engine->config().dim)
                                                                        .dump())
                                               : serve::json()});
-  serve::HttpServer server(api, {.host = o.host,
-                                 .port = o.port,
-                                 .timeout_seconds = o.timeout,
-                                 .threads = o.parallel + kSpareThreads,
-                                 .max_waiting = o.max_queue,
-                                 .cors_origins = o.cors_origins,
-                                 .log = &log});
-  int port = server.bind();
+  server.serve(api);
   print_startup(m);
   std::fprintf(stderr, "vkllm serve: listening on http://%s:%d\n", o.host.c_str(), port);
   std::fflush(stderr);
@@ -230,10 +273,12 @@ void serve(const ServeOptions& o) {
   std::thread stopper([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
+    api.drain();
+    drain(scheduler, std::chrono::seconds(o.drain_timeout), stop_signals);
+    scheduler.shutdown(std::chrono::milliseconds(0));  // cancels what is left
     server.stop();
-    scheduler.shutdown(kShutdownGrace);
   });
-  server.run();
+  listener.join();
   kill(getpid(), SIGTERM);  // if run() ended on its own, the stopper is still waiting
   stopper.join();
   ENSURE(!lost, "vkllm serve: stopped because the GPU was lost: " + scheduler.fault());
@@ -282,6 +327,11 @@ void add_serve_command(CLI::App& app) {
   cmd->add_flag("--allow-image-urls", o->allow_image_urls,
                 "Fetch http(s) image URLs that requests send (off: only images inside the request, as data: URLs or "
                 "base64)");
+  cmd->add_option("--drain-timeout", o->drain_timeout,
+                  "On SIGTERM: seconds the running requests have to finish while new ones get 503; then they are "
+                  "cancelled")
+      ->type_name("S")
+      ->check(int_range(0, 86400));
   add_pooling_option(cmd, o->pooling);
   add_jinja_flag(cmd);
   cmd->callback([o] { serve(*o); });

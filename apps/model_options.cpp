@@ -15,6 +15,7 @@
 #include "hub/hub.h"
 #include "interrupt.h"
 #include "output.h"
+#include "spirv.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
 
@@ -136,6 +137,21 @@ void fit_default_context(ModelPlan& plan, const GgufFile& file, const Context& c
   plan.n_ctx = n;
 }
 
+// The device, its driver's version and pipeline-cache UUID, and a hash of every embedded kernel:
+// what the driver's own shader cache (Mesa's, NVIDIA's) keys compiled kernels by, near enough.
+// vkllm keeps no VkPipelineCache of its own: on lavapipe its data is a 32-byte header and the
+// second run was no faster with it (docs/decisions.md "First use").
+std::string compiled_kernels_name(const Context& ctx) {
+  VkPhysicalDeviceProperties p{};
+  vkGetPhysicalDeviceProperties(ctx.physical_device(), &p);
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  for (const spirv::Shader* s : spirv::all)
+    for (uint32_t word : s->code) hash = (hash ^ word) * 1099511628211ull;
+  std::string uuid;
+  for (uint8_t b : p.pipelineCacheUUID) uuid += fmt::format("{:02x}", b);
+  return fmt::format("{:04x}-{:04x}-{:x}-{}-{:016x}", p.vendorID, p.deviceID, p.driverVersion, uuid, hash);
+}
+
 }  // namespace
 
 LoadedModel load_model(ModelPlan plan, const ModelOptions& o, bool profiling, uint32_t slots,
@@ -143,6 +159,12 @@ LoadedModel load_model(ModelPlan plan, const ModelOptions& o, bool profiling, ui
   LoadedModel m;
   m.file = std::move(plan.file);
   m.ctx = std::make_unique<Context>(ContextOptions{.device = o.device});
+  try {
+    m.compiled_marker = hub::HubSettings::from_environment().cache / "compiled" / compiled_kernels_name(*m.ctx);
+    std::error_code ec;
+    m.first_use = !std::filesystem::exists(m.compiled_marker, ec);
+  } catch (const Error&) {  // no cache folder can be named: nothing is known of earlier runs
+  }
   // Small models load in a blink: only weights that take a while show their progress.
   bool show = isatty(STDERR_FILENO) && m.file->file_bytes() >= kLoadProgressBytes;
   auto t0 = std::chrono::steady_clock::now();

@@ -2,6 +2,7 @@
 // positional word (or the default model embedded in the binary), the checks that need the file
 // but no GPU, then the upload.
 #pragma once
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -50,12 +51,18 @@ struct LoadedModel {
   std::unique_ptr<Context> ctx;
   std::unique_ptr<GgufFile> file;
   std::unique_ptr<Engine> engine;
+  // No run on this device, driver and set of kernels has been recorded under vkllm's cache folder
+  // (compiled_marker, "" where no folder can be named): the driver compiles the kernels now, and
+  // keeps them in its own shader cache (`vkllm run` says so apart from the prompt's speed).
+  bool first_use = false;
+  std::filesystem::path compiled_marker;
 
   LoadedModel() = default;
   LoadedModel(LoadedModel&&) = default;
   LoadedModel& operator=(LoadedModel&& o) noexcept {
     engine.reset(), file.reset(), ctx.reset();
     ctx = std::move(o.ctx), file = std::move(o.file), engine = std::move(o.engine);
+    first_use = o.first_use, compiled_marker = std::move(o.compiled_marker);
     return *this;
   }
 };

@@ -1,6 +1,8 @@
 // Pipeline creation from embedded SPIR-V; the lazy cache of built kernels.
 #include "kernel.h"
 
+#include <chrono>
+
 #include "check.h"
 #include "context.h"
 #include "shader_features.h"
@@ -88,7 +90,11 @@ const Kernel& KernelCache::get(const spirv::Shader& shader, std::span<const Spec
   for (const SpecConst& s : spec) key.spec.push_back(s.bits);
   key.subgroup_size = required_subgroup_size(ctx_, key.spec.empty() ? 1 : key.spec[0]);
   auto it = kernels_.find(key);
-  if (it == kernels_.end()) it = kernels_.emplace(key, std::make_unique<Kernel>(ctx_, shader, key)).first;
+  if (it == kernels_.end()) {
+    auto t0 = std::chrono::steady_clock::now();
+    it = kernels_.emplace(key, std::make_unique<Kernel>(ctx_, shader, key)).first;
+    compile_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   return *it->second;
 }
 

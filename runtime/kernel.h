@@ -58,9 +58,14 @@ class KernelCache {
   const Kernel& get(const spirv::Shader& shader, std::span<const SpecConst> spec, uint32_t n_buffers,
                     uint32_t push_size);
   size_t size() const { return kernels_.size(); }
+  // Seconds spent creating pipelines so far: the driver compiling kernels for this device, which
+  // a first run pays and its prompt speed should not be charged with (lavapipe compiles the rest
+  // at a kernel's first dispatch).
+  double compile_seconds() const { return compile_seconds_; }
 
  private:
   const Context& ctx_;
+  double compile_seconds_ = 0;
   std::map<KernelKey, std::unique_ptr<Kernel>> kernels_;
 };
 

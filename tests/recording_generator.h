@@ -33,7 +33,11 @@ class RecordingGenerator : public Generator {
   }
   const Tokenizer& tokenizer() const override { return tok_; }
   uint32_t n_ctx() const override { return ctx_; }
-  SchedulerStats stats() const override { return {.slots = 1}; }
+  SchedulerStats stats() const override {
+    SchedulerStats s;  // not designated: its histograms' constructor is explicit
+    s.slots = 1;
+    return s;
+  }
   std::vector<SlotState> slot_states() const override { return {SlotState{}}; }
   const ModelConfig& config() const override { return config_; }
   std::vector<float> attention(std::vector<int32_t> tokens, uint32_t layer, std::vector<PromptImage>) override {

@@ -30,7 +30,7 @@ std::vector<std::string> split_args(const std::string& args) {
 
 }  // namespace
 
-ServeProcess::ServeProcess(const std::string& args, const std::string& env) {
+ServeProcess::ServeProcess(const std::string& args, const std::string& env, bool until_ready) {
   int fds[2];
   REQUIRE(pipe(fds) == 0);
   std::vector<std::string> argv_s = {VKLLM_BIN, "serve", "--port", "0"};
@@ -58,7 +58,7 @@ ServeProcess::ServeProcess(const std::string& args, const std::string& env) {
       log_.append(buf, size_t(n));
     }
   });
-  std::regex listening(R"(listening on http://[^:]+:(\d+))");
+  std::regex listening(until_ready ? R"(listening on http://[^:]+:(\d+))" : R"(answering on http://[^:]+:(\d+))");
   auto t0 = Clock::now();
   while (Clock::now() - t0 < std::chrono::seconds(300)) {
     std::smatch m;

@@ -15,8 +15,9 @@ namespace vkllm::test {
 class ServeProcess {
  public:
   // Starts `vkllm serve --port 0 <args>` (with `env`'s NAME=VALUE words set) and waits until it
-  // listens (fails the test otherwise).
-  explicit ServeProcess(const std::string& args, const std::string& env = "");
+  // listens (fails the test otherwise); with `until_ready` false, only until it answers (503
+  // while the model loads).
+  explicit ServeProcess(const std::string& args, const std::string& env = "", bool until_ready = true);
   ~ServeProcess();  // SIGKILL if still running
   ServeProcess(const ServeProcess&) = delete;
 

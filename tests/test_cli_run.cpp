@@ -1,7 +1,10 @@
 // `vkllm run`, `logits` and `bench` as a user runs them, on fixture files and the embedded model:
 // streaming output, determinism per seed, GPU logits vs --cpu, and one-line errors.
 #include <fmt/format.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -201,4 +204,32 @@ TEST_CASE("without --ctx the default context shrinks to what fits the device", "
   // Without a limit the whole default is used.
   auto free = run_vkllm(fmt::format("info -m {} --json", model.path));
   CHECK(nlohmann::json::parse(free.out)["n_ctx"] == 4096);
+}
+
+TEST_CASE("vkllm run's first run on a device says the kernels' compilation apart from the prompt's speed",
+          "[cli-run]") {
+  // Empty shader caches, Mesa's and vkllm's: this run compiles each kernel it meets, as a first run does.
+  std::string dir = std::filesystem::temp_directory_path() / fmt::format("vkllm_first_run_{}", getpid());
+  std::string env = fmt::format("MESA_SHADER_CACHE_DIR={0}/mesa VKLLM_CACHE={0}/vkllm", dir);
+  test::CliResult first = run_vkllm("run -p 'And God said,' -n 4 --seed 1 --json", env);
+  test::CliResult second = run_vkllm("run -p 'And God said,' -n 4 --seed 1 --json", env);
+  std::filesystem::remove_all(dir);
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  size_t compiling = first.err.find("compiling kernels for this device: ");
+  REQUIRE(compiling != std::string::npos);
+  CHECK(compiling < first.err.find("\nprompt: "));
+  CHECK(first.err.find(" s, once\n", compiling) != std::string::npos);
+  nlohmann::json timings = nlohmann::json::parse(first.out)["timings"];
+  double compile = timings["compile_seconds"].get<double>();
+  CHECK(std::stod(first.err.substr(compiling + 35)) == Approx(compile).margin(0.05));
+  // What is left of the prompt's time is the model's: five tokens of the default model take less
+  // than their kernels' compilation.
+  CHECK(timings["prompt_seconds"].get<double>() < compile);
+  // Once: the next run finds the pipeline cache and says nothing of it.
+  INFO(second.err);
+  REQUIRE(second.exit_code == 0);
+  CHECK(second.err.find("compiling kernels") == std::string::npos);
+  // And the warm-up left nothing behind: the same seed gives the same text.
+  CHECK(nlohmann::json::parse(second.out)["text"] == nlohmann::json::parse(first.out)["text"]);
 }

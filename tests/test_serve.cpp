@@ -432,7 +432,7 @@ TEST_CASE("vkllm serve compiles its pipelines before it listens", "[serve]") {
 }
 
 TEST_CASE("vkllm serve checks the API key and refuses work past its queue and stops on SIGTERM", "[serve]") {
-  ServeProcess s("--parallel 1 --max-queue 1 --api-key sekrit");
+  ServeProcess s("--parallel 1 --max-queue 1 --api-key sekrit --drain-timeout 0");
   const std::string key = "sekrit";
   CHECK(get(s, "/health").status == 200);
   check_error(get(s, "/v1/models"), 401, "API key");

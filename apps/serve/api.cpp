@@ -124,6 +124,11 @@ HttpReply Api::route(const HttpRequest& r, const ClientAlive& alive) const {
     path_known = true;
     if (r.method != route.method) continue;
     if (r.path != "/health" && !authorized(r)) return unauthorized();
+    if (draining_ && r.path != "/health" && r.path != "/metrics") {
+      HttpReply refused = error(503, "unavailable_error", "the server is stopping: it takes no new requests");
+      refused.headers.emplace_back("Retry-After", std::to_string(kRetryAfterSeconds));
+      return refused;
+    }
     // Too many connections wait for a thread: work that needs the model is refused at once.
     if (r.overloaded && r.method == "POST") throw QueueFull();
     return route.run();
@@ -148,13 +153,19 @@ HttpReply Api::page_file(const HttpRequest& r) {
            "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"}}};
 }
 
-// 503 once the generator cannot run anything (a lost device): load balancers take it out.
+// 200 only while requests will be served; 503 once the generator cannot run anything (a lost
+// device) or the server drains: load balancers and readiness probes take it out.
 HttpReply Api::health() const {
   std::string fault = gen_.fault();
-  if (fault.empty()) return json_reply({{"status", "ok"}});
-  json body = {{"status", "error"}};
-  body.update(error_body(503, "server_error", fault));
-  return json_reply(body, 503);
+  if (fault.empty() && !draining_) return json_reply({{"status", "ok"}});
+  json body = {{"status", fault.empty() ? "draining" : "error"}};
+  body.update(fault.empty()
+                  ? error_body(503, "unavailable_error",
+                               "the server is stopping: it finishes its running requests and takes no new ones")
+                  : error_body(503, "server_error", fault));
+  HttpReply reply = json_reply(body, 503);
+  reply.headers.emplace_back("Retry-After", std::to_string(kRetryAfterSeconds));
+  return reply;
 }
 
 HttpReply Api::unauthorized() {
@@ -192,32 +203,6 @@ HttpReply Api::slots() const {
                    {"n_prompt_tokens_cache", s.cached_tokens},
                    {"n_decoded", s.generated_tokens}});
   return json_reply(out);
-}
-
-// Prometheus text format 0.0.4.
-HttpReply Api::metrics() const {
-  SchedulerStats s = gen_.stats();
-  std::string out;
-  auto metric = [&](const char* name, const char* type, const char* help, double value) {
-    out += fmt::format("# HELP vkllm_{0} {1}\n# TYPE vkllm_{0} {2}\nvkllm_{0} {3}\n", name, help, type, value);
-  };
-  metric("requests_total", "counter", "Generation requests accepted.", double(s.requests));
-  metric("requests_rejected_total", "counter", "Generation requests refused because the queue was full.",
-         double(s.rejected));
-  metric("requests_cancelled_total", "counter", "Generation requests cancelled (client gone or shutdown).",
-         double(s.cancelled));
-  metric("prompt_tokens_total", "counter", "Prompt tokens of accepted requests (tokens in).", double(s.prompt_tokens));
-  metric("prompt_tokens_cached_total", "counter", "Prompt tokens reused from a KV-cache slot.",
-         double(s.cached_tokens));
-  metric("generated_tokens_total", "counter", "Generated tokens (tokens out).", double(s.generated_tokens));
-  metric("forward_steps_total", "counter", "Forward steps run.", double(s.steps));
-  metric("queue_depth", "gauge", "Requests waiting for a slot.", double(s.queued));
-  metric("slots_busy", "gauge", "KV-cache slots running a request.", double(s.running));
-  metric("slots_total", "gauge", "KV-cache slots (--parallel).", double(s.slots));
-  metric("generation_tokens_per_second", "gauge", "Generated tokens per second over the last 10 s.", s.generation_tps);
-  metric("pipelines", "gauge", "GPU pipelines compiled (by the warm-up before listening, and any since).",
-         double(s.pipelines));
-  return {.content_type = "text/plain; version=0.0.4", .body = out};
 }
 
 HttpReply Api::tokenize(const HttpRequest& r) const {

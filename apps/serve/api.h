@@ -14,6 +14,7 @@
 //   /api/chat, /api/generate; pull, push, create, copy and delete answer 501. Errors on /api/*
 //   are Ollama-shaped ({"error": message}).
 #pragma once
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -102,6 +103,9 @@ struct PromptInput {
   std::vector<PromptImage> images;
 };
 
+// What a 503 from a server that is loading or stopping asks a client to wait (Retry-After).
+inline constexpr int kRetryAfterSeconds = 5;
+
 // The longest sequence POST /v1/attention takes: a map the page can draw (and a few MB of JSON).
 inline constexpr uint32_t kMaxAttentionTokens = 512;
 
@@ -112,6 +116,9 @@ class Api {
   // Never throws: any failure becomes an error reply.
   HttpReply handle(const HttpRequest& request, const ClientAlive& alive) const;
   static HttpReply error(int status, const std::string& type, const std::string& message);
+  // Stops taking work (SIGTERM): from now on every route but /health and /metrics answers 503
+  // with Retry-After, and /health says the server is draining. Running requests go on.
+  void drain() const { draining_ = true; }
 
  private:
   HttpReply route(const HttpRequest& request, const ClientAlive& alive) const;
@@ -155,6 +162,7 @@ class Api {
   ChatFormat format_;                       // how the model writes tool calls and reasoning
   std::unique_ptr<GrammarCache> grammars_;  // compiled grammars of structured replies
   int64_t started_;                         // Unix seconds, the model's "created"
+  mutable std::atomic<bool> draining_{false};
 };
 
 }  // namespace vkllm::serve

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "error.h"
 #include "serve/connection_pool.h"
@@ -56,8 +57,7 @@ const char* error_type(int status) {
 
 }  // namespace
 
-HttpServer::HttpServer(const Api& api, const ServerOptions& options)
-    : api_(api), options_(options), server_(std::make_unique<httplib::Server>()) {
+HttpServer::HttpServer(const ServerOptions& options) : options_(options), server_(std::make_unique<httplib::Server>()) {
   httplib::Server& s = *server_;
   s.new_task_queue = [this] { return new ConnectionPool(options_.threads, options_.max_waiting, port_); };
   s.set_payload_max_length(options.max_body_bytes);
@@ -117,7 +117,8 @@ void HttpServer::serve(const httplib::Request& req, httplib::Response& res) cons
   r.x_api_key = req.get_header_value("x-api-key");
   r.overloaded = ConnectionPool::refusing();
   int sock = ConnectionPool::current_socket();
-  HttpReply reply = api_.handle(r, [sock] { return sock < 0 || peer_open(sock); });
+  const Api* api = api_.load();
+  HttpReply reply = api ? api->handle(r, [sock] { return sock < 0 || peer_open(sock); }) : not_ready(r);
   res.status = reply.status;
   for (const auto& [name, value] : reply.headers) res.set_header(name, value);
   if (r.overloaded) res.set_header("Connection", "close");
@@ -140,6 +141,23 @@ void HttpServer::serve(const httplib::Request& req, httplib::Response& res) cons
         if (options_.log) options_.log->write(entry);
         return true;
       });
+}
+
+void HttpServer::loading(std::string what) {
+  std::lock_guard lock(loading_mutex_);
+  loading_ = std::move(what);
+}
+
+// llama-server's answer while it loads (503, unavailable_error), saying what it is doing.
+HttpReply HttpServer::not_ready(const HttpRequest& r) const {
+  std::string what;
+  {
+    std::lock_guard lock(loading_mutex_);
+    what = loading_;
+  }
+  json body = r.path == "/health" ? json{{"status", "loading"}} : json::object();
+  body.update(error_body(503, "unavailable_error", fmt::format("the server is not ready: {}", what)));
+  return {.status = 503, .body = dump(body), .headers = {{"Retry-After", std::to_string(kRetryAfterSeconds)}}};
 }
 
 // Same origin (the page the server itself serves) or one --cors-origin lets in.
@@ -186,8 +204,16 @@ int HttpServer::bind() {
   return port_ = port;
 }
 
-void HttpServer::run() { server_->listen_after_bind(); }
+void HttpServer::run() {
+  run_called_ = true;
+  server_->listen_after_bind();
+  run_done_ = true;
+}
 
-void HttpServer::stop() { server_->stop(); }
+void HttpServer::stop() {
+  for (int i = 0; i < 5000 && run_called_ && !run_done_ && !server_->is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  server_->stop();
+}
 
 }  // namespace vkllm::serve

@@ -3,10 +3,14 @@
 // fails, or its socket reports the peer closed while nothing is written) and its request is
 // cancelled. Errors httplib raises itself (a body over the size limit, a malformed request) are
 // OpenAI-shaped JSON too. Connections run on a ConnectionPool (connection_pool.h); cross-origin
-// browsers are let in only from the --cors-origin origins; every request gets a log line.
+// browsers are let in only from the --cors-origin origins; every request gets a log line. It
+// listens before the model is loaded: until serve() hands it the Api, every request gets 503 with
+// Retry-After, and /health says what is being loaded.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -37,21 +41,29 @@ struct ServerOptions {
 
 class HttpServer {
  public:
-  HttpServer(const Api& api, const ServerOptions& options);
+  explicit HttpServer(const ServerOptions& options);
   ~HttpServer();
   // Binds the listening socket; returns the port (the chosen one when options.port is 0).
   int bind();
   // Serves until stop() (from another thread); in-flight requests are finished first.
   void run();
-  void stop();
+  void stop();  // waits until run() has started listening, so that it cannot miss the stop
+  // While there is no Api yet: what /health says is happening ("loading the model ...").
+  void loading(std::string what);
+  // From now on requests go to `api` (which outlives the server's run()).
+  void serve(const Api& api) { api_ = &api; }
 
  private:
   void serve(const httplib::Request& req, httplib::Response& res) const;
+  HttpReply not_ready(const HttpRequest& r) const;  // before serve(const Api&)
   bool origin_allowed(const std::string& origin, const std::string& host) const;
   static LoggedRequest logged(const httplib::Request& req, int status);  // who asked what
   void log(const httplib::Request& req, int status, double ms, const RequestRecord* record) const;
 
-  const Api& api_;
+  std::atomic<const Api*> api_{nullptr};
+  std::atomic<bool> run_called_{false}, run_done_{false};
+  mutable std::mutex loading_mutex_;
+  std::string loading_ = "starting";
   ServerOptions options_;
   std::unique_ptr<httplib::Server> server_;
   int listen_fd_ = -1;  // the listening socket (httplib's), to raise its backlog

@@ -116,6 +116,8 @@ size_t Engine::warm_up() {
 
 size_t Engine::pipelines() const { return ctx_->kernels().size(); }
 
+double Engine::compile_seconds() const { return ctx_->kernels().compile_seconds(); }
+
 MemoryReport Engine::memory() const {
   return {.weights = weights_->device_bytes(),
           .kv_cache = cache_->bytes(),
@@ -299,9 +301,17 @@ GenerationStats generate(Engine& engine, Sampler& sampler, std::span<const int32
   GenerationStats stats{.prompt_tokens = uint32_t(prompt.size())};
   for (int32_t t : prompt) sampler.accept(t);
   EogMask mask(engine.tokenizer(), o.ignore_eos);
+  // Kernels met for the first time compile inside eval(): their time is kept apart.
+  double compiled = engine.compile_seconds();
+  auto compiling = [&] {
+    double now = engine.compile_seconds(), since = now - compiled;
+    compiled = now;
+    stats.compile_seconds += since;
+    return since;
+  };
   auto t0 = clock::now();
   std::span<const float> logits = engine.eval(prompt);
-  stats.prompt_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  stats.prompt_seconds = std::chrono::duration<double>(clock::now() - t0).count() - compiling();
   auto t1 = clock::now();
   for (uint32_t i = 0; i < o.max_tokens; ++i) {
     int32_t token =
@@ -324,7 +334,7 @@ GenerationStats generate(Engine& engine, Sampler& sampler, std::span<const int32
     }
     logits = engine.eval(std::span<const int32_t>(&token, 1));
   }
-  stats.generation_seconds = std::chrono::duration<double>(clock::now() - t1).count();
+  stats.generation_seconds = std::chrono::duration<double>(clock::now() - t1).count() - compiling();
   return stats;
 }
 

@@ -89,7 +89,8 @@ class Engine {
   // before attending to them, and one starting at position 0 starts from a zero recurrent state);
   // the single sequence is reset. Returns the pipelines compiled.
   size_t warm_up();
-  size_t pipelines() const;  // compiled so far on this engine's Context
+  size_t pipelines() const;        // compiled so far on this engine's Context
+  double compile_seconds() const;  // spent compiling them
 
   // Appends tokens to the sequence (in chunks of the batch size) and returns the logits of the
   // last one (vocab), valid until the next call.
@@ -168,7 +169,8 @@ std::string_view to_string(FinishReason r);  // "length", "eog", "stop", "contex
 
 struct GenerationStats {
   uint32_t prompt_tokens = 0, generated_tokens = 0;
-  double prompt_seconds = 0, generation_seconds = 0;
+  double prompt_seconds = 0, generation_seconds = 0;  // not counting compile_seconds
+  double compile_seconds = 0;  // compiling kernels met for the first time (once per device and shape)
   FinishReason finish = FinishReason::Length;
   double prompt_tps() const { return prompt_seconds > 0 ? prompt_tokens / prompt_seconds : 0; }
   double generation_tps() const { return generation_seconds > 0 ? generated_tokens / generation_seconds : 0; }

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "engine/embedding.h"
 #include "error.h"
+#include "graph/recurrent_cache.h"
 #include "graph/vision_encoder.h"
 
 namespace vkllm {
@@ -30,6 +31,7 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 Scheduler::Scheduler(Engine& engine, const SchedulerOptions& options)
     : engine_(engine), options_(options), slots_(engine.slots()), batch_(engine.max_batch(), engine.uses_mrope()) {
   stats_.slots = engine.slots();
+  stats_.histograms = RequestHistograms(engine.n_ctx());
   stats_.pipelines = engine.pipelines();
   publish_slots();
   thread_ = std::thread([this] { loop(); });
@@ -205,6 +207,8 @@ void Scheduler::publish_slots() {
     st.cached_tokens = s.seq->usage().cached_tokens;
     st.generated_tokens = s.seq->generated();
   }
+  if (const RecurrentCache* r = engine_.recurrent_cache())
+    for (uint32_t i = 0; i < slots_.size(); ++i) slot_states_[i].checkpoint_tokens = r->checkpoint(i);
 }
 
 void Scheduler::shutdown(std::chrono::milliseconds grace) {
@@ -267,12 +271,15 @@ void Scheduler::admit() {
 void Scheduler::start(uint32_t slot, uint32_t reuse, GenerationRequest request,
                       std::shared_ptr<GenerationHandle> handle) {
   inject_.hit(InjectedFault::Admit);
+  auto submitted = handle->created();
   auto seq = std::make_unique<Sequence>(std::move(request), std::move(handle), engine_.tokenizer(), engine_.n_ctx());
   seq->reuse(reuse);
   engine_.resume(slot, reuse, uint32_t(slots_[slot].cached.size()));  // hybrids: maybe from the checkpoint
-  stats_.prompt_tokens += seq->usage().prompt_tokens;
+  stats_.prompt_tokens += seq->usage().prompt_tokens;                 // the mutex is held (admit())
   stats_.cached_tokens += reuse;
   ++stats_.running;
+  stats_.histograms.queue_time.observe(std::chrono::duration<double>(Clock::now() - submitted).count());
+  slots_[slot].submitted = submitted;
   slots_[slot].seq = std::move(seq);
   slots_[slot].cached.clear();
   order_.push_back(slot);
@@ -281,8 +288,10 @@ void Scheduler::start(uint32_t slot, uint32_t reuse, GenerationRequest request,
 // Frees a finished or cancelled sequence's slot; its tokens stay cached for prefix reuse, up to its
 // first image (an image's tokens are zeros, whatever the image; a hybrid model's state covers
 // the images, so it keeps nothing then).
-void Scheduler::release(uint32_t slot) {
+void Scheduler::release(uint32_t slot, bool completed) {
   Slot& s = slots_[slot];
+  auto now = Clock::now();
+  uint32_t prompt = s.seq->usage().prompt_tokens, generated = s.seq->generated();
   auto all = s.seq->tokens();
   uint32_t keep = s.seq->n_cached();
   if (s.seq->first_image() < keep) keep = engine_.recurrent_cache() ? 0 : s.seq->first_image();
@@ -293,6 +302,22 @@ void Scheduler::release(uint32_t slot) {
   std::lock_guard lock(mutex_);
   --stats_.running;
   ++stats_.finished;
+  if (!completed) return;
+  RequestHistograms& h = stats_.histograms;
+  h.e2e_latency.observe(std::chrono::duration<double>(now - s.submitted).count());
+  h.prompt_tokens.observe(prompt);
+  h.generation_tokens.observe(generated);
+}
+
+void Scheduler::observe_token(uint32_t slot, bool first) {
+  Slot& s = slots_[slot];
+  auto now = Clock::now();
+  std::lock_guard lock(mutex_);
+  if (first)
+    stats_.histograms.time_to_first_token.observe(std::chrono::duration<double>(now - s.submitted).count());
+  else
+    stats_.histograms.time_per_output_token.observe(std::chrono::duration<double>(now - s.last_token).count());
+  s.last_token = now;
 }
 
 void Scheduler::drop_cancelled() {
@@ -375,12 +400,18 @@ void Scheduler::step() {
     // Hybrids: the state at the end of the prompt, from which the talk's next turn can go on.
     if (seq.usage().completion_tokens == 0) engine_.checkpoint(batch_.chunks()[i].slot, seq.n_cached());
     ++sampled;
-    if (!seq.sample(logits.subspan(i * vocab, vocab))) finished.push_back(batch_.chunks()[i].slot);
+    uint32_t slot = batch_.chunks()[i].slot, before = seq.generated();
+    bool more = seq.sample(logits.subspan(i * vocab, vocab));
+    if (seq.generated() > before) observe_token(slot, before == 0);
+    if (!more) finished.push_back(slot);
   }
-  for (uint32_t slot : finished) release(slot);
+  for (uint32_t slot : finished) release(slot, true);
   record_tokens(sampled);
+  uint64_t step_tokens = 0;
+  for (const auto& c : batch_.chunks()) step_tokens += c.tokens.size();
   std::lock_guard lock(mutex_);
   ++stats_.steps;
+  stats_.histograms.iteration_tokens.observe(double(step_tokens));
   stats_.pipelines = engine_.pipelines();
   stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
 }

@@ -71,6 +71,8 @@ class Scheduler : public Generator {
     std::unique_ptr<Sequence> seq;  // running, or null when idle
     std::vector<int32_t> cached;    // tokens whose keys and values the slot holds (when idle)
     uint64_t last_used = 0;
+    // The running request's submission and its latest token (the latency histograms).
+    std::chrono::steady_clock::time_point submitted, last_token;
   };
   struct Waiting {
     GenerationRequest request;
@@ -94,7 +96,9 @@ class Scheduler : public Generator {
   std::vector<float> capture(const AttentionJob& job, uint32_t slot);
   void run_embed();  // queued embedding jobs, each over every idle slot
   uint32_t pick_slot(const GenerationRequest& request, uint32_t& reuse) const;
-  void release(uint32_t slot);
+  // completed: it ended by itself (not cancelled or failed), and counts in the histograms.
+  void release(uint32_t slot, bool completed = false);
+  void observe_token(uint32_t slot, bool first);  // a token was sampled: TTFT or time per token
   void drop_cancelled();
   void step();
   void run_images();  // the images whose tokens are next in their sequences, each in steps of its own

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "arch/model_config.h"
+#include "engine/histogram.h"
 #include "engine/logprobs.h"
 #include "engine/output_constraint.h"
 #include "engine/sampler.h"
@@ -99,9 +100,10 @@ struct SchedulerStats {
   uint64_t requests = 0, rejected = 0, finished = 0, cancelled = 0;
   uint64_t prompt_tokens = 0, cached_tokens = 0, generated_tokens = 0, steps = 0;
   uint32_t queued = 0, running = 0, slots = 0;
-  double generation_tps = 0;  // generated tokens per second over the last 10 s
-  double busy_seconds = 0;    // time spent in forward steps
-  uint64_t pipelines = 0;     // GPU pipelines compiled so far (the warm-up's and any since)
+  double generation_tps = 0;     // generated tokens per second over the last 10 s
+  double busy_seconds = 0;       // time spent in forward steps
+  uint64_t pipelines = 0;        // GPU pipelines compiled so far (the warm-up's and any since)
+  RequestHistograms histograms;  // latencies and token counts of requests and steps
 };
 
 // A KV-cache slot as GET /slots shows it.
@@ -111,6 +113,9 @@ struct SlotState {
   uint32_t tokens = 0;      // tokens whose keys and values it holds
   // The running request's prompt tokens, those reused from the slot, and tokens generated so far.
   uint32_t prompt_tokens = 0, cached_tokens = 0, generated_tokens = 0;
+  // Hybrid models: the tokens the slot's recurrent checkpoint covers (its live state always
+  // covers `tokens`). Unset for models without recurrent layers.
+  std::optional<uint32_t> checkpoint_tokens;
 };
 
 // Something that runs generation requests: the Scheduler on the GPU, or a stand-in (fuzzing).

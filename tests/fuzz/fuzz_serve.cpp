@@ -47,7 +47,11 @@ class FakeGenerator : public Generator {
   }
   const Tokenizer& tokenizer() const override { return tok_; }
   uint32_t n_ctx() const override { return 256; }
-  SchedulerStats stats() const override { return {.slots = 4}; }
+  SchedulerStats stats() const override {
+    SchedulerStats s;  // not designated: its histograms' constructor is explicit
+    s.slots = 4;
+    return s;
+  }
   std::vector<SlotState> slot_states() const override { return std::vector<SlotState>(4); }
   const ModelConfig& config() const override { return config_; }
   // Every query attends to its keys evenly.
