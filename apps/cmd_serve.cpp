@@ -64,7 +64,7 @@ struct ServeOptions {
   std::string pooling;  // --pooling; "": the file's pooling_type, else last
   bool no_warmup = false;
   bool allow_image_urls = false;  // --allow-image-urls: http(s) image URLs are fetched
-  int drain_timeout = 30;  // seconds
+  int drain_timeout = 30;         // seconds
 };
 
 // --allow-image-urls: an image URL's bytes through libcurl, as pull fetches (64 MiB at most).
