@@ -43,6 +43,9 @@ uint32_t threads_per_row(uint32_t s) {
   return t;
 }
 
+// delta_rule.comp and ssm_scan.comp: a workgroup of whole rows of up to 16 threads.
+uint32_t row_workgroup(const Context& ctx) { return std::max(ctx.profile().wg_size / 16 * 16, 16u); }
+
 uint32_t max_chunks(const DeltaRuleParams& p) {
   if (p.n_tokens == 0) return 0;
   return ceil_div(p.n_tokens, kC) + std::min(p.seqs, p.n_tokens) - 1;
@@ -161,7 +164,7 @@ void delta_rule(Stream& s, BufferView qkv, BufferView alpha, BufferView beta, Bu
   ENSURE(uint64_t(slots) * p.h_v * S * S <= UINT32_MAX, "delta_rule: the state view is too large");
 
   const Context& ctx = s.context();
-  uint32_t wg = std::max(ctx.profile().wg_size / 16 * 16, 16u);  // whole rows of up to 16 threads (delta_rule.comp)
+  uint32_t wg = row_workgroup(ctx);
   push::DeltaRulePush push{.n_tokens = p.n_tokens,
                            .n_seqs = p.seqs,
                            .h_k = p.h_k,
@@ -236,7 +239,7 @@ void ssm_scan(Stream& s, BufferView xbc, BufferView proj, BufferView dt_bias, Bu
   ENSURE(uint64_t(slots) * d_inner * p.state <= UINT32_MAX, "ssm_scan: the state view is too large");
 
   const Context& ctx = s.context();
-  uint32_t wg = std::max(ctx.profile().wg_size / 16 * 16, 16u);  // whole rows of up to 16 threads
+  uint32_t wg = row_workgroup(ctx);
   uint32_t t = threads_per_row(p.state), rows = wg / t, nc = p.state / t;
   check_loops(ctx, p.seqs + 2ull * nc + p.n_tokens * (nc + std::bit_width(t) + 2), "ssm_scan", p.n_tokens);
   push::SsmScanPush push{.n_tokens = p.n_tokens,

@@ -18,15 +18,7 @@
 #include "grid.glsl"
 #include "push.h"
 
-#if defined(KV_F16)  // f32 -> f16 rounding is the device's conversion, as kv_store's
-#extension GL_EXT_shader_16bit_storage : require
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#define CACHE_T float16_t
-#elif defined(KV_F32)
-#define CACHE_T float
-#else
-#error "build rope_store.glsl with -DKV_F16 or -DKV_F32"
-#endif
+#include "cache_type.glsl"  // CACHE_T: the variant's f16 or f32
 
 layout(constant_id = 0) const uint WG = 64;  // a power of two
 layout(constant_id = 1) const bool USE_SUBGROUP = true;
