@@ -1,6 +1,7 @@
 // Runs the built `vkllm` binary (or another program: vkllm-bench, the llama.cpp oracle) as a user
 // would and captures what it prints.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ std::string llamacpp_vocab(const std::string& name);  // the path of ggml-vocab-
 std::string llamacpp_vocab_missing(const std::string& name);
 // A file's bytes ("" when it cannot be read).
 std::string read_file(const std::string& path);
+// The lines of what a program printed ("error: ...\n" is one).
+inline size_t line_count(const std::string& s) { return size_t(std::count(s.begin(), s.end(), '\n')); }
 
 // A file under /tmp that removes itself.
 struct TempFile {

@@ -12,7 +12,7 @@
 #include "harness.h"
 #include "reference/model.h"
 
-using nlohmann::json;
+using json = nlohmann::json;
 using vkllm::test::run_vkllm;
 
 namespace {

@@ -8,13 +8,8 @@
 #include "cli.h"
 #include "harness.h"
 
+using vkllm::test::line_count;
 using vkllm::test::run_vkllm;
-
-namespace {
-
-size_t lines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
-
-}  // namespace
 
 TEST_CASE("vkllm devices --json lists devices with their limits", "[cli]") {
   auto r = run_vkllm("devices --json");
@@ -60,7 +55,7 @@ TEST_CASE("no Vulkan driver gives one error line", "[cli]") {
   auto r = run_vkllm("devices", "VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json");
   CHECK(r.exit_code != 0);
   CHECK(r.err.starts_with("error: "));
-  CHECK(lines(r.err) == 1);
+  CHECK(line_count(r.err) == 1);
 }
 
 TEST_CASE("an unknown subcommand or flag gives one error line", "[cli]") {
@@ -68,7 +63,7 @@ TEST_CASE("an unknown subcommand or flag gives one error line", "[cli]") {
     auto r = run_vkllm(args);
     CHECK(r.exit_code != 0);
     CHECK(r.err.starts_with("error: "));
-    CHECK(lines(r.err) == 1);
+    CHECK(line_count(r.err) == 1);
   }
 }
 

@@ -19,7 +19,7 @@ using test::TempFile;
 namespace {
 
 // The Qwen3-Embedding preset as a file (F32 weights).
-const TempFile& model() {
+const TempFile& embed_model() {
   static TempFile f = [] {
     TempFile t("embed");
     t.write(make_fixture_model(test::family_fixture("qwen3-embedding", DType::F32).spec));
@@ -52,7 +52,7 @@ double norm(const std::vector<double>& v) {
 TEST_CASE("vkllm embed prints one unit vector a line, or JSON", "[cli][embed]") {
   TempFile inputs("embed-inputs");
   inputs.write("In the beginning\nIn the beginning\nsomething else\n");
-  test::CliResult r = run_vkllm(fmt::format("embed -m {} -f {}", model().path, inputs.path));
+  test::CliResult r = run_vkllm(fmt::format("embed -m {} -f {}", embed_model().path, inputs.path));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   auto v = vectors(r.out);
@@ -64,14 +64,15 @@ TEST_CASE("vkllm embed prints one unit vector a line, or JSON", "[cli][embed]") 
   CHECK(v[0] == v[1]);
   CHECK(v[0] != v[2]);
 
-  test::CliResult piped = run_vkllm(fmt::format("embed -m {}", model().path), "", inputs.path);  // stdin
+  test::CliResult piped = run_vkllm(fmt::format("embed -m {}", embed_model().path), "", inputs.path);  // stdin
   CHECK(piped.out == r.out);
-  test::CliResult raw = run_vkllm(fmt::format("embed -m {} -p 'In the beginning' --embd-normalize -1", model().path));
+  test::CliResult raw =
+      run_vkllm(fmt::format("embed -m {} -p 'In the beginning' --embd-normalize -1", embed_model().path));
   REQUIRE(raw.exit_code == 0);
   CHECK(norm(vectors(raw.out)[0]) != Approx(1).epsilon(1e-3));
 
   test::CliResult j = run_vkllm(
-      fmt::format("embed -m {} -p 'a<sep>b' --embd-separator '<sep>' --embd-output-format json+", model().path));
+      fmt::format("embed -m {} -p 'a<sep>b' --embd-separator '<sep>' --embd-output-format json+", embed_model().path));
   INFO(j.err);
   REQUIRE(j.exit_code == 0);
   nlohmann::json doc = nlohmann::json::parse(j.out);
@@ -81,7 +82,7 @@ TEST_CASE("vkllm embed prints one unit vector a line, or JSON", "[cli][embed]") 
   CHECK(doc["data"][1]["embedding"].size() == width());
   CHECK(doc["cosineSimilarity"][0][0].get<double>() == Approx(1));
   test::CliResult a =
-      run_vkllm(fmt::format("embed -m {} -p x --embd-output-format array --pooling mean", model().path));
+      run_vkllm(fmt::format("embed -m {} -p x --embd-output-format array --pooling mean", embed_model().path));
   REQUIRE(a.exit_code == 0);
   CHECK(nlohmann::json::parse(a.out)[0].size() == width());
 }
@@ -94,11 +95,11 @@ TEST_CASE("vkllm embed refuses empty input, too long input and bad flags with on
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK(r.out.empty());
   };
-  one_error(run_vkllm(fmt::format("embed -m {} -p ''", model().path)), 1, "the input is empty");
+  one_error(run_vkllm(fmt::format("embed -m {} -p ''", embed_model().path)), 1, "the input is empty");
   TempFile blank("embed-blank");
   blank.write("a\n\nb\n");
-  one_error(run_vkllm(fmt::format("embed -m {} -f {}", model().path, blank.path)), 1, "input 2 (of 3) is empty");
-  one_error(run_vkllm(fmt::format("embed -m {} --ctx 4 -p 'a longer text than four tokens'", model().path)), 1,
+  one_error(run_vkllm(fmt::format("embed -m {} -f {}", embed_model().path, blank.path)), 1, "input 2 (of 3) is empty");
+  one_error(run_vkllm(fmt::format("embed -m {} --ctx 4 -p 'a longer text than four tokens'", embed_model().path)), 1,
             "the context holds 4");
   one_error(run_vkllm("embed -p x --pooling none"), 2, "pooling none gives a vector per token");
   one_error(run_vkllm("embed -p x --pooling rank"), 2, "reranker");

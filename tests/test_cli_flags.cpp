@@ -16,13 +16,12 @@
 #include "cli.h"
 #include "host_memory.h"
 
+using vkllm::test::line_count;
 using vkllm::test::run_bench;
 using vkllm::test::run_vkllm;
 using vkllm::test::TempFile;
 
 namespace {
-
-size_t lines(const std::string& s) { return size_t(std::count(s.begin(), s.end(), '\n')); }
 
 struct Case {
   std::string args, message;
@@ -34,7 +33,7 @@ void check_error(const Case& c, const vkllm::test::CliResult& r) {
   CHECK(r.exit_code == c.exit_code);
   CHECK(r.err.starts_with("error: "));
   CHECK(r.err.find(c.message) != std::string::npos);
-  CHECK(lines(r.err) == 1);
+  CHECK(line_count(r.err) == 1);
   CHECK(r.out.empty());
   CHECK(r.err.find("loading") == std::string::npos);
 }

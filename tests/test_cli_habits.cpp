@@ -19,19 +19,18 @@
 #include "pty_session.h"
 
 using vkllm::test::CliResult;
+using vkllm::test::line_count;
 using vkllm::test::run_vkllm;
 using vkllm::test::TempFile;
 
 namespace {
-
-size_t lines(const std::string& s) { return size_t(std::count(s.begin(), s.end(), '\n')); }
 
 void check_error(const CliResult& r, const std::string& message, int code) {
   INFO(r.err);
   CHECK(r.exit_code == code);
   CHECK(r.err.starts_with("error: "));
   CHECK(r.err.find(message) != std::string::npos);
-  CHECK(lines(r.err) == 1);
+  CHECK(line_count(r.err) == 1);
   CHECK(r.out.empty());
 }
 
@@ -64,7 +63,7 @@ TEST_CASE("the model as the first word, as Ollama takes it", "[cli][habits]") {
   auto c = run_vkllm(fmt::format("chat {} -n 3 -s 1", chat_model().path), "", turns.path);
   CHECK(c.exit_code == 0);
   CHECK(c.err.find("using ChatML") == std::string::npos);  // the file's own template
-  CHECK(lines(c.out) == 1);
+  CHECK(line_count(c.out) == 1);
 }
 
 TEST_CASE("a piped prompt, an empty one, and read errors that say why", "[cli][habits]") {

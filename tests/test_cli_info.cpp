@@ -19,12 +19,11 @@
 #include "text/tokenizer.h"
 
 using namespace vkllm;
+using vkllm::test::line_count;
 using vkllm::test::run_vkllm;
 using vkllm::test::TempFile;
 
 namespace {
-
-size_t lines(const std::string& s) { return size_t(std::count(s.begin(), s.end(), '\n')); }
 
 nlohmann::json info_json_args(const std::string& args) {
   auto r = run_vkllm("info --json " + args);
@@ -135,7 +134,7 @@ TEST_CASE("vkllm info --kv-type q8_0 on heads narrower than a block is one error
   file.write(make_fixture_model(spec("llama", 64, 2, 4, 4, 96, 300)));  // head dim 16
   auto r = run_vkllm("info --kv-type q8_0 -m " + file.path);
   CHECK(r.exit_code != 0);
-  CHECK(lines(r.err) == 1);
+  CHECK(line_count(r.err) == 1);
   CHECK(r.err.find("a q8_0 KV cache needs head widths that are multiples of 32 (got 16)") != std::string::npos);
 }
 
@@ -194,7 +193,7 @@ TEST_CASE("vkllm info on bad files gives one error line naming the file", "[cli]
     auto r = run_vkllm("info -m " + file.path);
     CHECK(r.exit_code != 0);
     CHECK(r.err.starts_with("error: " + file.path + ": "));
-    CHECK(lines(r.err) == 1);
+    CHECK(line_count(r.err) == 1);
     CHECK(r.out.empty());
     if (what == "unknown tensor type")
       CHECK(r.err.find("tensor token_embd.weight has unknown type id 99") != std::string::npos);

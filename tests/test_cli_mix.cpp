@@ -19,7 +19,7 @@ using test::TempFile;
 namespace {
 
 // The file's metadata and tensors, with `name` retyped as `type` (zero bytes of its new size).
-std::vector<std::byte> retyped(const std::vector<std::byte>& file, std::string_view name, DType type) {
+std::vector<std::byte> mix_retyped(const std::vector<std::byte>& file, std::string_view name, DType type) {
   GgufFile f = GgufFile::parse(file, "fixture");
   GgufWriter w;
   for (const GgufKv& kv : f.metadata()) w.add(kv.key, kv.value);
@@ -63,7 +63,7 @@ TEST_CASE("a tensor of a type no kernel reads fails at load naming it", "[cli-ru
     std::string name(info(type).name);
     INFO(name);
     TempFile file("unsupported");
-    file.write(retyped(good, "blk.1.attn_q.weight", type));
+    file.write(mix_retyped(good, "blk.1.attn_q.weight", type));
     auto described = run_vkllm("info -m " + file.path);  // info still describes the file
     CHECK(described.exit_code == 0);
     CHECK(described.out.find(name + " 1") != std::string::npos);

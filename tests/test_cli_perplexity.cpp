@@ -15,7 +15,7 @@ using test::TempFile;
 
 namespace {
 
-const TempFile& model() {
+const TempFile& perplexity_model() {
   static TempFile f = [] {
     TempFile t("ppl");
     t.write(make_fixture_model(
@@ -33,7 +33,7 @@ TEST_CASE("vkllm perplexity uses the model's context and rejects what cannot mak
   for (int i = 0; i < 40; ++i) words += "the quick brown fox ";
   text.write(words);
   short_text.write(std::string("hi"));
-  auto r = run_vkllm(fmt::format("perplexity -m {} -f {} --json", model().path, text.path));
+  auto r = run_vkllm(fmt::format("perplexity -m {} -f {} --json", perplexity_model().path, text.path));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   auto j = nlohmann::json::parse(r.out);
@@ -41,7 +41,7 @@ TEST_CASE("vkllm perplexity uses the model's context and rejects what cannot mak
   CHECK(j["chunks"] == j["tokens"].get<int>() / 32);
   CHECK(j["scored"] == j["chunks"].get<int>() * 31);
 
-  auto wide = run_vkllm(fmt::format("perplexity -m {} -f {} -c 48", model().path, text.path));
+  auto wide = run_vkllm(fmt::format("perplexity -m {} -f {} -c 48", perplexity_model().path, text.path));
   CHECK(wide.exit_code == 0);
   CHECK(wide.err.find("warning: --ctx 48 is more than the 32 tokens") != std::string::npos);
   CHECK(wide.out.find(" chunks of 48") != std::string::npos);
@@ -51,7 +51,7 @@ TEST_CASE("vkllm perplexity uses the model's context and rejects what cannot mak
            {"-f " + short_text.path, "fewer than one chunk of 32 (use a smaller --ctx)"},
            {"-f /nonexistent.txt", "/nonexistent.txt: no such file or directory"},
        }) {
-    auto e = run_vkllm(fmt::format("perplexity -m {} {}", model().path, args));
+    auto e = run_vkllm(fmt::format("perplexity -m {} {}", perplexity_model().path, args));
     INFO(args << "\n" << e.err);
     CHECK(e.exit_code == 1);
     CHECK(e.err.starts_with("error: "));

@@ -59,7 +59,7 @@ size_t count_with(const std::vector<std::string>& lines, const std::string& part
                               [&](const std::string& l) { return l.find(part) != std::string::npos; }));
 }
 
-void check_error(const vkllm::test::CliResult& r, const std::string& message, int code = 1) {
+void check_pull_error(const vkllm::test::CliResult& r, const std::string& message, int code = 1) {
   INFO(r.err);
   CHECK(r.exit_code == code);
   CHECK(r.err.find("error: " + message) != std::string::npos);
@@ -107,10 +107,11 @@ TEST_CASE("vkllm pull fetches the Q4_K_M file, verified, and -hf and -m NAME the
     CHECK(run.err.find("tiny-Q4_K_M.gguf on ") != std::string::npos);
   }
   // A quant not in the cache needs the hub.
-  check_error(run_vkllm("run -hf test/tiny-GGUF:Q8_0 -p hi", offline), "cannot reach http://127.0.0.1:9: ");
-  check_error(run_vkllm("run -m test/tiny-GGUF:Q8_0 -p hi", offline),
-              "test/tiny-GGUF:Q8_0: no such file, and no downloaded model of that name (vkllm pull test/tiny-GGUF:Q8_0 "
-              "downloads it");
+  check_pull_error(run_vkllm("run -hf test/tiny-GGUF:Q8_0 -p hi", offline), "cannot reach http://127.0.0.1:9: ");
+  check_pull_error(
+      run_vkllm("run -m test/tiny-GGUF:Q8_0 -p hi", offline),
+      "test/tiny-GGUF:Q8_0: no such file, and no downloaded model of that name (vkllm pull test/tiny-GGUF:Q8_0 "
+      "downloads it");
 
   r = run_vkllm("pull test/tiny-GGUF:q8_0", hub.env());
   REQUIRE(r.exit_code == 0);
@@ -124,8 +125,8 @@ TEST_CASE("vkllm pull fetches the Q4_K_M file, verified, and -hf and -m NAME the
   CHECK(rm.exit_code == 0);
   CHECK(rm.out.starts_with("deleted test/tiny-GGUF:Q8_0 ("));
   CHECK(!fs::exists(hub.cache() + "/hf/test/tiny-GGUF/tiny-Q8_0.gguf"));
-  check_error(run_vkllm("rm test/tiny-GGUF:Q8_0", offline),
-              "test/tiny-GGUF:Q8_0 is not in the cache; it holds test/tiny-GGUF:Q4_K_M");
+  check_pull_error(run_vkllm("rm test/tiny-GGUF:Q8_0", offline),
+                   "test/tiny-GGUF:Q8_0 is not in the cache; it holds test/tiny-GGUF:Q4_K_M");
   CHECK(run_vkllm("rm test/tiny-GGUF", offline).exit_code == 0);
   CHECK(!fs::exists(hub.cache() + "/hf/test"));
   list = run_vkllm("list", offline);
@@ -203,7 +204,7 @@ TEST_CASE("vkllm pull: a corrupted byte fails the SHA-256 and nothing is kept", 
   HubRepo repo = tiny_repo();
   FakeHub hub({repo}, {.corrupt_once = {{"test/tiny-GGUF/tiny-Q8_0.gguf", 1000}}});
   auto r = run_vkllm("pull test/tiny-GGUF:Q8_0", hub.env());
-  check_error(r, "tiny-Q8_0.gguf: SHA-256 mismatch (the hub lists ");
+  check_pull_error(r, "tiny-Q8_0.gguf: SHA-256 mismatch (the hub lists ");
   CHECK(r.err.find("; the download was deleted: run the command again\n") != std::string::npos);
   CHECK(!fs::exists(hub.cache() + "/hf/test/tiny-GGUF/tiny-Q8_0.gguf"));
   CHECK(!fs::exists(hub.cache() + "/hf/test/tiny-GGUF/tiny-Q8_0.gguf.part"));
@@ -218,40 +219,42 @@ TEST_CASE("vkllm pull: 401, 403 and 404 say what to do", "[cli][hub]") {
   gated.name = "test/gated", gated.token = "hf_secret";
   FakeHub hub({tiny_repo(), gated});
   std::string env = hub.env();
-  check_error(run_vkllm("pull test/gated", env),
-              "test/gated: 401 Unauthorized: test/gated is gated or private (or does not exist); set HF_TOKEN to an "
-              "access token of an account that may read it (" +
-                  hub.endpoint() + "/settings/tokens)");
-  check_error(run_vkllm("pull test/gated", env + "hf_wrong"),
-              "test/gated: 403 Forbidden: test/gated is gated: accept its terms at " + hub.endpoint() +
-                  "/test/gated with the account of HF_TOKEN");
+  check_pull_error(
+      run_vkllm("pull test/gated", env),
+      "test/gated: 401 Unauthorized: test/gated is gated or private (or does not exist); set HF_TOKEN to an "
+      "access token of an account that may read it (" +
+          hub.endpoint() + "/settings/tokens)");
+  check_pull_error(run_vkllm("pull test/gated", env + "hf_wrong"),
+                   "test/gated: 403 Forbidden: test/gated is gated: accept its terms at " + hub.endpoint() +
+                       "/test/gated with the account of HF_TOKEN");
   auto ok = run_vkllm("pull test/gated:Q8_0", env + "hf_secret");
   INFO(ok.err);
   CHECK(ok.exit_code == 0);
   CHECK(count_with(hub.requests(), "/test/gated/resolve/main/tiny-Q8_0.gguf range=- auth=yes") == 1);
   CHECK(count_with(hub.requests(), "/cdn/test/gated/tiny-Q8_0.gguf range=- auth=no") == 1);  // the CDN gets no token
 
-  check_error(run_vkllm("pull test/missing", env), "test/missing: no such repository on " + hub.endpoint() + " (404)");
-  check_error(run_vkllm("pull test/tiny-GGUF:Q5_K_S", env),
-              "test/tiny-GGUF has no Q5_K_S model file; it has Q8_0, Q4_K_M\n");
-  check_error(run_vkllm("run -hf test/tiny-GGUF --hf-file tiny-Q3_K.gguf -p x", env),
-              "test/tiny-GGUF has no file tiny-Q3_K.gguf; its GGUF files: tiny-Q8_0.gguf, tiny-Q4_K_M.gguf, "
-              "mmproj-tiny-f16.gguf\n");
-  check_error(run_vkllm("pull x/y", "HF_ENDPOINT=http://127.0.0.1:9 VKLLM_CACHE=" + hub.cache()),
-              "cannot reach http://127.0.0.1:9: ");
-  check_error(run_vkllm("pull tiny", env), "model: 'tiny' is not USER/REPO[:QUANT]", 2);
-  check_error(run_vkllm("pull", env), "which model? vkllm pull USER/REPO[:QUANT]", 2);
-  check_error(run_vkllm("pull test/tiny-GGUF:Q8_0 --hf-file tiny-Q8_0.gguf", env),
-              "--hf-file: test/tiny-GGUF:Q8_0 names a QUANT and --hf-file a file: give one of them", 2);
-  check_error(run_vkllm("run -hf test/tiny-GGUF:Q8_0 --hf-file tiny-Q8_0.gguf -p x", env),
-              "--hf-file: -hf test/tiny-GGUF:Q8_0 names a QUANT and --hf-file a file: give one of them", 2);
+  check_pull_error(run_vkllm("pull test/missing", env),
+                   "test/missing: no such repository on " + hub.endpoint() + " (404)");
+  check_pull_error(run_vkllm("pull test/tiny-GGUF:Q5_K_S", env),
+                   "test/tiny-GGUF has no Q5_K_S model file; it has Q8_0, Q4_K_M\n");
+  check_pull_error(run_vkllm("run -hf test/tiny-GGUF --hf-file tiny-Q3_K.gguf -p x", env),
+                   "test/tiny-GGUF has no file tiny-Q3_K.gguf; its GGUF files: tiny-Q8_0.gguf, tiny-Q4_K_M.gguf, "
+                   "mmproj-tiny-f16.gguf\n");
+  check_pull_error(run_vkllm("pull x/y", "HF_ENDPOINT=http://127.0.0.1:9 VKLLM_CACHE=" + hub.cache()),
+                   "cannot reach http://127.0.0.1:9: ");
+  check_pull_error(run_vkllm("pull tiny", env), "model: 'tiny' is not USER/REPO[:QUANT]", 2);
+  check_pull_error(run_vkllm("pull", env), "which model? vkllm pull USER/REPO[:QUANT]", 2);
+  check_pull_error(run_vkllm("pull test/tiny-GGUF:Q8_0 --hf-file tiny-Q8_0.gguf", env),
+                   "--hf-file: test/tiny-GGUF:Q8_0 names a QUANT and --hf-file a file: give one of them", 2);
+  check_pull_error(run_vkllm("run -hf test/tiny-GGUF:Q8_0 --hf-file tiny-Q8_0.gguf -p x", env),
+                   "--hf-file: -hf test/tiny-GGUF:Q8_0 names a QUANT and --hf-file a file: give one of them", 2);
   // USER/REPO:QUANT as the first word is a model, pulled or not (never a prompt).
-  check_error(run_vkllm("run test/tiny-GGUF:Q5_K_S hello", env),
-              "test/tiny-GGUF:Q5_K_S: no such file, and no downloaded model of that name (vkllm pull "
-              "test/tiny-GGUF:Q5_K_S downloads it");
-  check_error(run_vkllm("run -hf tiny -p x", env), "--hf-repo: 'tiny' is not USER/REPO[:QUANT]", 2);
-  check_error(run_vkllm("run --hf-file x.gguf -p x", env), "--hf-file requires --hf-repo", 2);
-  check_error(run_vkllm("run -hf a/b -m c.gguf -p x", env), "--model excludes --hf-repo", 2);
+  check_pull_error(run_vkllm("run test/tiny-GGUF:Q5_K_S hello", env),
+                   "test/tiny-GGUF:Q5_K_S: no such file, and no downloaded model of that name (vkllm pull "
+                   "test/tiny-GGUF:Q5_K_S downloads it");
+  check_pull_error(run_vkllm("run -hf tiny -p x", env), "--hf-repo: 'tiny' is not USER/REPO[:QUANT]", 2);
+  check_pull_error(run_vkllm("run --hf-file x.gguf -p x", env), "--hf-file requires --hf-repo", 2);
+  check_pull_error(run_vkllm("run -hf a/b -m c.gguf -p x", env), "--model excludes --hf-repo", 2);
 }
 
 TEST_CASE("a split model: pull fetches every part, run and info load it from the first", "[cli][hub][split]") {
@@ -282,7 +285,7 @@ TEST_CASE("a split model: pull fetches every part, run and info load it from the
   INFO(run.err);
   CHECK(run.exit_code == 0);
   std::string second = hub.cache() + "/hf/test/big-GGUF/Q8_0/big-Q8_0-00002-of-00003.gguf";
-  check_error(run_vkllm("info -m " + second), second + ": part 2 of 3 of a split model: open " + first + "\n");
+  check_pull_error(run_vkllm("info -m " + second), second + ": part 2 of 3 of a split model: open " + first + "\n");
   auto list = run_vkllm("list --json", offline);
   CHECK(list.out.find("\"name\": \"test/big-GGUF:Q8_0\"") != std::string::npos);
 }
@@ -297,9 +300,9 @@ TEST_CASE("the cache folder is VKLLM_CACHE, else $XDG_CACHE_HOME/vkllm, else ~/.
   CHECK(cache_of("VKLLM_CACHE=/tmp/vkllm_c XDG_CACHE_HOME=/tmp/vkllm_x HOME=/tmp/vkllm_h") == "/tmp/vkllm_c");
   CHECK(cache_of("VKLLM_CACHE= XDG_CACHE_HOME=/tmp/vkllm_x HOME=/tmp/vkllm_h") == "/tmp/vkllm_x/vkllm");
   CHECK(cache_of("VKLLM_CACHE= XDG_CACHE_HOME= HOME=/tmp/vkllm_h") == "/tmp/vkllm_h/.cache/vkllm");
-  check_error(run_vkllm("list", "env -u VKLLM_CACHE -u XDG_CACHE_HOME -u HOME"),
-              "no cache folder for models: set VKLLM_CACHE (or HOME)\n");
-  check_error(run_vkllm("pull a/b", "HF_ENDPOINT=ftp://mirror VKLLM_CACHE=/tmp/vkllm_c"),
-              "HF_ENDPOINT='ftp://mirror' is not an http:// or https:// address\n");
+  check_pull_error(run_vkllm("list", "env -u VKLLM_CACHE -u XDG_CACHE_HOME -u HOME"),
+                   "no cache folder for models: set VKLLM_CACHE (or HOME)\n");
+  check_pull_error(run_vkllm("pull a/b", "HF_ENDPOINT=ftp://mirror VKLLM_CACHE=/tmp/vkllm_c"),
+                   "HF_ENDPOINT='ftp://mirror' is not an http:// or https:// address\n");
   CHECK(!fs::exists("/tmp/vkllm_c"));  // listing and a refused pull write nothing
 }

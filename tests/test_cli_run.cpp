@@ -22,8 +22,6 @@ using test::TempFile;
 
 namespace {
 
-size_t lines(const std::string& s) { return size_t(std::count(s.begin(), s.end(), '\n')); }
-
 std::vector<float> floats(const std::string& text) {
   std::istringstream in(text);
   std::vector<float> v;
@@ -73,7 +71,7 @@ TEST_CASE("vkllm run with a quantised KV cache reports its bytes", "[cli-run][kv
   CHECK(r.err.find("KV cache 72.0 KiB (256 tokens, q4_0)") != std::string::npos);  // 256 x 288 B
   auto bad = run_vkllm(fmt::format("run -m {} -p hello --kv-type q5_0", gqa_model().path));
   CHECK(bad.exit_code != 0);
-  CHECK(lines(bad.err) == 1);
+  CHECK(test::line_count(bad.err) == 1);
 }
 
 TEST_CASE("vkllm run without -m runs the embedded default model", "[cli-run]") {
@@ -91,9 +89,9 @@ TEST_CASE("vkllm logits on the GPU matches --cpu", "[cli-run]") {
     INFO(gpu.err << cpu.err);
     REQUIRE(gpu.exit_code == 0);
     REQUIRE(cpu.exit_code == 0);
-    CHECK(lines(gpu.out) == (*all ? 5u : 1u));
+    CHECK(test::line_count(gpu.out) == (*all ? 5u : 1u));
     auto g = floats(gpu.out), c = floats(cpu.out);
-    CHECK(g.size() == lines(gpu.out) * 300);
+    CHECK(g.size() == test::line_count(gpu.out) * 300);
     test::check_nmse(g, c, 1e-4, fmt::format("vkllm logits{} vs --cpu", all));
   }
 }
@@ -141,7 +139,7 @@ TEST_CASE("bad input to run gives one error line", "[cli-run]") {
     CHECK(r.exit_code != 0);
     CHECK(r.err.starts_with("error: "));
     CHECK(r.err.find(message) != std::string::npos);
-    CHECK(lines(r.err) == 1);
+    CHECK(test::line_count(r.err) == 1);
   }
 }
 
@@ -162,7 +160,7 @@ TEST_CASE("a context whose KV cache one binding cannot hold is refused, whatever
   if (1000000 * per_token > range) {
     CHECK(r.exit_code == 1);
     CHECK(r.err.find("use a smaller context (--ctx)") != std::string::npos);
-    CHECK(lines(r.err) == 1);
+    CHECK(test::line_count(r.err) == 1);
   } else if (r.exit_code != 0) {
     CHECK(r.err.starts_with("error: out of GPU memory"));
   }

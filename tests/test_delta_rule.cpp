@@ -35,13 +35,13 @@ struct DeltaCase {
 
 // One step's inputs: rows of the conv output (q heads, k heads, v heads, then a gap), the raw
 // alpha/beta projections, dt_bias, a = -exp(A_log), and the state of every slot before the step.
-struct Inputs {
+struct DeltaInputs {
   uint32_t n = 0, stride = 0, q_off = 0, k_off = 0, v_off = 0;
   std::vector<float> qkv, alpha, beta, dt_bias, a, state;
 };
 
-Inputs make_inputs(const DeltaCase& c, uint32_t seed) {
-  Inputs in;
+DeltaInputs make_inputs(const DeltaCase& c, uint32_t seed) {
+  DeltaInputs in;
   in.n = test::total_tokens(c.seqs);
   in.k_off = c.h_k * c.s, in.v_off = 2 * c.h_k * c.s, in.stride = in.v_off + c.h_v * c.s + 3;
   in.qkv = test::random_floats(size_t(in.n) * in.stride, seed);
@@ -67,12 +67,12 @@ Inputs make_inputs(const DeltaCase& c, uint32_t seed) {
   return in;
 }
 
-struct Result {
+struct DeltaResult {
   std::vector<float> o, state;
 };
 
-Result reference(const DeltaCase& c, const Inputs& in) {
-  Result r{std::vector<float>(size_t(in.n) * c.h_v * c.s), in.state};
+DeltaResult reference(const DeltaCase& c, const DeltaInputs& in) {
+  DeltaResult r{std::vector<float>(size_t(in.n) * c.h_v * c.s), in.state};
   size_t token0 = 0, per_slot = size_t(c.h_v) * c.s * c.s;
   for (const test::StepSeq& q : c.seqs) {
     float* st = r.state.data() + q.slot * per_slot;
@@ -95,7 +95,7 @@ Result reference(const DeltaCase& c, const Inputs& in) {
 }
 
 // ops::delta_rule over the step; the state buffer starts as in.state.
-Result run_gpu(const DeltaCase& c, const Inputs& in, bool chunked) {
+DeltaResult run_gpu(const DeltaCase& c, const DeltaInputs& in, bool chunked) {
   Context& ctx = test::gpu();
   ops::DeltaRuleParams p{.n_tokens = in.n,
                          .seqs = uint32_t(c.seqs.size()),
@@ -139,10 +139,10 @@ TEST_CASE("delta_rule matches the reference token by token and in chunks", "[del
   test::for_each_profile([&](const Profile& profile) {
     uint32_t seed = 100;
     for (const DeltaCase& c : cases()) {
-      Inputs in = make_inputs(c, seed += 10);
-      Result want = reference(c, in);
+      DeltaInputs in = make_inputs(c, seed += 10);
+      DeltaResult want = reference(c, in);
       for (bool chunked : {false, true}) {
-        Result got = run_gpu(c, in, chunked);
+        DeltaResult got = run_gpu(c, in, chunked);
         std::string what = fmt::format("delta_rule {} {} profile={}", form(chunked), c.describe(), profile.name);
         test::check_nmse(got.o, want.o, c.bound, what + " o");
         test::check_nmse(got.state, want.state, c.bound, what + " state");
@@ -154,8 +154,8 @@ TEST_CASE("delta_rule matches the reference token by token and in chunks", "[del
 TEST_CASE("delta_rule in chunks equals the token-by-token form", "[delta_rule]") {
   uint32_t seed = 200;
   for (const DeltaCase& c : cases()) {
-    Inputs in = make_inputs(c, seed += 10);
-    Result rec = run_gpu(c, in, false), chunk = run_gpu(c, in, true);
+    DeltaInputs in = make_inputs(c, seed += 10);
+    DeltaResult rec = run_gpu(c, in, false), chunk = run_gpu(c, in, true);
     test::check_nmse(chunk.o, rec.o, c.bound, "delta_rule chunked vs recurrent " + c.describe() + " o");
     test::check_nmse(chunk.state, rec.state, c.bound, "delta_rule chunked vs recurrent " + c.describe() + " state");
   }
@@ -166,11 +166,11 @@ TEST_CASE("delta_rule in chunks equals the token-by-token form", "[delta_rule]")
 TEST_CASE("delta_rule carries the state over between calls", "[delta_rule]") {
   DeltaCase whole{64, 1, 2, {{2, 0, 130}, {0, 7, 9}, {1, 0, 65}}};
   const uint32_t split[] = {70, 1, 64};
-  Inputs in = make_inputs(whole, 300);
+  DeltaInputs in = make_inputs(whole, 300);
   for (bool chunked : {false, true}) {
-    Result one = run_gpu(whole, in, chunked);
+    DeltaResult one = run_gpu(whole, in, chunked);
     // The two halves: each sequence's rows of the step, first [0, a) then [a, n).
-    Inputs part[2] = {in, in};
+    DeltaInputs part[2] = {in, in};
     DeltaCase halves[2] = {whole, whole};
     for (int h = 0; h < 2; ++h) {
       part[h].qkv.clear(), part[h].alpha.clear(), part[h].beta.clear(), part[h].n = 0;
@@ -189,9 +189,9 @@ TEST_CASE("delta_rule carries the state over between calls", "[delta_rule]") {
         part[h].n += to - from, token0 += q.n;
       }
     }
-    Result first = run_gpu(halves[0], part[0], chunked);
+    DeltaResult first = run_gpu(halves[0], part[0], chunked);
     part[1].state = first.state;
-    Result second = run_gpu(halves[1], part[1], chunked);
+    DeltaResult second = run_gpu(halves[1], part[1], chunked);
     // The outputs of the two calls, back in the order of the one call.
     std::vector<float> o;
     size_t row = size_t(whole.h_v) * whole.s, at[2] = {0, 0};

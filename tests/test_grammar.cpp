@@ -16,7 +16,7 @@ using namespace vkllm::test;
 
 namespace {
 
-std::string error_of(const std::string& gbnf, const Tokenizer* tok = nullptr) {
+std::string grammar_error(const std::string& gbnf, const Tokenizer* tok = nullptr) {
   try {
     grammar::parse_gbnf(gbnf, tok);
   } catch (const Error& e) {
@@ -132,7 +132,7 @@ TEST_CASE("grammar: bad and unusable grammars are errors that name the problem",
   };
   for (const Case& c : cases) {
     INFO(c.gbnf.substr(0, 200));
-    std::string e = error_of(c.gbnf, v.tok.get());
+    std::string e = grammar_error(c.gbnf, v.tok.get());
     if (c.says.empty()) {
       CHECK(e == "");
     } else {
@@ -140,8 +140,8 @@ TEST_CASE("grammar: bad and unusable grammars are errors that name the problem",
       CHECK(e.find('\n') == std::string::npos);
     }
   }
-  CHECK(error_of("root ::= <[1]>").find("need a model's vocabulary") != std::string::npos);
-  CHECK(error_of(std::string(grammar::kMaxGbnfBytes + 1, ' ')).find("too large") != std::string::npos);
+  CHECK(grammar_error("root ::= <[1]>").find("need a model's vocabulary") != std::string::npos);
+  CHECK(grammar_error(std::string(grammar::kMaxGbnfBytes + 1, ' ')).find("too large") != std::string::npos);
 }
 
 TEST_CASE("grammar: a token may end inside a character, and the next must finish it", "[grammar]") {

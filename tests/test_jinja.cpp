@@ -11,13 +11,13 @@ namespace {
 
 using vkllm::jinja::Value;
 
-struct Case {
+struct JinjaCase {
   const char* source;
   const char* expected;  // nullptr: jinja2 raises
 };
 
 // Variables every case sees: d = {'x': 1}, msg = {'role': 'user', 'content': 'hi'}.
-const Case kCases[] = {
+const JinjaCase kCases[] = {
     {"a\n{% if true %}\n  b\n{% endif %}\nc\n", "a\n  b\nc"},
     {"  {% if true %}x{% endif %}  \n  {{ 'y' }}  \n", "x  \n  y  "},
     {"a  {%- if true -%}  b  {%- endif -%}  c", "abc"},
@@ -112,7 +112,7 @@ std::string render(std::string_view source, const vkllm::jinja::Limits& limits =
 }
 
 // The one line a failure gives.
-std::string error_of(std::string_view source, const vkllm::jinja::Limits& limits = {}) {
+std::string render_error(std::string_view source, const vkllm::jinja::Limits& limits = {}) {
   try {
     render(source, limits);
   } catch (const vkllm::Error& e) {
@@ -124,7 +124,7 @@ std::string error_of(std::string_view source, const vkllm::jinja::Limits& limits
 }  // namespace
 
 TEST_CASE("jinja renders as Python's jinja2", "[jinja]") {
-  for (const Case& c : kCases) {
+  for (const JinjaCase& c : kCases) {
     INFO("template: " << c.source);
     if (c.expected) {
       CHECK(render(c.source) == c.expected);
@@ -145,52 +145,52 @@ TEST_CASE("jinja float repr is Python's", "[jinja]") {
 }
 
 TEST_CASE("jinja syntax errors are one line with the line number", "[jinja]") {
-  CHECK(error_of("a\n{% if x %}\nb") == "template: line 3: unexpected end of template: missing 'endif'");
-  CHECK(error_of("{{ 1 + }}") == "template: line 1: unexpected end of print statement");
-  CHECK(error_of("\n\n{% frobnicate %}") == "template: line 3: unknown tag 'frobnicate'");
-  CHECK(error_of("{% include 'x' %}") == "template: line 1: the 'include' statement is not supported");
-  CHECK(error_of("{{ 'abc }}") == "template: line 1: unexpected end of string");
-  CHECK(error_of("{# open") == "template: line 1: missing end of comment tag");
-  CHECK(error_of("{{ x") == "template: line 1: missing '}}'");
-  CHECK(error_of("{% break %}") == "template: line 1: 'break' outside of a loop");
-  CHECK(error_of("{{ x | nosuchfilter }}") == "template: line 1: no filter named 'nosuchfilter'");
-  CHECK(error_of("{{ 1 is nosuchtest }}") == "template: line 1: no test named 'nosuchtest'");
-  CHECK(error_of("ok\xff") == "template: invalid UTF-8 at byte 2");
-  CHECK(error_of("{{ $ }}") == "template: line 1: unexpected char '$'");
+  CHECK(render_error("a\n{% if x %}\nb") == "template: line 3: unexpected end of template: missing 'endif'");
+  CHECK(render_error("{{ 1 + }}") == "template: line 1: unexpected end of print statement");
+  CHECK(render_error("\n\n{% frobnicate %}") == "template: line 3: unknown tag 'frobnicate'");
+  CHECK(render_error("{% include 'x' %}") == "template: line 1: the 'include' statement is not supported");
+  CHECK(render_error("{{ 'abc }}") == "template: line 1: unexpected end of string");
+  CHECK(render_error("{# open") == "template: line 1: missing end of comment tag");
+  CHECK(render_error("{{ x") == "template: line 1: missing '}}'");
+  CHECK(render_error("{% break %}") == "template: line 1: 'break' outside of a loop");
+  CHECK(render_error("{{ x | nosuchfilter }}") == "template: line 1: no filter named 'nosuchfilter'");
+  CHECK(render_error("{{ 1 is nosuchtest }}") == "template: line 1: no test named 'nosuchtest'");
+  CHECK(render_error("ok\xff") == "template: invalid UTF-8 at byte 2");
+  CHECK(render_error("{{ $ }}") == "template: line 1: unexpected char '$'");
 }
 
 TEST_CASE("jinja runtime errors name the line", "[jinja]") {
-  CHECK(error_of("\n{{ nope.attr }}") == "template: line 2: 'nope' is undefined");
-  CHECK(error_of("{{ 1 / 0 }}") == "template: line 1: division by zero");
-  CHECK(error_of("{{ 'a' + 1 }}") == "template: line 1: unsupported operand type(s) for +: 'str' and 'int'");
-  CHECK(error_of("{{ [1].append(2) }}").find("may not modify a list") != std::string::npos);
-  CHECK(error_of("{% set x = 5 %}{% set x.a = 1 %}") ==
+  CHECK(render_error("\n{{ nope.attr }}") == "template: line 2: 'nope' is undefined");
+  CHECK(render_error("{{ 1 / 0 }}") == "template: line 1: division by zero");
+  CHECK(render_error("{{ 'a' + 1 }}") == "template: line 1: unsupported operand type(s) for +: 'str' and 'int'");
+  CHECK(render_error("{{ [1].append(2) }}").find("may not modify a list") != std::string::npos);
+  CHECK(render_error("{% set x = 5 %}{% set x.a = 1 %}") ==
         "template: line 1: cannot assign attribute on non-namespace object");
-  CHECK(error_of("{{ [1, 2] | map('string') | tojson }}") ==
+  CHECK(render_error("{{ [1, 2] | map('string') | tojson }}") ==
         "template: line 1: Object of type generator is not JSON serializable");
 }
 
 TEST_CASE("jinja bounds loops, recursion, output and nesting", "[jinja]") {
   vkllm::jinja::Limits small{.max_output = 1 << 16, .max_steps = 100'000, .max_call_depth = 16};
-  CHECK(error_of("{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}", small)
+  CHECK(render_error("{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}", small)
             .find("ran longer than 100000 steps") != std::string::npos);
-  CHECK(error_of("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", small)
+  CHECK(render_error("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", small)
             .find("macro calls nested deeper than 16") != std::string::npos);
-  CHECK(error_of("{{ 'x' * 100000000000 }}", small).find("text longer than 65536 bytes") != std::string::npos);
-  CHECK(error_of("{% for i in range(1000) %}{{ 'abcdefghij' * 100 }}{% endfor %}", small).find("text longer") !=
+  CHECK(render_error("{{ 'x' * 100000000000 }}", small).find("text longer than 65536 bytes") != std::string::npos);
+  CHECK(render_error("{% for i in range(1000) %}{{ 'abcdefghij' * 100 }}{% endfor %}", small).find("text longer") !=
         std::string::npos);
-  CHECK(error_of("{{ range(1000000) }}").find("Range too big") != std::string::npos);
-  CHECK(error_of("{{" + std::string(300, '(') + "1" + std::string(300, ')') + "}}").find("nesting deeper than") !=
+  CHECK(render_error("{{ range(1000000) }}").find("Range too big") != std::string::npos);
+  CHECK(render_error("{{" + std::string(300, '(') + "1" + std::string(300, ')') + "}}").find("nesting deeper than") !=
         std::string::npos);
   std::string deep_ifs;
   for (int i = 0; i < 200; ++i) deep_ifs += "{% if true %}";
-  CHECK(error_of(deep_ifs).find("nesting deeper than") != std::string::npos);
+  CHECK(render_error(deep_ifs).find("nesting deeper than") != std::string::npos);
   std::string long_sum = "{{ 1";
   for (int i = 0; i < 1000; ++i) long_sum += " + 1";
-  CHECK(error_of(long_sum + " }}").find("an expression nests deeper than") != std::string::npos);
-  CHECK(error_of("{% set ns = namespace(x=[]) %}{% for i in range(300) %}{% set ns.x = [ns.x] %}{% endfor %}")
+  CHECK(render_error(long_sum + " }}").find("an expression nests deeper than") != std::string::npos);
+  CHECK(render_error("{% set ns = namespace(x=[]) %}{% for i in range(300) %}{% set ns.x = [ns.x] %}{% endfor %}")
             .find("values nest deeper than") != std::string::npos);
-  CHECK(error_of("{% set ns = namespace() %}{% set ns.me = ns %}").find("cannot hold a namespace") !=
+  CHECK(render_error("{% set ns = namespace() %}{% set ns.me = ns %}").find("cannot hold a namespace") !=
         std::string::npos);
 }
 

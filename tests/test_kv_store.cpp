@@ -32,7 +32,7 @@ std::vector<float> cache_values(const Buffer& b, size_t elems, DType type) {
   return ref::dequantize(type, bytes.data(), 1, elems);
 }
 
-std::string type_name(DType t) { return std::string(info(t).name); }
+std::string dtype_name(DType t) { return std::string(info(t).name); }
 
 // f16: the device's f32 -> f16 conversion may round differently in the last bit. Quantised: the
 // GPU computes 1/d and x/d in f32 as ggml does, but a value within rounding of a code boundary may
@@ -75,7 +75,7 @@ TEST_CASE("kv_store matches the reference", "[kv_store]") {
                        .cache_type = t});
         s.submit_wait();
         test::check_nmse(cache_values(gc, cache_elems, t), want, bound(t),
-                         fmt::format("kv_store {} tokens={} kv_heads={} head_dim={} n_ctx={} profile={}", type_name(t),
+                         fmt::format("kv_store {} tokens={} kv_heads={} head_dim={} n_ctx={} profile={}", dtype_name(t),
                                      c.n_tokens, c.n_kv_heads, c.head_dim, c.n_ctx, profile.name));
       }
   });
@@ -110,7 +110,7 @@ TEST_CASE("kv_store writes the MLA latent row in two parts", "[kv_store]") {
                    .cache_head_dim = row,
                    .cache_col = lora});
     s.submit_wait();
-    test::check_nmse(cache_values(cache, n_ctx * row, t), want, bound(t), "kv_store mla " + type_name(t));
+    test::check_nmse(cache_values(cache, n_ctx * row, t), want, bound(t), "kv_store mla " + dtype_name(t));
   }
 }
 
@@ -172,7 +172,7 @@ TEST_CASE("kv_store_pair writes K and V as two kv_stores would", "[kv_store]") {
       ops::kv_store_pair(s, sk, sv, gp, ck, cv, p, vd);
       s.submit_wait();
       std::vector<uint8_t> got = gc.download<uint8_t>(both.size());
-      std::string what = fmt::format("kv_store_pair {} tokens={} kv_heads={} k={} v={}", type_name(t), n, G, hd, vd);
+      std::string what = fmt::format("kv_store_pair {} tokens={} kv_heads={} k={} v={}", dtype_name(t), n, G, hd, vd);
       test::check_nmse(ref::dequantize(t, got.data(), 1, k_elems), want_k, bound(t), what + " K");
       test::check_nmse(ref::dequantize(t, got.data() + v_at, 1, v_elems), want_v, bound(t), what + " V");
       test::check_nmse(cache_values(ck, k_elems, t), want_k, bound(t), what + " K, apart");

@@ -22,7 +22,7 @@
 #endif
 
 using namespace vkllm;
-using nlohmann::json;
+using json = nlohmann::json;
 
 namespace {
 
@@ -56,7 +56,7 @@ struct Example {
   bool causal = false;
 };
 
-Example load(const char* file) {
+Example read_example(const char* file) {
   std::ifstream in(std::string(VKLLM_SOURCE_DIR) + "/tests/data/" + file);
   REQUIRE(in.good());
   json j = json::parse(in);
@@ -74,7 +74,7 @@ Example load(const char* file) {
   return e;
 }
 
-struct Result {
+struct ExampleResult {
   std::vector<Mat> weights, heads;  // per head: softmax weights (T, T), output (T, d_k)
   Mat concat, output;
 };
@@ -92,7 +92,7 @@ void check_close(const Mat& got, const json& want, double margin, const std::str
 // Expected values are rounded to `decimals`, so a right answer is within half a unit of the last.
 double rounded(int decimals) { return 0.5 * std::pow(10.0, -decimals) + 1e-6; }
 
-void check_result(const Result& r, const Example& e, const std::string& path) {
+void check_result(const ExampleResult& r, const Example& e, const std::string& path) {
   const json& x = e.expected;
   if (x.contains("weights")) {  // the causal example: one head, no W_O
     check_close(r.weights[0], x["weights"], rounded(3), path + " causal weights");
@@ -129,8 +129,8 @@ Mat concat_heads(const std::vector<Mat>& heads) {
   return c;
 }
 
-Result cpu_forward(const Example& e) {
-  Result r;
+ExampleResult cpu_forward(const Example& e) {
+  ExampleResult r;
   for (size_t h = 0; h < e.wq.size(); ++h) {
     Mat q = matmul_xw(e.x, e.wq[h]), k = matmul_xw(e.x, e.wk[h]), v = matmul_xw(e.x, e.wv[h]);
     Mat a = matmul_xw(q, transpose(k));
@@ -149,13 +149,13 @@ Result cpu_forward(const Example& e) {
 }  // namespace
 
 TEST_CASE("mha worked example on the CPU reference", "[mha]") {
-  Example e = load("mha_worked_example.json");
+  Example e = read_example("mha_worked_example.json");
   REQUIRE(e.wq.size() == 2);
   check_result(cpu_forward(e), e, "cpu");
 }
 
 TEST_CASE("causal attention example on the CPU reference", "[mha]") {
-  Example e = load("causal_attention_example.json");
+  Example e = read_example("causal_attention_example.json");
   check_result(cpu_forward(e), e, "cpu");
 }
 
@@ -163,7 +163,7 @@ TEST_CASE("causal attention example on the CPU reference", "[mha]") {
 namespace {
 
 // --- GPU path. ops::matmul computes y(N, M) = x(N, K) . W(M, K)^T, so x @ W needs W^T uploaded.
-Result gpu_forward(const Example& e) {
+ExampleResult gpu_forward(const Example& e) {
   Context& ctx = test::gpu();
   const uint32_t t = uint32_t(e.x.rows), d_model = uint32_t(e.x.cols), d_k = uint32_t(e.wq[0].cols);
   const uint32_t n_heads = uint32_t(e.wq.size());
@@ -201,7 +201,7 @@ Result gpu_forward(const Example& e) {
   }
   s.submit_wait();
 
-  Result r;
+  ExampleResult r;
   for (uint32_t h = 0; h < n_heads; ++h) {
     r.weights.push_back({t, t, test::from_gpu(*weights[h])});
     r.heads.push_back({t, d_k, test::from_gpu(*heads[h])});
@@ -214,12 +214,12 @@ Result gpu_forward(const Example& e) {
 }  // namespace
 
 TEST_CASE("mha worked example on the GPU kernels", "[mha]") {
-  Example e = load("mha_worked_example.json");
+  Example e = read_example("mha_worked_example.json");
   test::for_each_profile([&](const Profile& profile) { check_result(gpu_forward(e), e, "gpu " + profile.name); });
 }
 
 TEST_CASE("causal attention example on the GPU kernels", "[mha]") {
-  Example e = load("causal_attention_example.json");
+  Example e = read_example("causal_attention_example.json");
   test::for_each_profile([&](const Profile& profile) { check_result(gpu_forward(e), e, "gpu " + profile.name); });
 }
 #endif

@@ -21,8 +21,6 @@ using namespace vkllm;
 
 namespace {
 
-size_t lines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
-
 // The uint32_t and bool members of struct Profile, read from caps.h.
 std::set<std::string> profile_members() {
   std::ifstream in(VKLLM_SOURCE_DIR "/runtime/caps.h");
@@ -150,7 +148,7 @@ TEST_CASE("a Context runs the overridden profile, and vkllm devices shows it", "
     INFO(bad << ": " << r.err);
     CHECK(r.exit_code == 1);
     CHECK(r.err.starts_with("error: "));
-    CHECK(lines(r.err) == 1);
+    CHECK(test::line_count(r.err) == 1);
   }
   auto warned = test::run_vkllm("devices", "VKLLM_PROFILE=:attn_wgg=8");
   CHECK(warned.exit_code == 0);

@@ -15,7 +15,7 @@ using namespace vkllm;
 
 namespace {
 
-struct Case {
+struct RopeCase {
   uint32_t n, H, G, hd, rot, vd, n_ctx;
   ops::RopeMode mode;
   bool ff;
@@ -38,7 +38,7 @@ std::vector<float> cache_floats(const Buffer& b, size_t bytes, DType t) {
   return out;
 }
 
-void check_case(const Case& c, DType t) {
+void check_case(const RopeCase& c, DType t) {
   Context& ctx = test::gpu();
   uint32_t q_len = c.H * c.hd, k_len = c.G * c.hd, v_len = c.G * c.vd;
   // The qkv activation as the graph lays it out: q of every token, then k, then v (planar parts,
@@ -110,14 +110,14 @@ void check_case(const Case& c, DType t) {
 }  // namespace
 
 TEST_CASE("rope_kv_store writes what rope and kv_store_pair write", "[rope][kv_store]") {
-  const Case cases[] = {{1, 4, 1, 64, 64, 64, 5, ops::RopeMode::Norm, false},
-                        {5, 6, 2, 128, 128, 96, 9, ops::RopeMode::Neox, true},
-                        {3, 8, 4, 80, 32, 80, 7, ops::RopeMode::Neox, false},
-                        {4, 2, 2, 64, 48, 32, 6, ops::RopeMode::Norm, true},
-                        {3, 4, 2, 128, 128, 128, 5, ops::RopeMode::Neox, false, true},
-                        {2, 3, 1, 256, 64, 256, 4, ops::RopeMode::Neox, true, true}};
+  const RopeCase cases[] = {{1, 4, 1, 64, 64, 64, 5, ops::RopeMode::Norm, false},
+                            {5, 6, 2, 128, 128, 96, 9, ops::RopeMode::Neox, true},
+                            {3, 8, 4, 80, 32, 80, 7, ops::RopeMode::Neox, false},
+                            {4, 2, 2, 64, 48, 32, 6, ops::RopeMode::Norm, true},
+                            {3, 4, 2, 128, 128, 128, 5, ops::RopeMode::Neox, false, true},
+                            {2, 3, 1, 256, 64, 256, 4, ops::RopeMode::Neox, true, true}};
   for (DType t : {DType::F16, DType::F32})
-    for (const Case& c : cases) check_case(c, t);
+    for (const RopeCase& c : cases) check_case(c, t);
 }
 
 TEST_CASE("rope_kv_store refuses a quantised cache", "[rope][kv_store]") {

@@ -18,7 +18,7 @@
 #include "text/chat_template.h"
 
 using namespace vkllm;
-using nlohmann::json;
+using json = nlohmann::json;
 
 namespace {
 

@@ -25,28 +25,28 @@
 #include "serve_process.h"
 
 using namespace vkllm;
-using nlohmann::json;
+using json = nlohmann::json;
 using test::post;
 using test::ServeProcess;
 using test::TempFile;
 
 namespace {
 
-void append(void* ctx, void* data, int size) {
+void append_text(void* ctx, void* data, int size) {
   static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), size_t(size));
 }
 
-std::string png(int w, int h) {
+std::string png_text(int w, int h) {
   std::vector<uint8_t> px(size_t(w) * h * 3);
   for (size_t i = 0; i < px.size(); ++i) px[i] = uint8_t(i * 29 % 251);
   std::string out;
-  stbi_write_png_to_func(append, &out, w, h, 3, px.data(), w * 3);
+  stbi_write_png_to_func(append_text, &out, w, h, 3, px.data(), w * 3);
   return out;
 }
 
 struct ImageServer {
   TempFile model{"serve-image-lm"}, mmproj{"serve-image-mmproj"}, image{"serve-image-png"};
-  std::string bytes = png(40, 28), b64 = serve::base64_encode(bytes);
+  std::string bytes = png_text(40, 28), b64 = serve::base64_encode(bytes);
   ImageServer() {
     test::EngineFixture lm = test::family_fixture("qwen35", DType::F32);
     lm.spec.chat = "chatml";
@@ -222,7 +222,7 @@ TEST_CASE("vkllm serve --allow-image-urls fetches an image URL as pull fetches",
 
 TEST_CASE("a model served without a projector answers an image with a 400 that says what is missing", "[serve-image]") {
   ServeProcess s("--parallel 1 --ctx 256 --no-warmup");
-  std::string b64 = serve::base64_encode(png(8, 8));
+  std::string b64 = serve::base64_encode(png_text(8, 8));
   auto r = post(s, "/v1/chat/completions",
                 json{{"messages", {user_with_image("data:image/png;base64," + b64)}}, {"max_tokens", 1}}.dump());
   CHECK(r.status == 400);

@@ -16,7 +16,7 @@
 
 using namespace vkllm;
 using namespace vkllm::test;
-using nlohmann::json;
+using json = nlohmann::json;
 
 namespace {
 

@@ -70,7 +70,7 @@ void final_conforms(const json& reply, bool chat) {
   if (!chat) conforms(reply, {{"response", "string"}, {"context", "array"}, {"context.0", "integer"}});
 }
 
-struct Server : test::ScriptedApi {
+struct OllamaServer : test::ScriptedApi {
   std::string prompt_text() const { return gen->tokenizer().decode(gen->prompt); }
   // The reply to one request: the last object of a stream, the one object otherwise; streamed
   // lines are checked on the way.
@@ -104,7 +104,7 @@ const char* const kSchema = R"({"type": "object", "properties": {"age": {"type":
 }  // namespace
 
 TEST_CASE("ollama api reference: /api/generate's examples", "[serve_ollama_api]") {
-  Server s;
+  OllamaServer s;
   auto gen = [&](const std::string& body) {
     s.script({"The sky", " is blue."});
     return s.send("POST", "/api/generate", json::parse(body), false);
@@ -150,7 +150,7 @@ TEST_CASE("ollama api reference: /api/generate's examples", "[serve_ollama_api]"
 }
 
 TEST_CASE("ollama api reference: /api/chat's examples", "[serve_ollama_api]") {
-  Server s;
+  OllamaServer s;
   auto chat = [&](const std::string& body, std::vector<std::string> reply = {"Hello!", " How are you today?"}) {
     s.script(reply);
     return s.send("POST", "/api/chat", json::parse(body), true);
@@ -207,7 +207,7 @@ TEST_CASE("ollama api reference: /api/chat's examples", "[serve_ollama_api]") {
 }
 
 TEST_CASE("ollama api reference: /api/tags, /api/show, /api/ps, /api/embed, /api/version", "[serve_ollama_api]") {
-  Server s;
+  OllamaServer s;
   const std::initializer_list<Field> details = {
       {"details.parent_model", "string"},   {"details.format", "string"},
       {"details.family", "string"},         {"details.families", "array"},
@@ -226,10 +226,10 @@ TEST_CASE("ollama api reference: /api/tags, /api/show, /api/ps, /api/embed, /api
                   {"capabilities", "array"}});
   conforms(show, details);
   std::string arch = show["model_info"]["general.architecture"];
-  for (const std::string& key : {"attention.head_count", "attention.head_count_kv", "block_count", "context_length",
-                                 "embedding_length", "feed_forward_length", "rope.dimension_count", "vocab_size"})
+  for (std::string key : {"attention.head_count", "attention.head_count_kv", "block_count", "context_length",
+                          "embedding_length", "feed_forward_length", "rope.dimension_count", "vocab_size"})
     CHECK(show["model_info"][arch + "." + key].is_number_integer());
-  for (const std::string& key : {"attention.layer_norm_rms_epsilon", "rope.freq_base"})
+  for (std::string key : {"attention.layer_norm_rms_epsilon", "rope.freq_base"})
     CHECK(show["model_info"][arch + "." + key].is_number());
   CHECK(show["model_info"]["general.parameter_count"].is_number_integer());
   CHECK(show["model_info"]["tokenizer.ggml.bos_token_id"].is_number_integer());

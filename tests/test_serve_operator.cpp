@@ -18,7 +18,7 @@
 #include "serve_process.h"
 
 using namespace vkllm::test;
-using nlohmann::json;
+using json = nlohmann::json;
 
 namespace {
 
@@ -37,7 +37,7 @@ int threads_of(pid_t pid) {
   return -1;
 }
 
-const std::string kChat = R"({"messages": [{"role": "user", "content": "Who begat Enos?"}], "max_tokens": 3,
+const std::string kOperatorChat = R"({"messages": [{"role": "user", "content": "Who begat Enos?"}], "max_tokens": 3,
                               "temperature": 0})";
 
 }  // namespace
@@ -46,7 +46,7 @@ TEST_CASE("vkllm serve logs one line per request, as text or JSON, prompts only 
   TempFile file("serve_log.jsonl");
   {
     ServeProcess s("--parallel 1 --log-format json --log-file " + file.path);
-    CHECK(post(s, "/v1/chat/completions", kChat).status == 200);
+    CHECK(post(s, "/v1/chat/completions", kOperatorChat).status == 200);
     CHECK(get(s, "/health").status == 200);
     CHECK(post(s, "/v1/completions", "{").status == 400);
     s.stop(SIGTERM, 10);
@@ -71,7 +71,7 @@ TEST_CASE("vkllm serve logs one line per request, as text or JSON, prompts only 
   CHECK(json::parse(lines[2])["status"] == 400);
 
   ServeProcess s("--parallel 1 --log-prompts");  // text, to stderr, with the prompt
-  HttpResult r = post(s, "/v1/chat/completions", kChat);
+  HttpResult r = post(s, "/v1/chat/completions", kOperatorChat);
   CHECK(r.status == 200);
   CHECK(json::parse(r.body)["timings"]["predicted_n"] == 3);
   // The line is written before the reply; the test reads the server's stderr on a thread of its own.
@@ -97,7 +97,7 @@ TEST_CASE("vkllm serve shows its slots and its model by id, and sends CORS heade
   REQUIRE(slots.size() == 2);
   CHECK(slots[1]["id"] == 1);
   CHECK(slots[0]["is_processing"] == false);
-  REQUIRE(post(s, "/v1/chat/completions", kChat).status == 200);
+  REQUIRE(post(s, "/v1/chat/completions", kOperatorChat).status == 200);
   slots = get(s, "/slots").json();
   CHECK(slots[0]["n_tokens"].get<int>() + slots[1]["n_tokens"].get<int>() > 5);  // kept for prefix reuse
   CHECK(get(s, "/v1/models/default").json()["id"] == "default");
@@ -152,7 +152,7 @@ std::map<int, int> crowd(const std::string& args) {
   });
   std::vector<std::thread> clients;
   for (int i = 0; i < kClients; ++i)
-    clients.emplace_back([&, i] { status[i] = post(s, "/v1/chat/completions", kChat).status; });
+    clients.emplace_back([&, i] { status[i] = post(s, "/v1/chat/completions", kOperatorChat).status; });
   for (auto& t : clients) t.join();
   running = false;
   watcher.join();

@@ -17,7 +17,7 @@ using json = nlohmann::json;
 
 namespace {
 
-struct Server : test::ScriptedApi {
+struct PrefillServer : test::ScriptedApi {
   using ScriptedApi::ScriptedApi;
   json call(const std::string& path, const json& body, int status = 200) const {
     serve::HttpReply r = post(path, body);
@@ -45,7 +45,7 @@ json turns(std::initializer_list<std::pair<const char*, const char*>> t) {
 }  // namespace
 
 TEST_CASE("serve prefill: continue_final_message continues the assistant's message", "[serve_prefill]") {
-  Server s("Qwen-Qwen3-0.6B.jinja");
+  PrefillServer s("Qwen-Qwen3-0.6B.jinja");
   json body = {{"messages", turns({{"user", "Name a colour."}, {"assistant", "My favourite colour is"}})},
                {"continue_final_message", true},
                {"add_generation_prompt", false}};
@@ -98,14 +98,14 @@ TEST_CASE("serve prefill: continue_final_message continues the assistant's messa
 
 TEST_CASE("serve prefill: gpt-oss continues its final channel, and Ollama and Anthropic prefill", "[serve_prefill]") {
   {
-    Server s("openai-gpt-oss-120b.jinja");
+    PrefillServer s("openai-gpt-oss-120b.jinja");
     s.script({" world!"});
     json r = s.call("/v1/chat/completions", {{"messages", turns({{"user", "Say hello."}, {"assistant", "Hello,"}})},
                                              {"continue_final_message", true}});
     CHECK(s.prompt().ends_with("<|start|>assistant<|channel|>final<|message|>Hello,"));
     CHECK(r["choices"][0]["message"]["content"] == " world!");
   }
-  Server s;  // ChatML
+  PrefillServer s;  // ChatML
   s.script({" the light."});
   json o =
       s.call("/api/chat", {{"model", "fixture"},
@@ -130,7 +130,7 @@ TEST_CASE("serve prefill: gpt-oss continues its final channel, and Ollama and An
 }
 
 TEST_CASE("serve ollama: /api/generate answers in its own shape, whole and streamed", "[serve_prefill]") {
-  Server s;
+  PrefillServer s;
   s.script({"Let there", " be light."});
   json whole = s.call("/api/generate", {{"model", "fixture"}, {"prompt", "And God said"}, {"stream", false}});
   CHECK(whole["response"] == "Let there be light.");
@@ -160,7 +160,7 @@ TEST_CASE("serve ollama: /api/generate answers in its own shape, whole and strea
 
 TEST_CASE("serve tools: Gemma 4's calls under tool_choice required come back as OpenAI's tool_calls",
           "[serve_prefill]") {
-  Server s("google-gemma-4-31B-it.jinja");
+  PrefillServer s("google-gemma-4-31B-it.jinja");
   json tools = json::parse(R"([{"type": "function", "function": {"name": "get_weather", "description": "Weather.",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
                    "required": ["city"]}}}])");
@@ -194,7 +194,7 @@ TEST_CASE("serve tools: a template whose tool syntax vkllm does not read is serv
   for (const auto& [file, family] :
        {std::pair{"GLM-4.6.jinja", "GLM-4"}, std::pair{"meetkai-functionary-medium-v3.1.jinja", "Functionary v3.1"}}) {
     INFO(file);
-    Server s(file);
+    PrefillServer s(file);
     json tools = json::parse(R"([{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}])");
     json e = s.call("/v1/chat/completions", {{"messages", turns({{"user", "Hi"}})}, {"tools", tools}}, 400);
     std::string says = e["error"]["message"];

@@ -21,7 +21,7 @@
 #include "serve_process.h"
 
 using namespace vkllm::test;
-using nlohmann::json;
+using json = nlohmann::json;
 
 namespace {
 

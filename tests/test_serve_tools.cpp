@@ -23,7 +23,7 @@ using json = nlohmann::json;
 
 namespace {
 
-struct Server : test::ScriptedApi {
+struct ToolServer : test::ScriptedApi {
   using ScriptedApi::ScriptedApi;
   json chat(const json& body, int status = 200) const {
     serve::HttpReply r = post("/v1/chat/completions", body);
@@ -45,10 +45,10 @@ struct Server : test::ScriptedApi {
   }
 };
 
-const json kWeather = json::parse(R"([{"type": "function", "function": {"name": "get_weather",
+const json kWeatherFunction = json::parse(R"([{"type": "function", "function": {"name": "get_weather",
   "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}])");
 
-json ask(json extra = json::object()) {
+json ask_tools(json extra = json::object()) {
   json body = {{"messages", {{{"role", "user"}, {"content", "Weather in Oslo?"}}}}};
   for (auto& [k, v] : extra.items()) body[k] = v;
   return body;
@@ -86,11 +86,11 @@ Assembled assemble(const test::SseStream& s) {
 }  // namespace
 
 TEST_CASE("serve tools: a Hermes call becomes message.tool_calls, streamed as OpenAI streams it", "[serve_tools]") {
-  Server s;  // no template: ChatML, whose tool syntax is Hermes
+  ToolServer s;  // no template: ChatML, whose tool syntax is Hermes
   std::vector<std::string> pieces = {"<tool",          "_call>\n{\"na", "me\": \"get_",   "weather\", \"argu",
                                      "ments\": {\"ci", "ty\": \"Os",    "lo\"}}\n</tool", "_call>"};
   s.script(pieces);
-  json r = s.chat(ask({{"tools", kWeather}, {"tool_choice", "required"}}));
+  json r = s.chat(ask_tools({{"tools", kWeatherFunction}, {"tool_choice", "required"}}));
   // tool_choice required: the generator got a grammar that applies from the first token
   REQUIRE(s.gen->request.constraint.automaton);
   CHECK(s.gen->request.constraint.triggers.empty());
@@ -104,7 +104,7 @@ TEST_CASE("serve tools: a Hermes call becomes message.tool_calls, streamed as Op
   CHECK(call["function"]["name"] == "get_weather");
   CHECK(json::parse(call["function"]["arguments"].get<std::string>()) == json{{"city", "Oslo"}});
 
-  Assembled a = assemble(s.stream(ask({{"tools", kWeather}, {"tool_choice", "required"}})));
+  Assembled a = assemble(s.stream(ask_tools({{"tools", kWeatherFunction}, {"tool_choice", "required"}})));
   CHECK(a.finish == "tool_calls");
   CHECK(a.content.empty());
   REQUIRE(a.calls.size() == 1);
@@ -113,25 +113,25 @@ TEST_CASE("serve tools: a Hermes call becomes message.tool_calls, streamed as Op
 
   // tool_choice auto: a lazy grammar that starts at <tool_call>, and a text reply stays text
   s.script({"It is ", "sunny."});
-  json text = s.chat(ask({{"tools", kWeather}}));
+  json text = s.chat(ask_tools({{"tools", kWeatherFunction}}));
   CHECK(s.gen->request.constraint.triggers == std::vector<std::string>{"<tool_call>"});
   CHECK(text["choices"][0]["finish_reason"] == "stop");
   CHECK(text["choices"][0]["message"]["content"] == "It is sunny.");
   CHECK_FALSE(text["choices"][0]["message"].contains("tool_calls"));
   // tool_choice none: no grammar, and the markup is text
   s.script(pieces);
-  json none = s.chat(ask({{"tools", kWeather}, {"tool_choice", "none"}}));
+  json none = s.chat(ask_tools({{"tools", kWeatherFunction}, {"tool_choice", "none"}}));
   CHECK_FALSE(s.gen->request.constraint.automaton);
   CHECK(none["choices"][0]["finish_reason"] == "stop");
   CHECK(none["choices"][0]["message"]["content"].get<std::string>().starts_with("<tool_call>"));
 }
 
 TEST_CASE("serve tools: parallel calls, a call cut by max_tokens is length, content before a call", "[serve_tools]") {
-  Server s;
+  ToolServer s;
   std::string one = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>";
   std::string two = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Bergen\"}}\n</tool_call>";
   s.script({one.substr(0, 20), one.substr(20), "\n", two});
-  json body = ask({{"tools", kWeather}, {"tool_choice", "required"}, {"parallel_tool_calls", true}});
+  json body = ask_tools({{"tools", kWeatherFunction}, {"tool_choice", "required"}, {"parallel_tool_calls", true}});
   json r = s.chat(body);
   REQUIRE(r["choices"][0]["message"]["tool_calls"].size() == 2);
   Assembled a = assemble(s.stream(body));
@@ -145,32 +145,32 @@ TEST_CASE("serve tools: parallel calls, a call cut by max_tokens is length, cont
   CHECK(assemble(s.stream(body)).finish == "length");
 
   s.script({"Let me check. ", one});
-  json both = s.chat(ask({{"tools", kWeather}}));
+  json both = s.chat(ask_tools({{"tools", kWeatherFunction}}));
   CHECK(both["choices"][0]["message"]["content"] == "Let me check. ");
   CHECK(both["choices"][0]["finish_reason"] == "tool_calls");
 }
 
 TEST_CASE("serve tools: reasoning_content on Qwen3's template, kept in content with reasoning_format none",
           "[serve_tools]") {
-  Server s("Qwen-Qwen3-0.6B.jinja");
+  ToolServer s("Qwen-Qwen3-0.6B.jinja");
   s.script({"<think>\nThe user", " greets me.\n</th", "ink>\n\nHello", "!"});
-  json r = s.chat(ask());
+  json r = s.chat(ask_tools());
   CHECK(r["choices"][0]["message"]["reasoning_content"] == "The user greets me.");
   CHECK(r["choices"][0]["message"]["content"] == "Hello!");
-  Assembled a = assemble(s.stream(ask()));
+  Assembled a = assemble(s.stream(ask_tools()));
   CHECK(a.reasoning == "The user greets me.");
   CHECK(a.content == "Hello!");
-  json raw = s.chat(ask({{"reasoning_format", "none"}}));
+  json raw = s.chat(ask_tools({{"reasoning_format", "none"}}));
   CHECK(raw["choices"][0]["message"]["content"] == "<think>\nThe user greets me.\n</think>\n\nHello!");
   CHECK_FALSE(raw["choices"][0]["message"].contains("reasoning_content"));
   // chat_template_kwargs reach the template: enable_thinking false renders an empty think block
-  s.chat(ask({{"chat_template_kwargs", {{"enable_thinking", false}}}}));
+  s.chat(ask_tools({{"chat_template_kwargs", {{"enable_thinking", false}}}}));
   std::string prompt = s.gen->tokenizer().decode(s.gen->prompt);
   CHECK(prompt.ends_with("<think>\n\n</think>\n\n"));
 }
 
 TEST_CASE("serve tools: response_format, grammar and json_schema give the generator a grammar", "[serve_tools]") {
-  Server s;
+  ToolServer s;
   s.script({"{\"a\": 1}"});
   json schema = {{"type", "object"}, {"properties", {{"a", {{"type", "integer"}}}}}, {"required", {"a"}}};
   for (const json& extra :
@@ -178,7 +178,7 @@ TEST_CASE("serve tools: response_format, grammar and json_schema give the genera
         json{{"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", schema}}}}}},
         json{{"json_schema", schema}}, json{{"grammar", "root ::= \"{\\\"a\\\": 1}\""}}}) {
     INFO(extra.dump());
-    json r = s.chat(ask(extra));
+    json r = s.chat(ask_tools(extra));
     REQUIRE(s.gen->request.constraint.automaton);
     CHECK(s.gen->request.constraint.triggers.empty());
     CHECK(r["choices"][0]["message"]["content"] == "{\"a\": 1}");
@@ -186,15 +186,15 @@ TEST_CASE("serve tools: response_format, grammar and json_schema give the genera
   serve::HttpReply c = s.post("/v1/completions", {{"prompt", "x"}, {"grammar", "root ::= [a-z]+"}});
   CHECK(c.status == 200);
   CHECK(s.gen->request.constraint.automaton);
-  s.chat(ask({{"response_format", {{"type", "text"}}}}));
+  s.chat(ask_tools({{"response_format", {{"type", "text"}}}}));
   CHECK_FALSE(s.gen->request.constraint.automaton);
 }
 
 TEST_CASE("serve tools: empty, unsatisfiable, recursive and too large grammars are 400s naming the problem",
           "[serve_tools]") {
-  Server s;
+  ToolServer s;
   auto error = [&](const json& extra) {
-    json e = s.chat(ask(extra), 400)["error"];
+    json e = s.chat(ask_tools(extra), 400)["error"];
     CHECK(e["type"] == "invalid_request_error");
     return e["message"].get<std::string>();
   };
@@ -214,12 +214,12 @@ TEST_CASE("serve tools: empty, unsatisfiable, recursive and too large grammars a
   CHECK(error({{"grammar", huge}}).find("too large") != std::string::npos);
   CHECK(error({{"grammar", "root ::= \"a\""}, {"json_schema", {{"type", "object"}}}}).find("at most one") !=
         std::string::npos);
-  CHECK(error({{"tools", kWeather}, {"tool_choice", {{"type", "function"}, {"function", {{"name", "fly"}}}}}})
+  CHECK(error({{"tools", kWeatherFunction}, {"tool_choice", {{"type", "function"}, {"function", {{"name", "fly"}}}}}})
             .find("'fly'") != std::string::npos);
   CHECK(error({{"tool_choice", "required"}}).find("no 'tools'") != std::string::npos);
-  CHECK(error({{"tools", kWeather}, {"response_format", {{"type", "json_object"}}}}).find("tool_choice") !=
+  CHECK(error({{"tools", kWeatherFunction}, {"response_format", {{"type", "json_object"}}}}).find("tool_choice") !=
         std::string::npos);
-  CHECK(error({{"tools", kWeather}, {"tool_choice", "sometimes"}}).find("tool_choice") != std::string::npos);
+  CHECK(error({{"tools", kWeatherFunction}, {"tool_choice", "sometimes"}}).find("tool_choice") != std::string::npos);
   CHECK(error({{"reasoning_format", "verbose"}}).find("reasoning_format") != std::string::npos);
   // a grammar the vocabulary cannot continue ends the request with a 400 (the scheduler says why)
   s.gen->script = {{.done = true, .finish = RequestFinish::Error, .error = "the grammar allows no token here"}};
@@ -227,7 +227,7 @@ TEST_CASE("serve tools: empty, unsatisfiable, recursive and too large grammars a
 }
 
 TEST_CASE("serve tools: logprobs and top_logprobs in chat's and completions' shapes", "[serve_tools]") {
-  Server s;
+  ToolServer s;
   const Tokenizer& tok = s.gen->tokenizer();
   int32_t a = tok.encode("a", false, false)[0], b = tok.encode("b", false, false)[0];
   auto event = [&](const std::string& text, int32_t id, bool done) {
@@ -237,7 +237,7 @@ TEST_CASE("serve tools: logprobs and top_logprobs in chat's and completions' sha
     return e;
   };
   s.gen->script = {event("a", a, false), event("b", b, true)};
-  json r = s.chat(ask({{"logprobs", true}, {"top_logprobs", 2}}));
+  json r = s.chat(ask_tools({{"logprobs", true}, {"top_logprobs", 2}}));
   const json& content = r["choices"][0]["logprobs"]["content"];
   REQUIRE(content.size() == 2);
   CHECK(content[0]["token"] == "a");
@@ -248,7 +248,7 @@ TEST_CASE("serve tools: logprobs and top_logprobs in chat's and completions' sha
   CHECK(s.gen->request.logprobs);
   CHECK(s.gen->request.top_logprobs == 2);
 
-  test::SseStream st = s.stream(ask({{"logprobs", true}, {"top_logprobs", 2}}));
+  test::SseStream st = s.stream(ask_tools({{"logprobs", true}, {"top_logprobs", 2}}));
   json streamed = json::array();
   for (const json& e : st.events)
     if (!e["choices"].empty() && e["choices"][0]["logprobs"].is_object())
@@ -263,8 +263,8 @@ TEST_CASE("serve tools: logprobs and top_logprobs in chat's and completions' sha
   CHECK(legacy["text_offset"] == json::array({0, 1}));
   CHECK(legacy["top_logprobs"][0]["b"] == -1.5);
 
-  CHECK(s.chat(ask({{"logprobs", true}, {"top_logprobs", 21}}), 400)["error"]["message"].get<std::string>().find(
+  CHECK(s.chat(ask_tools({{"logprobs", true}, {"top_logprobs", 21}}), 400)["error"]["message"].get<std::string>().find(
             "top_logprobs") != std::string::npos);
-  CHECK(s.chat(ask({{"top_logprobs", 2}}), 400)["error"]["message"].get<std::string>().find("logprobs") !=
+  CHECK(s.chat(ask_tools({{"top_logprobs", 2}}), 400)["error"]["message"].get<std::string>().find("logprobs") !=
         std::string::npos);
 }

@@ -27,14 +27,14 @@ struct ConvCase {
   }
 };
 
-struct Result {
+struct ConvResult {
   std::vector<float> y, state;
 };
 
-Result reference(const ConvCase& c, const std::vector<float>& x, const std::vector<float>& w,
-                 const std::vector<float>& state, const std::vector<float>& bias) {
+ConvResult reference(const ConvCase& c, const std::vector<float>& x, const std::vector<float>& w,
+                     const std::vector<float>& state, const std::vector<float>& bias) {
   uint32_t n = test::total_tokens(c.seqs);
-  Result r{std::vector<float>(size_t(n) * c.channels), state};
+  ConvResult r{std::vector<float>(size_t(n) * c.channels), state};
   size_t per_slot = size_t(c.kernel - 1) * c.channels, token0 = 0;
   for (const test::StepSeq& q : c.seqs) {
     float* st = r.state.data() + q.slot * per_slot;
@@ -54,8 +54,8 @@ Result reference(const ConvCase& c, const std::vector<float>& x, const std::vect
   return r;
 }
 
-Result run_gpu(const ConvCase& c, const std::vector<float>& x, const std::vector<float>& w,
-               const std::vector<float>& state, const std::vector<float>& bias = {0.0f}) {
+ConvResult run_gpu(const ConvCase& c, const std::vector<float>& x, const std::vector<float>& w,
+                   const std::vector<float>& state, const std::vector<float>& bias = {0.0f}) {
   Context& ctx = test::gpu();
   uint32_t n = test::total_tokens(c.seqs);
   Buffer gx = test::to_gpu(x, "x"), gw = test::to_gpu(w, "w"), gs = test::to_gpu(state, "state");
@@ -96,7 +96,7 @@ TEST_CASE("ssm_conv matches the reference", "[ssm_conv]") {
       auto w = test::random_floats(size_t(c.channels) * c.kernel, seed++);
       auto state = test::random_floats(size_t(c.slots) * (c.kernel - 1) * c.channels, seed++, -3, 3);
       auto bias = test::random_floats(c.channels, seed++);
-      Result want = reference(c, x, w, state, bias), got = run_gpu(c, x, w, state, bias);
+      ConvResult want = reference(c, x, w, state, bias), got = run_gpu(c, x, w, state, bias);
       std::string what = fmt::format("ssm_conv {} profile={}", c.describe(), profile.name);
       test::check_nmse(got.y, want.y, 1e-12, what + " y");
       test::check_nmse(got.state, want.state, 0.0, what + " state");
@@ -112,11 +112,11 @@ TEST_CASE("ssm_conv carries the state over between calls", "[ssm_conv]") {
   auto w = test::random_floats(size_t(channels) * kernel, 21);
   auto state = test::random_floats(size_t(4) * (kernel - 1) * channels, 22);
   ConvCase one{channels, kernel, channels, {{2, 0, n}}};
-  Result whole = run_gpu(one, x, w, state);
+  ConvResult whole = run_gpu(one, x, w, state);
   for (uint32_t a : {1u, 2u, 17u}) {
     ConvCase first{channels, kernel, channels, {{2, 0, a}}}, second{channels, kernel, channels, {{2, a, n - a}}};
     std::vector<float> x1(x.begin(), x.begin() + a * channels), x2(x.begin() + a * channels, x.end());
-    Result r1 = run_gpu(first, x1, w, state), r2 = run_gpu(second, x2, w, r1.state);
+    ConvResult r1 = run_gpu(first, x1, w, state), r2 = run_gpu(second, x2, w, r1.state);
     r1.y.insert(r1.y.end(), r2.y.begin(), r2.y.end());
     test::check_nmse(r1.y, whole.y, 0.0, fmt::format("ssm_conv split at {} y", a));
     test::check_nmse(r2.state, whole.state, 0.0, fmt::format("ssm_conv split at {} state", a));

@@ -33,13 +33,13 @@ struct ScanCase {
   }
 };
 
-struct Inputs {
+struct ScanInputs {
   uint32_t n = 0;
   std::vector<float> xbc, proj, dt_bias, a, d, state;
 };
 
-Inputs make_inputs(const ScanCase& c, uint32_t seed) {
-  Inputs in;
+ScanInputs make_inputs(const ScanCase& c, uint32_t seed) {
+  ScanInputs in;
   in.n = test::total_tokens(c.seqs);
   in.xbc = test::random_floats(size_t(in.n) * c.x_stride(), seed, -2, 2);
   in.proj = test::random_floats(size_t(in.n) * c.proj_stride(), seed + 1, -3, 3);
@@ -51,13 +51,13 @@ Inputs make_inputs(const ScanCase& c, uint32_t seed) {
   return in;
 }
 
-struct Result {
+struct ScanResult {
   std::vector<float> y, state;
 };
 
 // chunk 0: the recurrence, else the chunked form.
-Result reference(const ScanCase& c, const Inputs& in, size_t chunk = 0) {
-  Result r{std::vector<float>(size_t(in.n) * c.d_inner()), in.state};
+ScanResult reference(const ScanCase& c, const ScanInputs& in, size_t chunk = 0) {
+  ScanResult r{std::vector<float>(size_t(in.n) * c.d_inner()), in.state};
   size_t token0 = 0, per_slot = size_t(c.d_inner()) * c.state;
   for (const test::StepSeq& q : c.seqs) {
     float* st = r.state.data() + q.slot * per_slot;
@@ -91,7 +91,7 @@ Result reference(const ScanCase& c, const Inputs& in, size_t chunk = 0) {
   return r;
 }
 
-Result run_gpu(const ScanCase& c, const Inputs& in) {
+ScanResult run_gpu(const ScanCase& c, const ScanInputs& in) {
   Context& ctx = test::gpu();
   Buffer gx = test::to_gpu(in.xbc, "xbc"), gp = test::to_gpu(in.proj, "proj"), gs = test::to_gpu(in.state, "state");
   Buffer gdt = test::to_gpu(in.dt_bias, "dt_bias"), ga = test::to_gpu(in.a, "a"), gd = test::to_gpu(in.d, "d");
@@ -115,21 +115,21 @@ Result run_gpu(const ScanCase& c, const Inputs& in) {
   return {test::from_gpu(gy), test::from_gpu(gs)};
 }
 
-const ScanCase kCases[] = {{1, 4, 16, 1, {{0, 0, 1}}},
-                           {4, 8, 32, 2, {{1, 0, 7}, {0, 3, 1}}},
-                           {3, 16, 48, 1, {{2, 5, 65}, {0, 0, 64}, {3, 1, 1}}, false},
-                           {8, 4, 128, 4, {{1, 9, 130}, {3, 0, 0}, {2, 0, 2}}},
-                           {2, 64, 64, 2, {{3, 0, 9}, {0, 2, 3}}}};
+const ScanCase kScanCases[] = {{1, 4, 16, 1, {{0, 0, 1}}},
+                               {4, 8, 32, 2, {{1, 0, 7}, {0, 3, 1}}},
+                               {3, 16, 48, 1, {{2, 5, 65}, {0, 0, 64}, {3, 1, 1}}, false},
+                               {8, 4, 128, 4, {{1, 9, 130}, {3, 0, 0}, {2, 0, 2}}},
+                               {2, 64, 64, 2, {{3, 0, 9}, {0, 2, 3}}}};
 
 }  // namespace
 
 TEST_CASE("the chunked Mamba-2 scan equals the recurrence", "[ssm_scan]") {
   uint32_t seed = 30;
-  for (const ScanCase& c : kCases) {
-    Inputs in = make_inputs(c, seed += 10);
-    Result want = reference(c, in);
+  for (const ScanCase& c : kScanCases) {
+    ScanInputs in = make_inputs(c, seed += 10);
+    ScanResult want = reference(c, in);
     for (size_t chunk : {1, 16, 64}) {
-      Result got = reference(c, in, chunk);
+      ScanResult got = reference(c, in, chunk);
       std::string what = fmt::format("ssm_scan_chunked chunk={} {}", chunk, c.describe());
       test::check_nmse(got.y, want.y, 1e-10, what + " y");
       test::check_nmse(got.state, want.state, 1e-10, what + " state");
@@ -140,9 +140,9 @@ TEST_CASE("the chunked Mamba-2 scan equals the recurrence", "[ssm_scan]") {
 TEST_CASE("ssm_scan matches the reference", "[ssm_scan]") {
   test::for_each_profile([&](const Profile& profile) {
     uint32_t seed = 80;
-    for (const ScanCase& c : kCases) {
-      Inputs in = make_inputs(c, seed += 10);
-      Result want = reference(c, in), got = run_gpu(c, in);
+    for (const ScanCase& c : kScanCases) {
+      ScanInputs in = make_inputs(c, seed += 10);
+      ScanResult want = reference(c, in), got = run_gpu(c, in);
       std::string what = fmt::format("ssm_scan {} profile={}", c.describe(), profile.name);
       test::check_nmse(got.y, want.y, 1e-10, what + " y");
       test::check_nmse(got.state, want.state, 1e-10, what + " state");
@@ -155,18 +155,18 @@ TEST_CASE("ssm_scan matches the reference", "[ssm_scan]") {
 TEST_CASE("ssm_scan carries the state over between calls", "[ssm_scan]") {
   const uint32_t n = 20;
   ScanCase whole{4, 8, 32, 2, {{2, 0, n}}};
-  Inputs in = make_inputs(whole, 5);
-  Result one = run_gpu(whole, in);
+  ScanInputs in = make_inputs(whole, 5);
+  ScanResult one = run_gpu(whole, in);
   for (uint32_t a : {1u, 13u}) {
     ScanCase first{4, 8, 32, 2, {{2, 0, a}}}, second{4, 8, 32, 2, {{2, a, n - a}}};
-    Inputs i1 = in, i2 = in;
+    ScanInputs i1 = in, i2 = in;
     i1.n = a, i2.n = n - a;
     i1.xbc.resize(size_t(a) * whole.x_stride()), i1.proj.resize(size_t(a) * whole.proj_stride());
     i2.xbc.erase(i2.xbc.begin(), i2.xbc.begin() + size_t(a) * whole.x_stride());
     i2.proj.erase(i2.proj.begin(), i2.proj.begin() + size_t(a) * whole.proj_stride());
-    Result r1 = run_gpu(first, i1);
+    ScanResult r1 = run_gpu(first, i1);
     i2.state = r1.state;
-    Result r2 = run_gpu(second, i2);
+    ScanResult r2 = run_gpu(second, i2);
     r1.y.insert(r1.y.end(), r2.y.begin(), r2.y.end());
     test::check_nmse(r1.y, one.y, 0.0, fmt::format("ssm_scan split at {} y", a));
     test::check_nmse(r2.state, one.state, 0.0, fmt::format("ssm_scan split at {} state", a));

@@ -20,7 +20,7 @@ std::string vocab_path(const std::string& name) {
   return fmt::format("{}/tests/data/vocab/ggml-vocab-{}.gguf", VKLLM_SOURCE_DIR, name);
 }
 
-Tokenizer load(const std::string& name) { return Tokenizer::from_gguf(GgufFile::open(vocab_path(name))); }
+Tokenizer load_specials(const std::string& name) { return Tokenizer::from_gguf(GgufFile::open(vocab_path(name))); }
 
 // The test BPE vocabulary with extra tokens of the given texts and types appended.
 VocabConfig with_tokens(std::vector<std::pair<std::string, TokenType>> extra) {
@@ -35,7 +35,7 @@ VocabConfig with_tokens(std::vector<std::pair<std::string, TokenType>> extra) {
 }  // namespace
 
 TEST_CASE("end-of-generation texts are control tokens whatever the file says", "[tokenizer][vocab]") {
-  Tokenizer qwen = load("qwen2");
+  Tokenizer qwen = load_specials("qwen2");
   // Qwen2 ships </s> as a normal BPE token (id 128247): now one control token.
   CHECK(qwen.text(128247) == "</s>");
   CHECK(qwen.type(128247) == TokenType::Control);
@@ -46,19 +46,19 @@ TEST_CASE("end-of-generation texts are control tokens whatever the file says", "
   CHECK(qwen.encode("a</s>b", false, false) == Ids{64, 522, 82, 51407});  // as text: "</", "s", ">b"
   CHECK(qwen.decode(Ids{64, 128247, 65}) == "a</s>b");
   // Phi-3 ships </s> as user-defined, so it was matched even without special parsing.
-  Tokenizer phi3 = load("phi-3");
+  Tokenizer phi3 = load_specials("phi-3");
   CHECK(phi3.type(2) == TokenType::Control);
   CHECK(phi3.encode("</s>", false, false) != Ids{2});
   for (int32_t id : {2, 32000, 32007}) CHECK(phi3.is_end_of_generation(id));  // </s> <|endoftext|> <|end|>
   CHECK(!phi3.is_end_of_generation(32010));                                   // <|user|>
   // StarCoder: <fim_pad> is found by its text and ends generation; <fim_prefix> does not.
-  Tokenizer starcoder = load("starcoder");
+  Tokenizer starcoder = load_specials("starcoder");
   CHECK(starcoder.is_end_of_generation(4));
   CHECK(!starcoder.is_end_of_generation(1));
 }
 
 TEST_CASE("Phi-3 drops the whitespace after special tokens", "[tokenizer][vocab]") {
-  Tokenizer phi3 = load("phi-3");
+  Tokenizer phi3 = load_specials("phi-3");
   // <|user|> has RSTRIP: the newline goes, and "Hello" gets the prefix space after a special token.
   CHECK(phi3.encode("<|user|>\nHello", false) == Ids{32010, 15043});
   CHECK(phi3.encode("<|user|>\nHello", false) == phi3.encode("<|user|>Hello", false));
@@ -118,7 +118,7 @@ TEST_CASE("overlapping special texts are taken longest first", "[tokenizer]") {
 }
 
 TEST_CASE("a BOS typed in the text survives the round trip", "[tokenizer][vocab]") {
-  Tokenizer llama3 = load("llama-bpe");
+  Tokenizer llama3 = load_specials("llama-bpe");
   const std::string typed = "<|begin_of_text|>Hello";
   Ids plain = llama3.encode(typed, false);
   CHECK(plain == Ids{128000, 9906});
@@ -127,7 +127,7 @@ TEST_CASE("a BOS typed in the text survives the round trip", "[tokenizer][vocab]
   Ids added = llama3.encode(typed, true);
   CHECK(added == Ids{128000, 128000, 9906});
   CHECK(llama3.decode(added) == typed);
-  Tokenizer spm = load("llama-spm");
+  Tokenizer spm = load_specials("llama-spm");
   CHECK(spm.decode(spm.encode("<s>Hi", false), false) == "<s>Hi");
   CHECK(spm.decode(spm.encode("<s>Hi", true)) == "<s>Hi");
 }

@@ -22,7 +22,7 @@ using Ids = std::vector<int32_t>;
 
 namespace {
 
-std::string vocab_path(const std::string& name) {
+std::string vocab_file(const std::string& name) {
   return fmt::format("{}/tests/data/vocab/ggml-vocab-{}.gguf", VKLLM_SOURCE_DIR, name);
 }
 
@@ -34,16 +34,16 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-struct Case {
+struct VocabCase {
   std::string text;
   Ids ids;
 };
 
 // The cases of the vocabulary file at `path`.
-std::vector<Case> read_cases(const std::string& path) {
+std::vector<VocabCase> read_cases(const std::string& path) {
   std::string inp = read_file(path + ".inp"), out = read_file(path + ".out");
   const std::string sep = "\n__ggml_vocab_test__\n";
-  std::vector<Case> cases;
+  std::vector<VocabCase> cases;
   for (size_t pos = 0; pos < inp.size();) {
     size_t next = inp.find(sep, pos);
     cases.push_back({inp.substr(pos, next == std::string::npos ? std::string::npos : next - pos), {}});
@@ -60,14 +60,14 @@ std::vector<Case> read_cases(const std::string& path) {
   return cases;
 }
 
-Tokenizer load(const std::string& name) { return Tokenizer::from_gguf(GgufFile::open(vocab_path(name))); }
+Tokenizer load_vocab(const std::string& name) { return Tokenizer::from_gguf(GgufFile::open(vocab_file(name))); }
 
 // Checks every case of the vocabulary file at `path`; returns how many gave llama.cpp's ids.
 size_t check_cases(const std::string& path, const Tokenizer& t) {
-  std::vector<Case> cases = read_cases(path);
+  std::vector<VocabCase> cases = read_cases(path);
   CHECK(cases.size() >= 40);
   size_t same = 0;
-  for (const Case& c : cases) {
+  for (const VocabCase& c : cases) {
     INFO(path << ": \"" << c.text << "\"");
     Ids ids = t.encode(c.text, false, false);  // as llama.cpp's test-tokenizer-0
     CHECK(fmt::format("{}", fmt::join(ids, " ")) == fmt::format("{}", fmt::join(c.ids, " ")));
@@ -78,7 +78,7 @@ size_t check_cases(const std::string& path, const Tokenizer& t) {
   return same;
 }
 
-void check_vocab(const std::string& name) { check_cases(vocab_path(name), load(name)); }
+void check_vocab(const std::string& name) { check_cases(vocab_file(name), load_vocab(name)); }
 
 }  // namespace
 
@@ -95,9 +95,9 @@ TEST_CASE("tokenizer matches llama.cpp on real BPE vocabularies", "[tokenizer][v
 TEST_CASE("tokenizer matches llama.cpp on the qwen35 pre-tokenizer (Qwen3.5/3.6)", "[tokenizer][vocab]") {
   // llama.cpp's ggml-vocab-qwen35.gguf is its qwen2 file byte for byte but for tokenizer.ggml.pre
   // ("qwen35"), so only its test strings are kept here.
-  VocabConfig v = read_vocab(GgufFile::open(vocab_path("qwen2")));
+  VocabConfig v = read_vocab(GgufFile::open(vocab_file("qwen2")));
   v.pre = "qwen35";
-  check_cases(vocab_path("qwen35"), Tokenizer(std::move(v)));
+  check_cases(vocab_file("qwen35"), Tokenizer(std::move(v)));
 }
 
 TEST_CASE("tokenizer matches llama.cpp on the Gemma 4 vocabulary", "[tokenizer][vocab]") {

@@ -24,7 +24,7 @@ struct Plan {
   uint32_t chunk;  // prompt tokens per step
 };
 
-struct Run {
+struct BatchRun {
   std::vector<std::vector<int32_t>> tokens;  // prompt + greedy tokens per sequence
   std::vector<std::vector<float>> logits;    // logits at each sampled position, concatenated
 };
@@ -35,8 +35,8 @@ using test::some_tokens;
 // Runs the plans together for `steps` steps. forward(chunks) returns the logits of each chunk's
 // last token, (chunks, vocab).
 template <class Forward>
-Run run_batched(const std::vector<Plan>& plans, uint32_t steps, uint32_t vocab, Forward forward) {
-  Run r{std::vector<std::vector<int32_t>>(plans.size()), std::vector<std::vector<float>>(plans.size())};
+BatchRun run_batched(const std::vector<Plan>& plans, uint32_t steps, uint32_t vocab, Forward forward) {
+  BatchRun r{std::vector<std::vector<int32_t>>(plans.size()), std::vector<std::vector<float>>(plans.size())};
   std::vector<size_t> done(plans.size());  // tokens evaluated so far
   for (size_t i = 0; i < plans.size(); ++i) r.tokens[i] = plans[i].prompt;
   for (uint32_t step = 0; step < steps; ++step) {
@@ -70,7 +70,7 @@ void check_batched_equals_alone(const test::EngineFixture& f, DType kv_type) {
   const uint32_t steps = 10;
 
   Engine batched(test::gpu(), file, {.slots = 3, .kv_type = kv_type});
-  Run gpu = run_batched(plans, steps, vocab, [&](auto& who, auto& spans, auto& tokens) {
+  BatchRun gpu = run_batched(plans, steps, vocab, [&](auto& who, auto& spans, auto& tokens) {
     std::vector<SeqChunk> chunks;
     for (size_t j = 0; j < who.size(); ++j)
       chunks.push_back({.slot = plans[who[j]].slot,
@@ -82,7 +82,7 @@ void check_batched_equals_alone(const test::EngineFixture& f, DType kv_type) {
 
   ref::Model reference(file, batched.config(), kv_type);
   std::vector<ref::KvState> states(plans.size());
-  Run cpu = run_batched(plans, steps, vocab, [&](auto& who, auto& spans, auto& tokens) {
+  BatchRun cpu = run_batched(plans, steps, vocab, [&](auto& who, auto& spans, auto& tokens) {
     std::vector<ref::Chunk> chunks;
     for (size_t j = 0; j < who.size(); ++j)
       chunks.push_back({&states[who[j]], std::span(tokens[who[j]]).subspan(spans[j].first, spans[j].second)});

@@ -41,7 +41,7 @@ std::string family_of(ProjectorType t) {
   return "";
 }
 
-void append(void* ctx, void* data, int size) {
+void append_image_bytes(void* ctx, void* data, int size) {
   auto* out = static_cast<std::vector<std::byte>*>(ctx);
   out->insert(out->end(), static_cast<std::byte*>(data), static_cast<std::byte*>(data) + size);
 }
@@ -55,7 +55,7 @@ std::vector<std::byte> test_png(int w, int h) {
       p[0] = uint8_t(x * 255 / (w - 1)), p[1] = uint8_t(y * 255 / (h - 1)), p[2] = x > y ? 220 : 30;
     }
   std::vector<std::byte> out;
-  stbi_write_png_to_func(append, &out, w, h, 3, px.data(), w * 3);
+  stbi_write_png_to_func(append_image_bytes, &out, w, h, 3, px.data(), w * 3);
   return out;
 }
 
@@ -84,19 +84,19 @@ OracleEmbeddings oracle_embed(const std::string& model, const std::string& mmpro
   return e;
 }
 
-struct Files {
+struct VisionFiles {
   test::TempFile model{"vision-model.gguf"}, mmproj{"vision-mmproj.gguf"};
 };
 
 // The projector's rows fill the family fixture's embedding width (deepstack rows share it).
-void write_pair(Files& f, ProjectorFixtureSpec& s) {
+void write_pair(VisionFiles& f, ProjectorFixtureSpec& s) {
   test::EngineFixture lm = test::family_fixture(family_of(s.type), DType::F32);
   s.proj_dim = lm.spec.dim / uint32_t(1 + s.deepstack_layers.size());
   f.model.write(make_fixture_model(lm.spec));
   f.mmproj.write(make_projector_fixture(s));
 }
 
-void check_against_oracle(const ProjectorFixtureSpec& s, const Files& f, const std::string& image,
+void check_against_oracle(const ProjectorFixtureSpec& s, const VisionFiles& f, const std::string& image,
                           const std::string& what) {
   GgufFile file = GgufFile::open(f.mmproj.path);
   ProjectorConfig c = read_projector_config(file);
@@ -138,7 +138,7 @@ struct OracleLogits {
   std::vector<float> logits;
 };
 
-OracleLogits oracle_logits(const Files& f, const std::string& image, const std::string& prompt) {
+OracleLogits oracle_logits(const VisionFiles& f, const std::string& image, const std::string& prompt) {
   test::CliResult r = test::run_program(
       VKLLM_MTMD_ORACLE,
       fmt::format("logits -m '{}' --mmproj '{}' --image '{}' -p '{}'", f.model.path, f.mmproj.path, image, prompt));
@@ -166,7 +166,7 @@ TEST_CASE("the logits after a prompt with an image agree with llama.cpp's", "[vi
   const std::string prompt = "Look at <__media__> and tell me what you see.";
   for (const char* preset : {"tiny-qwen3vl", "tiny-gemma3", "tiny-gemma4v"}) {
     ProjectorFixtureSpec s = projector_preset(preset);
-    Files f;
+    VisionFiles f;
     write_pair(f, s);
     OracleLogits theirs = oracle_logits(f, png.path, prompt);
     GgufFile model = GgufFile::open(f.model.path), mmproj = GgufFile::open(f.mmproj.path);
@@ -191,7 +191,7 @@ TEST_CASE("Q8_0 projectors agree with llama.cpp within its own Q8_0 sensitivity"
   png.write(test_png(40, 28));
   for (const char* preset : {"tiny-qwen3vl", "tiny-gemma3", "tiny-gemma4v"}) {
     ProjectorFixtureSpec s = projector_preset(preset);
-    Files f;
+    VisionFiles f;
     write_pair(f, s);
     OracleEmbeddings f32 = oracle_embed(f.model.path, f.mmproj.path, png.path);
     f.mmproj.write(quantized_q8(f.mmproj.path));
@@ -212,7 +212,7 @@ TEST_CASE("image embeddings agree with llama.cpp's mtmd on every projector type"
   png.write(test_png(40, 28));
   for (const char* preset : {"tiny-qwen3vl", "tiny-qwen3vl-deepstack", "tiny-gemma3", "tiny-gemma4v"}) {
     ProjectorFixtureSpec s = projector_preset(preset);
-    Files f;
+    VisionFiles f;
     write_pair(f, s);
     check_against_oracle(s, f, png.path, fmt::format("{} image embeddings", preset));
   }
@@ -225,7 +225,7 @@ TEST_CASE("a real JPEG and PNG give llama.cpp's image embeddings", "[vision][lla
     images.push_back("/usr/share/doc/nodejs/thin-white-stripe.jpg");
   for (const char* preset : {"tiny-qwen3vl", "tiny-gemma4v"}) {
     ProjectorFixtureSpec s = projector_preset(preset);
-    Files f;
+    VisionFiles f;
     write_pair(f, s);
     for (const std::string& image : images) check_against_oracle(s, f, image, fmt::format("{} on {}", preset, image));
   }
