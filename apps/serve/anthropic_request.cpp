@@ -11,11 +11,6 @@ namespace vkllm::serve {
 
 namespace {
 
-const json* field(const json& body, const char* key) {
-  auto it = body.find(key);
-  return it == body.end() || it->is_null() ? nullptr : &*it;
-}
-
 std::string block_type(const json& block, const std::string& where) {
   if (!block.is_object() || !block.contains("type") || !block["type"].is_string())
     throw bad_request(fmt::format("{} must be an object with a 'type'", where));

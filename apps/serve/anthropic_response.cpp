@@ -9,7 +9,7 @@ namespace {
 
 // Anthropic's error types by HTTP status; a busy or stopping server (503) is "overloaded", the
 // type Anthropic's clients back off and retry on.
-const char* error_type(int status) {
+const char* anthropic_error_type(int status) {
   switch (status) {
     case 401:
       return "authentication_error";
@@ -91,7 +91,7 @@ std::string anthropic_message_id(const std::string& completion_id) {
 }
 
 json anthropic_error_body(int status, const std::string& message) {
-  return {{"type", "error"}, {"error", {{"type", error_type(status)}, {"message", message}}}};
+  return {{"type", "error"}, {"error", {{"type", anthropic_error_type(status)}, {"message", message}}}};
 }
 
 HttpReply anthropic_error_reply(HttpReply reply) {

@@ -11,11 +11,6 @@ namespace vkllm::serve {
 
 namespace {
 
-const json* field(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it == j.end() || it->is_null() ? nullptr : &*it;
-}
-
 // Ollama's options as the OpenAI body's sampling fields. Options Ollama knows but that do not
 // apply here (num_ctx, num_gpu, num_thread, ...) are ignored, as Ollama ignores unknown ones.
 void copy_options(const json& body, json& out) {

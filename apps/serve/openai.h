@@ -34,6 +34,8 @@ json error_body(int status, const std::string& type, const std::string& message)
 
 // Parses a request body: a JSON object, nested at most 64 deep; 400 otherwise.
 json parse_body(const std::string& body);
+// A body's field when it is there and not null (JSON null means absent in these APIs); else null.
+const json* field(const json& body, const char* key);
 
 // The most top_logprobs a request may ask for.
 inline constexpr int64_t kMaxTopLogprobs = 20;

@@ -19,11 +19,6 @@ constexpr int kMaxDepth = 64;
 constexpr size_t kMaxStops = 16;
 
 // A field that is absent or null is "not given".
-const json* field(const json& body, const char* key) {
-  auto it = body.find(key);
-  return it == body.end() || it->is_null() ? nullptr : &*it;
-}
-
 std::optional<double> number(const json& body, const char* key, double lo, double hi) {
   const json* v = field(body, key);
   if (!v) return std::nullopt;
@@ -369,6 +364,11 @@ SamplerOptions parse_sampling(const json& body, uint32_t vocab) {
 }
 
 }  // namespace
+
+const json* field(const json& body, const char* key) {
+  auto it = body.find(key);
+  return it == body.end() || it->is_null() ? nullptr : &*it;
+}
 
 ApiError bad_request(const std::string& message) { return ApiError(400, "invalid_request_error", message); }
 
