@@ -4,11 +4,13 @@
 #pragma once
 #include <algorithm>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "text/chat/chat_output.h"
+#include "text/chat/json_scan.h"
 
 namespace vkllm::call_scan {
 
@@ -63,8 +65,41 @@ inline Match next_call(std::string_view t, size_t i, std::initializer_list<std::
   return best;
 }
 
+// MARKER [ ITEM, ITEM ] CLOSE at t[i], each item read by item(i) (a Read; i past it when Done);
+// with a CLOSE such blocks may repeat, without one the calls end at the list's end.
+template <class Item>
+Read marked_lists(std::string_view t, size_t& i, std::string_view marker, std::string_view close, Item&& item) {
+  for (;;) {
+    i = skip_space(t, i);
+    if (Match m = expect(t, i, marker); m != Match::Yes) return missing(m);
+    i = skip_space(t, i);
+    if (Match m = expect(t, i, "["); m != Match::Yes) return missing(m);
+    for (bool first = true;; first = false) {
+      i = skip_space(t, i);
+      if (i >= t.size()) return Read::Partial;
+      if (t[i] == ']' && first) break;
+      if (Read r = item(i); r != Read::Done) return r;
+      i = skip_space(t, i);
+      if (i >= t.size()) return Read::Partial;
+      if (t[i] == ']') break;
+      if (t[i] != ',') return Read::Invalid;
+      ++i;
+    }
+    ++i;
+    if (close.empty()) return Read::Done;
+    i = skip_space(t, i);
+    if (Match m = expect(t, i, close); m != Match::Yes) return missing(m);
+    if (Match m = next_call(t, i, {marker}); m != Match::Yes) return m == Match::Prefix ? Read::Partial : Read::Done;
+  }
+}
+
 // JSON string escapes for '"', '\\' and control characters; other bytes as they are.
 void append_escaped(std::string& out, std::string_view s);
+
+// A scalar at t[i] as JSON text: one of `words` (as written, and its JSON spelling) or a JSON
+// number; a word or number the text ends inside is written as far as it goes.
+JsonScan scalar_value(std::string_view t, size_t& i, std::string& out,
+                      std::span<const std::pair<std::string_view, std::string_view>> words);
 
 // The formats whose argument values are not JSON (literal_calls.cpp): they write the arguments
 // as JSON text as the reply comes, so that a longer reply only extends them.

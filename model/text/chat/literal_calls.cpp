@@ -24,7 +24,28 @@ void append_escaped(std::string& out, std::string_view s) {
   }
 }
 
+JsonScan scalar_value(std::string_view t, size_t& i, std::string& out,
+                      std::span<const std::pair<std::string_view, std::string_view>> words) {
+  for (const auto& [word, as_json] : words)
+    if (Match m = expect(t, i, word); m != Match::No) {
+      out += m == Match::Yes ? as_json : as_json.substr(0, t.size() - i);
+      return m == Match::Yes ? JsonScan::Complete : JsonScan::Partial;
+    }
+  size_t end = t.find_first_not_of("-+.0123456789eE", i);
+  std::string_view number = t.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
+  if (number.empty()) return JsonScan::Invalid;
+  out += number;
+  i += number.size();
+  if (end == std::string_view::npos) return JsonScan::Partial;
+  return json::accept(number) ? JsonScan::Complete : JsonScan::Invalid;
+}
+
 namespace {
+
+using Words = std::pair<std::string_view, std::string_view>;
+constexpr Words kJsonWords[] = {{"true", "true"}, {"false", "false"}, {"null", "null"}};
+constexpr Words kPythonWords[] = {{"True", "true"}, {"False", "false"}, {"None", "null"},
+                                  {"true", "true"}, {"false", "false"}, {"null", "null"}};
 
 constexpr std::string_view kGemmaQuote = "<|\"|>";
 
@@ -76,18 +97,7 @@ JsonScan gemma_value(std::string_view t, size_t& i, std::string& out, int depth)
     i = end + kGemmaQuote.size();
     return out += '"', JsonScan::Complete;
   }
-  for (std::string_view word : {"true", "false", "null"})
-    if (Match m = expect(t, i, word); m != Match::No) {
-      out += m == Match::Yes ? word : t.substr(i);
-      return m == Match::Yes ? JsonScan::Complete : JsonScan::Partial;
-    }
-  size_t end = t.find_first_not_of("-+.0123456789eE", i);
-  std::string_view number = t.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
-  if (number.empty()) return JsonScan::Invalid;
-  out += number;
-  i += number.size();
-  if (end == std::string_view::npos) return JsonScan::Partial;
-  return json::accept(number) ? JsonScan::Complete : JsonScan::Invalid;
+  return scalar_value(t, i, out, kJsonWords);
 }
 
 // --- LFM2: <|tool_call_start|>[NAME(key=VALUE, ...), ...]<|tool_call_end|>, VALUE a Python
@@ -188,20 +198,7 @@ JsonScan python_value(std::string_view t, size_t& i, std::string& out, int depth
     ++i;
     return python_items(t, i, out, depth, c == '[' ? ']' : c == '(' ? ')' : '}', c == '{');
   }
-  static constexpr std::pair<std::string_view, std::string_view> kWords[] = {
-      {"True", "true"}, {"False", "false"}, {"None", "null"}, {"true", "true"}, {"false", "false"}, {"null", "null"}};
-  for (const auto& [word, as_json] : kWords)
-    if (Match m = expect(t, i, word); m != Match::No) {
-      out += m == Match::Yes ? as_json : as_json.substr(0, t.size() - i);
-      return m == Match::Yes ? JsonScan::Complete : JsonScan::Partial;
-    }
-  size_t end = t.find_first_not_of("-+.0123456789eE", i);
-  std::string_view number = t.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
-  if (number.empty()) return JsonScan::Invalid;
-  out += number;
-  i += number.size();
-  if (end == std::string_view::npos) return JsonScan::Partial;
-  return json::accept(number) ? JsonScan::Complete : JsonScan::Invalid;
+  return scalar_value(t, i, out, kPythonWords);
 }
 
 // key=VALUE, ... up to the closing parenthesis, into out (which holds "{").
@@ -261,32 +258,15 @@ Read read_gemma4(std::string_view t, size_t& i, std::vector<ToolCall>& calls) {
 }
 
 Read read_python_calls(std::string_view t, size_t& i, std::vector<ToolCall>& calls) {
-  for (;;) {
-    i = skip_space(t, i);
-    if (Match m = expect(t, i, "<|tool_call_start|>"); m != Match::Yes) return missing(m);
-    i = skip_space(t, i);
-    if (Match m = expect(t, i, "["); m != Match::Yes) return missing(m);
-    for (;;) {
-      i = skip_space(t, i);
-      size_t open = i;
-      while (open < t.size() && name_char(t[open])) ++open;
-      if (open >= t.size()) return Read::Partial;
-      if (t[open] != '(' || open == i) return Read::Invalid;
-      calls.push_back({std::string(t.substr(i, open - i)), "{", ""});
-      i = open + 1;
-      if (Read r = python_arguments(t, i, calls.back().arguments); r != Read::Done) return r;
-      i = skip_space(t, i);
-      if (i >= t.size()) return Read::Partial;
-      if (t[i] == ']') break;
-      if (t[i] != ',') return Read::Invalid;
-      ++i;
-    }
-    ++i;
-    i = skip_space(t, i);
-    if (Match m = expect(t, i, "<|tool_call_end|>"); m != Match::Yes) return missing(m);
-    if (Match m = next_call(t, i, {"<|tool_call_start|>"}); m != Match::Yes)
-      return m == Match::Prefix ? Read::Partial : Read::Done;
-  }
+  return marked_lists(t, i, "<|tool_call_start|>", "<|tool_call_end|>", [&](size_t& at) {
+    size_t open = at;
+    while (open < t.size() && name_char(t[open])) ++open;
+    if (open >= t.size()) return Read::Partial;
+    if (t[open] != '(' || open == at) return Read::Invalid;
+    calls.push_back({std::string(t.substr(at, open - at)), "{", ""});
+    at = open + 1;
+    return python_arguments(t, at, calls.back().arguments);
+  });
 }
 
 }  // namespace vkllm::call_scan

@@ -163,28 +163,7 @@ Read read_qwen_xml(std::string_view t, size_t& i, std::vector<ToolCall>& calls, 
 // Nemotron v2's <TOOLCALL>...</TOOLCALL>, whose blocks may repeat)
 Read read_json_list(std::string_view t, size_t& i, std::vector<ToolCall>& calls, std::string_view marker,
                     std::string_view close = "") {
-  for (;;) {
-    if (Match m = expect(t, i, marker); m != Match::Yes) return missing(m);
-    i = skip_space(t, i);
-    if (Match m = expect(t, i, "["); m != Match::Yes) return missing(m);
-    for (bool first = true;; first = false) {
-      i = skip_space(t, i);
-      if (i >= t.size()) return Read::Partial;
-      if (t[i] == ']' && first) break;
-      if (Read r = call_object_at(t, i, calls); r != Read::Done) return r;
-      i = skip_space(t, i);
-      if (i >= t.size()) return Read::Partial;
-      if (t[i] == ']') break;
-      if (t[i] != ',') return Read::Invalid;
-      ++i;
-    }
-    ++i;
-    if (close.empty()) return Read::Done;
-    i = skip_space(t, i);
-    if (Match m = expect(t, i, close); m != Match::Yes) return missing(m);
-    if (Match m = next_call(t, i, {marker}); m != Match::Yes) return m == Match::Prefix ? Read::Partial : Read::Done;
-    i = skip_space(t, i);
-  }
+  return marked_lists(t, i, marker, close, [&](size_t& at) { return call_object_at(t, at, calls); });
 }
 
 // [TOOL_CALLS]NAME([CALL_ID]ID)?[ARGS]{...}, repeated.
