@@ -12,7 +12,7 @@
 //   GptOss       harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}
 //   Granite      <|tool_call|>[{"name": ..., "arguments": {...}}]              Granite 3.x
 //   Gemma4       <|tool_call>call:NAME{key:<|"|>text<|"|>,n:1}<tool_call|>     Gemma 4
-//   NemotronV2   <TOOLCALL>[{"name": ..., "arguments": {...}}]</TOOLCALL>      Nemotron-H v2 (8B, 9B, 12B)
+//   NemotronV2   <TOOLCALL>[{"name": ..., "arguments": {...}}]</TOOLCALL>      Nemotron Nano v2 (Nemotron-H)
 //   Lfm2         <|tool_call_start|>[NAME(key="text", n=1)]<|tool_call_end|>   LFM2, LFM2.5 (Python calls)
 //   Generic      {"tool_calls": [{"name": ..., "arguments": {...}}]}           a template that renders no calls
 //   Unknown      the template writes calls in a syntax vkllm does not read (GLM-4, MiniMax, Ling,
