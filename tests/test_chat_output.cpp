@@ -24,14 +24,16 @@ std::string data(const std::string& rel) {
   return text;
 }
 
-const char* const kFamilies[] = {"hermes",        "qwen-xml", "llama3",  "mistral-nemo", "mistral", "deepseek-r1",
-                                 "deepseek-v3.1", "gpt-oss",  "granite", "gemma4",       "generic"};
+const char* const kFamilies[] = {"hermes",      "qwen-xml",      "llama3",  "mistral-nemo", "mistral",
+                                 "deepseek-r1", "deepseek-v3.1", "gpt-oss", "granite",      "gemma4",
+                                 "nemotron-v2", "lfm2",          "generic"};
 
 ChatFormat format_named(const std::string& name) {
   for (ToolCallFormat f :
        {ToolCallFormat::Generic, ToolCallFormat::Hermes, ToolCallFormat::QwenXml, ToolCallFormat::Llama3,
         ToolCallFormat::MistralNemo, ToolCallFormat::Mistral, ToolCallFormat::DeepSeekR1, ToolCallFormat::DeepSeekV31,
-        ToolCallFormat::GptOss, ToolCallFormat::Granite, ToolCallFormat::Gemma4})
+        ToolCallFormat::GptOss, ToolCallFormat::Granite, ToolCallFormat::Gemma4, ToolCallFormat::NemotronV2,
+        ToolCallFormat::Lfm2})
     if (name == to_string(f))
       return ChatFormat{.tools = f,
                         .reasoning = f == ToolCallFormat::GptOss    ? Reasoning::None
@@ -117,7 +119,7 @@ TEST_CASE("chat output: replies without tools offered, or reasoning_format none,
   CHECK(think.reasoning.empty());
 }
 
-TEST_CASE("chat output: reasoning is split on Qwen3's, QwQ's and gpt-oss's templates", "[chat_output]") {
+TEST_CASE("chat output: reasoning is split on Qwen3's, QwQ's, Nemotron's and gpt-oss's templates", "[chat_output]") {
   json messages = json::array({{{"role", "user"}, {"content", "What is the capital of France?"}}});
   {  // Qwen3: the model opens <think> itself; enable_thinking false renders an empty block
     ChatTemplate t = ChatTemplate::parse(data("templates/Qwen-Qwen3-0.6B.jinja"));
@@ -149,6 +151,35 @@ TEST_CASE("chat output: reasoning is split on Qwen3's, QwQ's and gpt-oss's templ
         parse_chat_reply("Okay, France's capital", {.format = f, .reasoning_open = "<think>\n"}, true);
     CHECK(streaming.reasoning == "Okay, France's capital");
     CHECK(streaming.content.empty());
+  }
+  {  // Nemotron-3: enable_thinking (default on) opens <think> in the prompt; off closes an empty block
+    ChatTemplate t = ChatTemplate::parse(data("templates/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja"));
+    ChatFormat f = ChatFormat::detect(t.source());
+    CHECK(f.tools == ToolCallFormat::QwenXml);
+    CHECK(f.reasoning == Reasoning::Think);
+    std::string opened = prompt_opens_reasoning(f, t.render(messages, {}));
+    REQUIRE(opened == "<think>\n");
+    CHECK(prompt_opens_reasoning(f, t.render(messages, {.extra = {{"enable_thinking", true}}})) == opened);
+    std::string reply = "I'm\nthinking\n</think>\nHello, world!\nWhat's up?";
+    ChatReply r = parse_chat_reply(reply, {.format = f, .reasoning_open = opened}, false);
+    CHECK(r.reasoning == "I'm\nthinking");
+    CHECK(r.content == "Hello, world!\nWhat's up?");
+    ChatReply none = parse_chat_reply(reply, {.format = f, .split_reasoning = false, .reasoning_open = opened}, false);
+    CHECK(none.content == "<think>\n" + reply);  // reasoning_format none, as llama.cpp gives it
+    std::string quiet = t.render(messages, {.extra = {{"enable_thinking", false}}});
+    CHECK(quiet.ends_with("<|im_start|>assistant\n<think></think>"));
+    CHECK(prompt_opens_reasoning(f, quiet).empty());
+    CHECK(prompt_closes_reasoning(f, quiet));
+    CHECK(parse_chat_reply("Hello, world!\nWhat's up?", {.format = f}, false).content == "Hello, world!\nWhat's up?");
+  }
+  {  // Nemotron-H v2: /no_think in the system message turns it off
+    ChatTemplate t = ChatTemplate::parse(data("templates/NVIDIA-Nemotron-Nano-v2.jinja"));
+    ChatFormat f = ChatFormat::detect(t.source());
+    CHECK(f.tools == ToolCallFormat::NemotronV2);
+    CHECK(f.reasoning == Reasoning::Think);
+    CHECK(prompt_opens_reasoning(f, t.render(messages, {})) == "<think>\n");
+    json quiet = json::array({{{"role", "system"}, {"content", "/no_think"}}, messages[0]});
+    CHECK(prompt_closes_reasoning(f, t.render(quiet, {})));
   }
   {  // gpt-oss: the analysis channel is reasoning, the final channel content
     ChatTemplate t = ChatTemplate::parse(data("templates/openai-gpt-oss-120b.jinja"));
@@ -265,7 +296,6 @@ TEST_CASE("chat output: templates whose tool syntax vkllm does not read are name
   const std::pair<const char*, const char*> cases[] = {
       {"GLM-4.6.jinja", "GLM-4"},
       {"GLM-4.7-Flash.jinja", "GLM-4"},
-      {"LFM2-8B-A1B.jinja", "LFM2"},
       {"MiniMax-M2.jinja", "MiniMax-M2"},
       {"inclusionai-ling-3.0-flash.jinja", "Ling"},
       {"openbmb-MiniCPM5-1B.jinja", "MiniCPM"},
@@ -289,4 +319,36 @@ TEST_CASE("chat output: templates whose tool syntax vkllm does not read are name
   // a template that renders no calls keeps llama.cpp's generic JSON form; vkllm's ChatML, Hermes
   CHECK(ChatFormat::detect(data("templates/google-gemma-2-2b-it.jinja")).tools == ToolCallFormat::Generic);
   CHECK(ChatFormat::detect("{{ '<|im_start|>' }}").tools == ToolCallFormat::Hermes);
+}
+
+TEST_CASE("chat output: LFM2's Python calls become JSON arguments, anything else stays text", "[chat_output]") {
+  ChatReplyOptions o{.format = ChatFormat::detect(data("templates/LFM2.5-8B-A1B.jinja")), .tool_calls = true};
+  REQUIRE(o.format.tools == ToolCallFormat::Lfm2);
+  auto args_of = [&](const std::string& call) {
+    ChatReply r = parse_chat_reply("<|tool_call_start|>[f(" + call + ")]<|tool_call_end|>", o, false);
+    INFO(call);
+    REQUIRE(r.tool_calls.size() == 1);
+    CHECK(r.content.empty());
+    return json::parse(r.tool_calls[0].arguments);
+  };
+  CHECK(args_of("a=(1, 2.5, -3e2), b=[], c={}, d=False, e=null,") ==
+        json::parse(R"({"a": [1, 2.5, -300.0], "b": [], "c": {}, "d": false, "e": null})"));
+  CHECK(args_of("s='a\\tb\\\\c\\'d\"e\\q', t = \"\\u00e9\\x41\"") == json{{"s", "a\tb\\c'd\"e\\q"}, {"t", "éA"}});
+  CHECK(args_of("my-key={'x': [True, None]}") == json{{"my-key", {{"x", {true, nullptr}}}}});
+  for (const char* text :
+       {"<|tool_call_start|>[f(1)]<|tool_call_end|>", "<|tool_call_start|>[f(a=01)]<|tool_call_end|>",
+        "<|tool_call_start|>[f(a=x)]<|tool_call_end|>", "<|tool_call_start|>[f(a=1)]",
+        "<|tool_call_start|>[f(a='x)]<|tool_call_end|>", "<|tool_call_start|>f(a=1)<|tool_call_end|>"}) {
+    INFO(text);
+    ChatReply r = parse_chat_reply(text, o, false);
+    CHECK(r.tool_calls.empty());
+    CHECK(r.content == text);
+  }
+  // two blocks, and content around them
+  ChatReply two = parse_chat_reply(
+      "Sure. <|tool_call_start|>[f(a=1)]<|tool_call_end|>\n<|tool_call_start|>[g()]<|tool_call_end|> Done.", o, false);
+  REQUIRE(two.tool_calls.size() == 2);
+  CHECK(two.tool_calls[1].name == "g");
+  CHECK(two.tool_calls[1].arguments == "{}");
+  CHECK(two.content == "Sure. Done.");
 }

@@ -43,10 +43,11 @@ const json* schema_of(const std::string& name) {
   return nullptr;
 }
 
-const ToolCallFormat kFormats[] = {ToolCallFormat::Hermes,      ToolCallFormat::QwenXml, ToolCallFormat::Llama3,
-                                   ToolCallFormat::MistralNemo, ToolCallFormat::Mistral, ToolCallFormat::DeepSeekR1,
-                                   ToolCallFormat::DeepSeekV31, ToolCallFormat::GptOss,  ToolCallFormat::Granite,
-                                   ToolCallFormat::Gemma4,      ToolCallFormat::Generic};
+const ToolCallFormat kFormats[] = {ToolCallFormat::Hermes,      ToolCallFormat::QwenXml,    ToolCallFormat::Llama3,
+                                   ToolCallFormat::MistralNemo, ToolCallFormat::Mistral,    ToolCallFormat::DeepSeekR1,
+                                   ToolCallFormat::DeepSeekV31, ToolCallFormat::GptOss,     ToolCallFormat::Granite,
+                                   ToolCallFormat::Gemma4,      ToolCallFormat::NemotronV2, ToolCallFormat::Lfm2,
+                                   ToolCallFormat::Generic};
 
 // The reasoning each family writes in these tests: gpt-oss its channel, Gemma 4 its own, Mistral
 // [THINK], the others <think>.
@@ -184,4 +185,8 @@ TEST_CASE("reply grammar: bad tools and unknown names are errors naming them", "
                                           {"type": "object", "properties": {"x": {"$ref": "#/nowhere"}}}}}])"),
                           {ToolChoice::Required, ""});
   CHECK(bad.find("tools[0] (f)") != std::string::npos);
+  f.tools = ToolCallFormat::Lfm2;  // Python calls name each argument by a keyword
+  json spaced = json::parse(R"([{"type": "function", "function": {"name": "f", "parameters":
+                                 {"type": "object", "properties": {"two words": {"type": "string"}}}}}])");
+  CHECK(error(spaced, {ToolChoice::Required, ""}).find("'two words' cannot be a keyword") != std::string::npos);
 }

@@ -169,6 +169,46 @@ TEST_CASE("serve tools: reasoning_content on Qwen3's template, kept in content w
   CHECK(prompt.ends_with("<think>\n\n</think>\n\n"));
 }
 
+TEST_CASE("serve tools: LFM2's Python calls and Nemotron-3's reasoning and XML calls through the server",
+          "[serve_tools]") {
+  {
+    ToolServer s("LFM2.5-8B-A1B.jinja");
+    s.script({"<think>Oslo's", " weather.</think>", "<|tool_call", "_start|>[get_wea", "ther(city='Os",
+              "lo')]<|tool_call_end|>"});
+    json body = ask_tools({{"tools", kWeatherFunction}});
+    json r = s.chat(body);
+    CHECK(s.gen->request.constraint.triggers == std::vector<std::string>{"<|tool_call_start|>"});
+    const json& m = r["choices"][0]["message"];
+    CHECK(r["choices"][0]["finish_reason"] == "tool_calls");
+    CHECK(m["reasoning_content"] == "Oslo's weather.");
+    REQUIRE(m["tool_calls"].size() == 1);
+    CHECK(m["tool_calls"][0]["function"]["name"] == "get_weather");
+    CHECK(json::parse(m["tool_calls"][0]["function"]["arguments"].get<std::string>()) == json{{"city", "Oslo"}});
+    Assembled a = assemble(s.stream(body));
+    CHECK(a.reasoning == "Oslo's weather.");
+    REQUIRE(a.calls.size() == 1);
+    CHECK(json::parse(a.calls[0]["arguments"].get<std::string>()) == json{{"city", "Oslo"}});
+    s.chat(ask_tools({{"tools", kWeatherFunction}, {"tool_choice", "required"}}));
+    CHECK(s.gen->request.constraint.automaton);
+  }
+  {
+    ToolServer s("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja");  // the prompt opens <think>
+    s.script({"Oslo, so", " a call.\n</think>\n<tool_call>\n<function=get_weather>\n<parameter=city>\nOs",
+              "lo\n</parameter>\n</function>\n</tool_call>\n"});
+    json r = s.chat(ask_tools({{"tools", kWeatherFunction}}));
+    CHECK(s.gen->request.constraint.triggers == std::vector<std::string>{"<tool_call>"});
+    const json& m = r["choices"][0]["message"];
+    CHECK(m["reasoning_content"] == "Oslo, so a call.");
+    REQUIRE(m["tool_calls"].size() == 1);
+    CHECK(json::parse(m["tool_calls"][0]["function"]["arguments"].get<std::string>()) == json{{"city", "Oslo"}});
+    s.script({"Sunny", " in Oslo."});  // thinking off: an empty block in the prompt, the reply is content
+    json quiet = s.chat(ask_tools({{"chat_template_kwargs", {{"enable_thinking", false}}}}));
+    CHECK(s.gen->tokenizer().decode(s.gen->prompt).ends_with("<|im_start|>assistant\n<think></think>"));
+    CHECK(quiet["choices"][0]["message"]["content"] == "Sunny in Oslo.");
+    CHECK_FALSE(quiet["choices"][0]["message"].contains("reasoning_content"));
+  }
+}
+
 TEST_CASE("serve tools: response_format, grammar and json_schema give the generator a grammar", "[serve_tools]") {
   ToolServer s;
   s.script({"{\"a\": 1}"});

@@ -33,6 +33,9 @@ TEST_CASE("chat template families are told by their turn markers", "[chat_templa
   CHECK(family_of("ibm-granite-granite-4.0.jinja") == "Granite");
   CHECK(family_of("GLM-4.6.jinja") == "GLM");
   CHECK(family_of("moonshotai-Kimi-K2.jinja") == "Kimi");
+  CHECK(family_of("NVIDIA-Nemotron-Nano-v2.jinja") == "Nemotron-H v2");
+  CHECK(family_of("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja") == "ChatML");
+  CHECK(family_of("LFM2.5-8B-A1B.jinja") == "ChatML");
   CHECK(vkllm::chat_template_family(vkllm::kChatMlTemplate) == "ChatML");
   CHECK(vkllm::chat_template_family("{{ messages[0].content }}") == "unrecognised");
 }

@@ -27,6 +27,7 @@ std::string chat_template_family(std::string_view source) {
       {"Granite", {"<|start_of_role|>"}},
       {"Kimi", {"<|im_user|>"}},
       {"Zephyr", {"<|user|>"}},
+      {"Nemotron-H v2", {"<SPECIAL_11>"}},
   };
   for (const Family& f : families) {
     bool all = true;

@@ -17,7 +17,8 @@ using namespace vkllm;
 constexpr ToolCallFormat kFormats[] = {
     ToolCallFormat::Generic,     ToolCallFormat::Hermes,  ToolCallFormat::QwenXml,    ToolCallFormat::Llama3,
     ToolCallFormat::MistralNemo, ToolCallFormat::Mistral, ToolCallFormat::DeepSeekR1, ToolCallFormat::DeepSeekV31,
-    ToolCallFormat::GptOss,      ToolCallFormat::Granite, ToolCallFormat::Gemma4,     ToolCallFormat::Unknown};
+    ToolCallFormat::GptOss,      ToolCallFormat::Granite, ToolCallFormat::Gemma4,     ToolCallFormat::NemotronV2,
+    ToolCallFormat::Lfm2,        ToolCallFormat::Unknown};
 constexpr Reasoning kReasoning[] = {Reasoning::Think, Reasoning::None, Reasoning::MistralThink, Reasoning::Gemma4};
 
 bool extends(const ChatReply& before, const ChatReply& now) {

@@ -20,8 +20,6 @@ struct UnknownFamily {
 const UnknownFamily kUnknown[] = {
     {"Ling", {"<arg_key>", "<|role_end|>"}},
     {"GLM-4", {"<arg_key>"}},
-    {"LFM2", {"<|tool_list_start|>"}},
-    {"LFM2", {"<|tool_call_start|>"}},
     {"MiniMax-M2", {"<minimax:tool_call>"}},
     {"MiniMax-M1", {"<beginning_of_sentence>", "<tool_calls>"}},
     {"MiniCPM", {"<tool_sep>"}},
@@ -57,6 +55,10 @@ const char* to_string(ToolCallFormat f) {
       return "granite";
     case ToolCallFormat::Gemma4:
       return "gemma4";
+    case ToolCallFormat::NemotronV2:
+      return "nemotron-v2";
+    case ToolCallFormat::Lfm2:
+      return "lfm2";
     case ToolCallFormat::Unknown:
       return "unknown";
     default:
@@ -117,6 +119,10 @@ ChatFormat ChatFormat::detect(std::string_view src) {
   }
   if (f.tools == ToolCallFormat::Unknown)
     ;
+  else if (has("<|tool_list_start|>") || has("<|tool_call_start|>") || has("List of tools: ["))  // LFM2, LFM2.5
+    f.tools = ToolCallFormat::Lfm2;
+  else if (has("<TOOLCALL>"))
+    f.tools = ToolCallFormat::NemotronV2;
   else if (has("<function=") && has("<parameter="))
     f.tools = ToolCallFormat::QwenXml;
   else if (has("<｜tool▁calls▁begin｜>") || has("<｜tool▁call▁begin｜>"))

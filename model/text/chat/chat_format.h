@@ -3,7 +3,7 @@
 // write). One enum value per tool-call syntax:
 //   Hermes       <tool_call>{"name": ..., "arguments": {...}}</tool_call>    Hermes, Qwen2.5, Qwen3, Granite 4
 //   QwenXml      <tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></tool_call>
-//                                                                          Qwen3-Coder, Qwen3.5
+//                                                                          Qwen3-Coder, Qwen3.5, Nemotron-3
 //   Llama3       {"name": ..., "parameters": {...}}                          Llama 3.1 / 3.2 / 3.3
 //   MistralNemo  [TOOL_CALLS][{"name": ..., "arguments": {...}, "id": ...}] Mistral Nemo
 //   Mistral      [TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...}                      Mistral Small 3.2, Devstral, Ministral 3
@@ -12,8 +12,10 @@
 //   GptOss       harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}
 //   Granite      <|tool_call|>[{"name": ..., "arguments": {...}}]              Granite 3.x
 //   Gemma4       <|tool_call>call:NAME{key:<|"|>text<|"|>,n:1}<tool_call|>     Gemma 4
+//   NemotronV2   <TOOLCALL>[{"name": ..., "arguments": {...}}]</TOOLCALL>      Nemotron Nano v2 (Nemotron-H)
+//   Lfm2         <|tool_call_start|>[NAME(key="text", n=1)]<|tool_call_end|>   LFM2, LFM2.5 (Python calls)
 //   Generic      {"tool_calls": [{"name": ..., "arguments": {...}}]}           a template that renders no calls
-//   Unknown      the template writes calls in a syntax vkllm does not read (GLM-4, LFM2, MiniMax, Ling,
+//   Unknown      the template writes calls in a syntax vkllm does not read (GLM-4, MiniMax, Ling,
 //                MiniCPM, Apriel, Seed-OSS, Functionary, Kimi K2, Command R, or any other that renders
 //                tool_calls in no known markup): served without a tool reader, requests with tools refused.
 // Reasoning: <think>...</think> where the template knows the tags, Ministral/Magistral's
@@ -36,6 +38,8 @@ enum class ToolCallFormat {
   GptOss,
   Granite,
   Gemma4,
+  NemotronV2,
+  Lfm2,
   Unknown
 };
 

@@ -162,6 +162,34 @@ std::string xml_parameters(GrammarBuilder& b, const json& params, const std::str
   return req + opt;
 }
 
+// LFM2's keyword arguments, key=VALUE with VALUE as JSON (Python reads JSON's strings, numbers,
+// lists and objects as its own literals, and LFM2's reader JSON's true/false/null): the required
+// ones first, in order, then each optional one or not, with ", " between those written.
+std::string python_arguments(GrammarBuilder& b, const json& params, const std::string& rule) {
+  std::optional<GrammarBuilder::ObjectForm> form = b.object_form(params);
+  if (!form) throw Error("the parameters must be one object schema (anyOf/oneOf at the top cannot be keywords)");
+  std::vector<std::string> req, opt;
+  for (size_t i = 0; i < form->properties.size(); ++i) {
+    const auto& [key, schema] = form->properties[i];
+    if (key.empty() || key.find_first_of("=,()[]{}'\" \t\r\n") != std::string::npos)
+      throw Error(fmt::format("'{}' cannot be a keyword argument of a Python call (LFM2's syntax)", key));
+    std::string arg =
+        fmt::format("{} {}", gbnf_literal(key + "="), b.schema_in(params, schema, fmt::format("{}-{}", rule, i)));
+    (form->required[i] ? req : opt).push_back(arg);
+  }
+  // after(k): the optional arguments from k on, each after a ", " (something was written before)
+  auto after = [&](size_t k) {
+    std::string out;
+    for (size_t j = k; j < opt.size(); ++j) out += fmt::format(" ( \", \" {} )?", opt[j]);
+    return out;
+  };
+  if (!req.empty()) return fmt::format("{}{}", fmt::join(req, " \", \" "), after(0));
+  if (opt.empty()) return "\"\"";
+  std::vector<std::string> firsts;  // none required: the first one written, then the others after it
+  for (size_t k = 0; k < opt.size(); ++k) firsts.push_back(fmt::format("{}{}", opt[k], after(k + 1)));
+  return b.rule(rule + "-args", fmt::format("( {} )?", fmt::join(firsts, " | ")));
+}
+
 // One call of function f in the family's syntax; args: the rule of its arguments.
 std::string one_call(GrammarBuilder& b, const ChatFormat& fmt_, const Tokenizer& v, const json& f,
                      const std::string& rule) {
@@ -198,10 +226,12 @@ std::string one_call(GrammarBuilder& b, const ChatFormat& fmt_, const Tokenizer&
       return fmt::format("{} {} {} \"json\" {} {}", marker(v, "<|channel|>"),
                          gbnf_literal("commentary to=functions." + name + " "), marker(v, "<|constrain|>"),
                          marker(v, "<|message|>"), args());
+    case ToolCallFormat::Lfm2:
+      return fmt::format("{} {} \")\"", gbnf_literal(name + "("), python_arguments(b, params, rule));
     case ToolCallFormat::Gemma4:  // the builder writes Gemma's values (gemma_syntax)
       return fmt::format("{} {} {} {}", marker(v, "<|tool_call>"), gbnf_literal("call:" + name), args(),
                          marker(v, "<tool_call|>"));
-    default:  // Granite, Generic: a JSON object in a list
+    default:  // Granite, Nemotron v2, Generic: a JSON object in a list
       return fmt::format("{} {} \"}}\"", gbnf_literal("{\"name\": " + quoted + ", \"arguments\": "), args());
   }
 }
@@ -227,6 +257,11 @@ std::string calls_body(const ChatFormat& f, const Tokenizer& v, const std::strin
                          marker(v, "<｜tool▁calls▁end｜>"));
     case ToolCallFormat::Granite:
       return fmt::format("{} \"[\" {} \"]\"", marker(v, "<|tool_call|>"), many("\", \""));
+    case ToolCallFormat::NemotronV2:
+      return fmt::format("{} \"[\" {} \"]\" {}", marker(v, "<TOOLCALL>"), many("\", \""), marker(v, "</TOOLCALL>"));
+    case ToolCallFormat::Lfm2:
+      return fmt::format("{} \"[\" {} \"]\" {}", marker(v, "<|tool_call_start|>"), many("\", \""),
+                         marker(v, "<|tool_call_end|>"));
     default:
       return fmt::format("\"{{\\\"tool_calls\\\": [\" {} \"]}}\"", many("\", \""));
   }
@@ -251,6 +286,10 @@ std::vector<std::string> triggers(const ChatFormat& f, bool& at_start) {
       return {"<|channel|>commentary to=functions."};
     case ToolCallFormat::Gemma4:
       return {"<|tool_call>"};
+    case ToolCallFormat::NemotronV2:
+      return {"<TOOLCALL>"};
+    case ToolCallFormat::Lfm2:
+      return {"<|tool_call_start|>"};
     default:
       at_start = true;
       return {"{"};

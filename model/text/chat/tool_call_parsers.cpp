@@ -3,10 +3,10 @@
 // that syntax after all: then, for a whole reply, everything is content).
 #include "text/chat/tool_call_parsers.h"
 
-#include <fmt/format.h>
 #include <algorithm>
 #include <optional>
 
+#include "text/chat/call_scan.h"
 #include "text/chat/json_scan.h"
 
 namespace vkllm {
@@ -14,37 +14,7 @@ namespace vkllm {
 namespace {
 
 using json = nlohmann::ordered_json;
-constexpr std::string_view kSpace = " \t\r\n";
-
-enum class Read { Done, Partial, Invalid };
-
-std::string_view rtrim(std::string_view s) {
-  size_t i = s.find_last_not_of(kSpace);
-  return i == std::string_view::npos ? std::string_view() : s.substr(0, i + 1);
-}
-
-std::string_view trim(std::string_view s) {
-  size_t i = s.find_first_not_of(kSpace);
-  return i == std::string_view::npos ? std::string_view() : rtrim(s.substr(i));
-}
-
-size_t skip_space(std::string_view t, size_t i) {
-  while (i < t.size() && kSpace.find(t[i]) != std::string_view::npos) ++i;
-  return i;
-}
-
-enum class Match { Yes, Prefix, No };
-
-// Whether `lit` is at t[i] (then i moves past it), or the text ends inside it (a marker cut
-// short; where the text simply ends, No: nothing more is known to come).
-Match expect(std::string_view t, size_t& i, std::string_view lit) {
-  std::string_view rest = t.substr(std::min(i, t.size()));
-  if (rest.starts_with(lit)) {
-    i += lit.size();
-    return Match::Yes;
-  }
-  return !rest.empty() && lit.starts_with(rest) ? Match::Prefix : Match::No;
-}
+using namespace call_scan;
 
 // A call written as a JSON object: {"name": ..., "arguments" (or "parameters"): {...}, "id": ...}.
 struct CallObject {
@@ -107,20 +77,6 @@ Read call_object_at(std::string_view t, size_t& i, std::vector<ToolCall>& calls)
   if (c.state == JsonScan::Partial) return Read::Partial;
   i = c.end;
   return Read::Done;
-}
-
-// Whether another call starts at t[i] (after space): Yes, Prefix (the text ends inside a start
-// marker) or No.
-Match next_call(std::string_view t, size_t i, std::initializer_list<std::string_view> starts) {
-  size_t j = skip_space(t, i);
-  Match best = Match::No;
-  for (std::string_view s : starts) {
-    size_t k = j;
-    Match m = expect(t, k, s);
-    if (m == Match::Yes) return m;
-    if (m == Match::Prefix) best = m;
-  }
-  return best;
 }
 
 Read read_hermes(std::string_view t, size_t& i, std::vector<ToolCall>& calls) {
@@ -203,24 +159,11 @@ Read read_qwen_xml(std::string_view t, size_t& i, std::vector<ToolCall>& calls, 
   }
 }
 
-// MARKER [ {call}, {call} ]  (Mistral Nemo's [TOOL_CALLS], Granite's <|tool_call|>)
-Read read_json_list(std::string_view t, size_t& i, std::vector<ToolCall>& calls, std::string_view marker) {
-  if (expect(t, i, marker) != Match::Yes) return Read::Invalid;
-  i = skip_space(t, i);
-  if (Match m = expect(t, i, "["); m != Match::Yes) return m == Match::Prefix ? Read::Partial : Read::Invalid;
-  for (bool first = true;; first = false) {
-    i = skip_space(t, i);
-    if (i >= t.size()) return Read::Partial;
-    if (t[i] == ']' && first) break;
-    if (Read r = call_object_at(t, i, calls); r != Read::Done) return r;
-    i = skip_space(t, i);
-    if (i >= t.size()) return Read::Partial;
-    if (t[i] == ']') break;
-    if (t[i] != ',') return Read::Invalid;
-    ++i;
-  }
-  ++i;
-  return Read::Done;
+// MARKER [ {call}, {call} ] CLOSE?  (Mistral Nemo's [TOOL_CALLS], Granite's <|tool_call|>,
+// Nemotron v2's <TOOLCALL>...</TOOLCALL>, whose blocks may repeat)
+Read read_json_list(std::string_view t, size_t& i, std::vector<ToolCall>& calls, std::string_view marker,
+                    std::string_view close = "") {
+  return marked_lists(t, i, marker, close, [&](size_t& at) { return call_object_at(t, at, calls); });
 }
 
 // [TOOL_CALLS]NAME([CALL_ID]ID)?[ARGS]{...}, repeated.
@@ -299,110 +242,6 @@ Read read_deepseek(std::string_view t, size_t& i, std::vector<ToolCall>& calls, 
   return Read::Done;
 }
 
-// --- Gemma 4: <|tool_call>call:NAME{key:VALUE,...}<tool_call|>, values JSON's but for strings
-// (<|"|>text<|"|>) and bare keys. The arguments come out as JSON text, written as the reply
-// comes (a key's or string's characters as they arrive), so that a longer reply only extends them.
-
-constexpr std::string_view kGemmaQuote = "<|\"|>";
-
-// JSON string escapes for '"', '\\' and control characters; other bytes as they are.
-void append_escaped(std::string& out, std::string_view s) {
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\', out += c;
-    else if (uint8_t(c) < 0x20)
-      out += fmt::format("\\u{:04x}", int(c));
-    else
-      out += c;
-  }
-}
-
-JsonScan gemma_value(std::string_view t, size_t& i, std::string& out, int depth);
-
-// Members of a {...} or items of a [...], after the opening bracket.
-JsonScan gemma_members(std::string_view t, size_t& i, std::string& out, int depth, bool object) {
-  char close = object ? '}' : ']';
-  i = skip_space(t, i);
-  if (i < t.size() && t[i] == close) return out += close, ++i, JsonScan::Complete;
-  for (;;) {
-    i = skip_space(t, i);
-    if (object) {
-      size_t colon = t.find_first_of(":}", i);
-      std::string_view key = t.substr(i, colon == std::string_view::npos ? std::string_view::npos : colon - i);
-      out += '"';
-      append_escaped(out, key);
-      if (colon == std::string_view::npos) return JsonScan::Partial;
-      if (t[colon] != ':' || trim(key).empty()) return JsonScan::Invalid;
-      out += "\":";
-      i = skip_space(t, colon + 1);
-    }
-    if (JsonScan s = gemma_value(t, i, out, depth + 1); s != JsonScan::Complete) return s;
-    i = skip_space(t, i);
-    if (i >= t.size()) return JsonScan::Partial;
-    if (t[i] == close) return out += close, ++i, JsonScan::Complete;
-    if (t[i] != ',') return JsonScan::Invalid;
-    out += ',';
-    ++i;
-  }
-}
-
-JsonScan gemma_value(std::string_view t, size_t& i, std::string& out, int depth) {
-  if (depth > 64) return JsonScan::Invalid;
-  if (i >= t.size()) return JsonScan::Partial;
-  if (t[i] == '{' || t[i] == '[') {
-    bool object = t[i] == '{';
-    out += t[i++];
-    return gemma_members(t, i, out, depth, object);
-  }
-  if (Match m = expect(t, i, kGemmaQuote); m != Match::No) {
-    if (m == Match::Prefix) return JsonScan::Partial;
-    out += '"';
-    size_t end = t.find(kGemmaQuote, i);
-    std::string_view text = t.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
-    if (end == std::string_view::npos) text = hold_back(text, {kGemmaQuote});
-    append_escaped(out, text);
-    if (end == std::string_view::npos) return JsonScan::Partial;
-    i = end + kGemmaQuote.size();
-    return out += '"', JsonScan::Complete;
-  }
-  for (std::string_view word : {"true", "false", "null"})
-    if (Match m = expect(t, i, word); m != Match::No) {
-      out += m == Match::Yes ? word : t.substr(i);
-      return m == Match::Yes ? JsonScan::Complete : JsonScan::Partial;
-    }
-  size_t end = t.find_first_not_of("-+.0123456789eE", i);
-  std::string_view number = t.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
-  if (number.empty()) return JsonScan::Invalid;
-  out += number;
-  i += number.size();
-  if (end == std::string_view::npos) return JsonScan::Partial;
-  return json::accept(number) ? JsonScan::Complete : JsonScan::Invalid;
-}
-
-Read read_gemma4(std::string_view t, size_t& i, std::vector<ToolCall>& calls) {
-  for (;;) {
-    i = skip_space(t, i);
-    if (Match m = expect(t, i, "<|tool_call>"); m != Match::Yes)
-      return m == Match::Prefix ? Read::Partial : Read::Invalid;
-    if (Match m = expect(t, i, "call:"); m != Match::Yes) return m == Match::Prefix ? Read::Partial : Read::Invalid;
-    size_t brace = t.find('{', i);
-    if (brace == std::string_view::npos)
-      return t.substr(i).find_first_of("<} \n") == std::string_view::npos ? Read::Partial : Read::Invalid;
-    std::string name(trim(t.substr(i, brace - i)));
-    if (name.empty() || name.find_first_of(" \n<>") != std::string::npos) return Read::Invalid;
-    i = brace;
-    std::string args;
-    JsonScan s = gemma_value(t, i, args, 0);
-    if (s == JsonScan::Invalid) return Read::Invalid;
-    calls.push_back({name, args, ""});
-    if (s == JsonScan::Partial) return Read::Partial;
-    if (Match m = expect(t, i, "<tool_call|>"); m != Match::Yes)
-      return m == Match::Prefix ? Read::Partial : Read::Invalid;
-    if (Match m = next_call(t, i, {"<|tool_call>"}); m != Match::Yes)
-      return m == Match::Prefix ? Read::Partial : Read::Done;
-  }
-}
-
 // Calls that start at a marker, with the text before it as content.
 void parse_marked(std::string_view text, const ChatReplyOptions& o, bool partial, ChatReply& r,
                   const std::vector<std::string_view>& markers) {
@@ -431,8 +270,14 @@ void parse_marked(std::string_view text, const ChatReplyOptions& o, bool partial
     case ToolCallFormat::Mistral:
       read = read_mistral(text, i, r.tool_calls);
       break;
+    case ToolCallFormat::NemotronV2:
+      read = read_json_list(text, i, r.tool_calls, "<TOOLCALL>", "</TOOLCALL>");
+      break;
     case ToolCallFormat::Gemma4:
       read = read_gemma4(text, i, r.tool_calls);
+      break;
+    case ToolCallFormat::Lfm2:
+      read = read_python_calls(text, i, r.tool_calls);
       break;
     default:
       read = read_deepseek(text, i, r.tool_calls, o.format.tools == ToolCallFormat::DeepSeekR1);
@@ -511,6 +356,10 @@ std::vector<std::string_view> call_markers(ToolCallFormat f) {
       return {"<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>"};
     case ToolCallFormat::Gemma4:
       return {"<|tool_call>"};
+    case ToolCallFormat::NemotronV2:
+      return {"<TOOLCALL>"};
+    case ToolCallFormat::Lfm2:
+      return {"<|tool_call_start|>"};
     default:
       return {};
   }
