@@ -15,8 +15,6 @@ namespace vkllm {
 
 namespace {
 
-constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's visible space
-
 void replace_all(std::string& s, std::string_view from, std::string_view to) {
   std::string out;
   out.reserve(s.size());
@@ -31,8 +29,8 @@ void replace_all(std::string& s, std::string_view from, std::string_view to) {
 
 // Whether U+2581 follows another character somewhere in t.
 bool space_after_character(const std::string& t) {
-  for (size_t at = t.find(kSpace, 1); at != std::string::npos; at = t.find(kSpace, at + 1))
-    if (at < kSpace.size() || t.compare(at - kSpace.size(), kSpace.size(), kSpace) != 0) return true;
+  for (size_t at = t.find(kSpmSpace, 1); at != std::string::npos; at = t.find(kSpmSpace, at + 1))
+    if (at < kSpmSpace.size() || t.compare(at - kSpmSpace.size(), kSpmSpace.size(), kSpmSpace) != 0) return true;
   return false;
 }
 
@@ -190,7 +188,7 @@ std::string Tokenizer::piece(int32_t id) const {
   }
   if (kind_ != Kind::Bpe) {  // SentencePiece's alphabet: U+2581 stands for a space
     std::string s = t;
-    replace_all(s, kSpace, " ");
+    replace_all(s, kSpmSpace, " ");
     return s;
   }
   // Byte-level BPE: every character stands for one byte; others (rare) are kept as they are.
@@ -223,7 +221,7 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool remove_special)
   // never for SentencePiece-style BPE, which adds none).
   std::string out, run;
   auto flush_run = [&] {
-    replace_all(run, kSpace, " ");
+    replace_all(run, kSpmSpace, " ");
     if (add_space_prefix_ && !run.empty() && run[0] == ' ') run.erase(0, 1);
     out += run;
     run.clear();

@@ -19,6 +19,9 @@
 
 namespace vkllm {
 
+// U+2581, SentencePiece's visible space.
+inline constexpr std::string_view kSpmSpace = "\xe2\x96\x81";
+
 class GgufFile;
 
 class Tokenizer {

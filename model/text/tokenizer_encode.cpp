@@ -49,8 +49,7 @@ int gpt2_char_byte(uint32_t cp) { return cp < byte_table().bytes.size() ? byte_t
 
 namespace {
 
-constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581
-constexpr int32_t kNotLookedUp = -2;                 // SPM: a character's token is looked up only if it stays alone
+constexpr int32_t kNotLookedUp = -2;  // SPM: a character's token is looked up only if it stays alone
 
 struct Symbol {
   int32_t id;          // token (SPM: -1 for a character that is none; BPE: may be past the vocabulary)
@@ -157,12 +156,12 @@ size_t checked_char_length(std::string_view s, size_t at) {
 // SentencePiece's alphabet: spaces as U+2581, and with `prefix` one more in front.
 std::string escape_spaces(std::string_view text, bool prefix) {
   std::string s;
-  s.reserve(text.size() * 2 + kSpace.size());
-  if (prefix) s = kSpace;
+  s.reserve(text.size() * 2 + kSpmSpace.size());
+  if (prefix) s = kSpmSpace;
   for (size_t at = 0; at < text.size();) {
     size_t space = std::min(text.find(' ', at), text.size());
     s.append(text, at, space - at);
-    if (space < text.size()) s += kSpace;
+    if (space < text.size()) s += kSpmSpace;
     at = space + 1;
   }
   return s;
@@ -204,8 +203,8 @@ void Tokenizer::encode_spm(std::string_view text, Work& w, std::vector<int32_t>&
   for (size_t start = 0; start < text.size();) {
     // A word runs from its U+2581s to the next U+2581 (or to the end).
     size_t at = start;
-    while (text.compare(at, kSpace.size(), kSpace) == 0) at += kSpace.size();
-    size_t end = std::min(text.find(kSpace, at), text.size());
+    while (text.compare(at, kSpmSpace.size(), kSpmSpace) == 0) at += kSpmSpace.size();
+    size_t end = std::min(text.find(kSpmSpace, at), text.size());
     cached_word(text.substr(start, end - start), w.cache, out, [&](std::string_view word) { spm_word(word, w, out); });
     start = end;
   }
@@ -290,8 +289,8 @@ void Tokenizer::spm_bpe_words(std::string_view line, Work& w, std::vector<int32_
     cached_word(x, w.cache, out, [&](std::string_view y) { bpe_word(y, w, out); });
   };
   size_t start = 0;
-  for (size_t at = line.find(kSpace, 1); at != std::string_view::npos; at = line.find(kSpace, at + 1)) {
-    bool after_space = at >= kSpace.size() && line.compare(at - kSpace.size(), kSpace.size(), kSpace) == 0;
+  for (size_t at = line.find(kSpmSpace, 1); at != std::string_view::npos; at = line.find(kSpmSpace, at + 1)) {
+    bool after_space = at >= kSpmSpace.size() && line.compare(at - kSpmSpace.size(), kSpmSpace.size(), kSpmSpace) == 0;
     if (after_space || w.uncut[at]) continue;
     word(line.substr(start, at - start));
     start = at;

@@ -9,15 +9,15 @@ namespace vkllm {
 
 namespace {
 
-constexpr std::string_view kSpace = " \t\r\n";
+constexpr std::string_view kWhitespace = " \t\r\n";
 
 std::string_view ltrim(std::string_view s) {
-  size_t i = s.find_first_not_of(kSpace);
+  size_t i = s.find_first_not_of(kWhitespace);
   return i == std::string_view::npos ? std::string_view() : s.substr(i);
 }
 
 std::string_view rtrim(std::string_view s) {
-  size_t i = s.find_last_not_of(kSpace);
+  size_t i = s.find_last_not_of(kWhitespace);
   return i == std::string_view::npos ? std::string_view() : s.substr(0, i + 1);
 }
 

@@ -13,10 +13,6 @@ namespace vkllm::jinja {
 
 namespace {
 
-[[noreturn]] void fail_undefined(const Value& v) {
-  fail(v.undefined_name().empty() ? "undefined value used" : fmt::format("'{}' is undefined", v.undefined_name()));
-}
-
 int64_t checked(bool overflow, int64_t v) {
   if (overflow) fail("integer overflow");
   return v;
@@ -131,6 +127,10 @@ void check_storable(const Value& v) {
 }
 
 }  // namespace
+
+[[noreturn]] void fail_undefined(const Value& v) {
+  fail(v.undefined_name().empty() ? "undefined value used" : fmt::format("'{}' is undefined", v.undefined_name()));
+}
 
 Value Evaluator::eval_binary(const Expr& e) {
   Value a = eval(*e.a);

@@ -13,6 +13,9 @@ namespace vkllm::jinja {
 
 constexpr int kMaxEvalDepth = 400;  // nested eval/exec calls, macros included
 
+// Throws "'name' is undefined" (or "undefined value used" for a value without a name).
+[[noreturn]] void fail_undefined(const Value& v);
+
 struct Limits {
   size_t max_output = size_t(64) << 20;  // bytes of output, and of any one string
   uint64_t max_steps = 5'000'000;        // expressions evaluated + loop iterations + bytes/256 or items copied

@@ -11,10 +11,6 @@ namespace vkllm::jinja {
 
 namespace {
 
-[[noreturn]] void fail_undefined(const Value& v) {
-  fail(v.undefined_name().empty() ? "undefined value used" : fmt::format("'{}' is undefined", v.undefined_name()));
-}
-
 bool absent(const Expr* e, const Value& v) { return !e || v.is_none() || v.is_undefined(); }
 
 // obj[start:stop:step] with Python's index rules, on lists, tuples and strings (by character).
