@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "engine_fixtures.h"
 #include "error.h"
+#include "graph/recurrent_cache.h"
 #include "harness.h"
 #include "reference/model.h"
 #include "serve_process.h"
@@ -118,6 +119,7 @@ TEST_CASE("vkllm info shows a hybrid's layers and its constant state per sequenc
                                     "linear attention in 4 of 5 layers (2 key / 4 value heads of 32, conv 4); full "
                                     "attention in layers 3"));
   CHECK_THAT(r.out, Catch::Contains("linear      constant 76.0 KiB per sequence"));
+  CHECK_THAT(r.out, Catch::Contains("mixers      0-2 deltanet, 3 attention, 4 deltanet\n"));
   CHECK_THAT(r.out, Catch::Contains("1 multi-token-prediction block (loaded from the file, not run)"));
   test::CliResult r2 = test::run_vkllm(fmt::format("info -m {} --json", file.path));
   REQUIRE(r2.exit_code == 0);
@@ -127,6 +129,10 @@ TEST_CASE("vkllm info shows a hybrid's layers and its constant state per sequenc
   CHECK(j["linear_attention"]["bytes_per_sequence"] == 77824);
   CHECK(j["linear_attention"]["value_heads"] == 4);
   CHECK(j["nextn_layers"] == 1);
+  CHECK(j["layers"][0]["mixer"] == "deltanet");
+  CHECK(j["layers"][0]["state_bytes_per_sequence"] == 77824 / 4);
+  CHECK(j["layers"][3]["mixer"] == "attention");
+  CHECK(j["layers"][3]["ffn"] == true);
   CHECK(j["kv_bytes_per_token_by_kind"]["hybrid"] == j["kv_bytes_per_token"]);
   CHECK(j["kv_by_kind_dims"]["hybrid_bytes_per_sequence"] == 77824);
   CHECK(j["memory"]["recurrent"] == 2 * 77824);
@@ -169,4 +175,39 @@ TEST_CASE("vkllm bench runs a hybrid at depth: each run goes back to the context
   nlohmann::json j = nlohmann::json::parse(r.out);
   CHECK(j["n_depth"] == 20);
   CHECK(j["generation_tokens_per_second"].get<double>() > 0);
+}
+
+TEST_CASE("the recurrent cache keeps each recurrent layer's conv and second state at its mixer's size", "[hybrid]") {
+  // One block of each kind: sizes per layer come from the mixer's config, none for attention or
+  // an FFN-only block.
+  ModelConfig c;
+  c.dim = 48, c.n_layers = 5;
+  c.mixers = {Mixer::DeltaNet, Mixer::Mamba2, Mixer::ShortConv, Mixer::Attention, Mixer::None};
+  c.ffn_layers = {1, 0, 1, 0, 1};
+  c.linear = {.conv_kernel = 4, .k_heads = 2, .v_heads = 4, .head_dim = 8};
+  c.ssm = {.conv_kernel = 4, .inner = 64, .state = 16, .heads = 8, .groups = 2};
+  c.short_conv = {.kernel = 3};
+  CHECK(c.recurrent_state(0).floats() == 3 * (2 * 16 + 32) + 4 * 8 * 8);
+  CHECK(c.recurrent_state(1).conv_channels == 64 + 2 * 2 * 16);  // x | B | C
+  CHECK(c.recurrent_state(1).floats() == 3 * 128 + 64 * 16);     // heads · head_dim · d_state
+  CHECK(c.recurrent_state(2).floats() == 2 * 48);                // no second state
+  CHECK(c.recurrent_state(2).state_floats == 0);
+  CHECK(c.recurrent_state(3).floats() == 0);
+  CHECK(c.recurrent_state(4).floats() == 0);
+  CHECK(c.n_recurrent_layers() == 3);
+  CHECK(c.n_attention_layers() == 1);
+  CHECK(c.hybrid());
+  CHECK(!c.has_ffn(1));
+  CHECK(c.has_ffn(4));
+  CHECK(!c.has_kv(4));
+  uint64_t per_sequence = 4 * ((3 * 64 + 256) + (3 * 128 + 1024) + 96);
+  CHECK(c.recurrent_bytes_per_sequence() == per_sequence);
+  RecurrentCache cache(test::gpu(), c, 2);
+  CHECK(cache.bytes_per_sequence() == per_sequence);
+  CHECK(cache.conv(1).size == 2 * 4 * 3 * 128);
+  CHECK(cache.state(1).size == 2 * 4 * 64 * 16);
+  CHECK(cache.conv(2).size == 2 * 4 * 96);
+  CHECK_THROWS_WITH(cache.state(2), Catch::Contains("layer 2 keeps no state beside its conv's"));
+  CHECK_THROWS_WITH(cache.conv(3), Catch::Contains("layer 3 has no recurrent state"));
+  CHECK_THROWS_WITH(cache.conv(4), Catch::Contains("layer 4 has no recurrent state"));
 }

@@ -229,7 +229,7 @@ namespace {
 // mixture-of-experts layer; n_layers where there is none.
 uint32_t first_attention_layer(const ModelConfig& c) {
   uint32_t l = 0;
-  while (l < c.n_layers && c.is_linear_layer(l)) ++l;
+  while (l < c.n_layers && !c.has_attention(l)) ++l;
   return c.architecture().recipe.attention.form == AttentionForm::Standard ? l : c.n_layers;
 }
 

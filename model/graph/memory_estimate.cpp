@@ -47,7 +47,7 @@ uint64_t activation_bytes(const ModelConfig& c, uint64_t batch, uint64_t slots) 
     floats += 2ull * c.max_q_width() + 2ull * c.max_kv_width();                 // q, attn; k, v (the widest layer's)
     if (c.architecture().recipe.attention.gated) floats += 3 * H * c.head_dim;  // q|gate, the gate
   }
-  if (c.hybrid()) {
+  if (c.has_mixer(Mixer::DeltaNet)) {
     const LinearAttentionConfig& l = c.linear;
     floats += 2ull * l.conv_channels() + 2ull * l.value_dim() + 2ull * l.v_heads;  // qkv, conv; z, out; alpha, beta
   }

@@ -50,7 +50,7 @@ uint64_t widest_row(const ModelConfig& c) {
   if (c.attention_kind() == AttentionKind::MLA)
     w = std::max<uint64_t>(w, uint64_t(c.n_heads) * (c.mla.kv_lora_rank + c.mla.qk_rope_head_dim));
   if (c.architecture().recipe.attention.gated) w = std::max<uint64_t>(w, 2ull * c.n_heads * c.head_dim);
-  if (c.hybrid()) w = std::max<uint64_t>(w, c.linear.conv_channels());
+  if (c.has_mixer(Mixer::DeltaNet)) w = std::max<uint64_t>(w, c.linear.conv_channels());
   return w;
 }
 
@@ -131,7 +131,7 @@ void Transformer::declare_activations() {
     a.qkv = planner_.add("qkv", q + B * c_.max_kv_width() * 4 + k);
     a.attn = t("attn", c_.max_q_width());
   }
-  if (c_.hybrid()) {
+  if (c_.has_mixer(Mixer::DeltaNet)) {
     const LinearAttentionConfig& l = c_.linear;
     a.lin_qkv = t("linear qkv", l.conv_channels());
     a.lin_conv = t("linear conv", l.conv_channels());
@@ -151,7 +151,7 @@ void Transformer::plan_arena() {
     scratch_ = std::make_unique<Buffer>(ctx_, scratch, Memory::Device, "attention scratch");
     ops::clear_attention_scratch(ctx_, *scratch_);  // split-K's counters start at zero
   }
-  if (c_.hybrid()) {  // the chunked delta rule's, for the most tokens and sequences a step has
+  if (c_.has_mixer(Mixer::DeltaNet)) {  // the chunked delta rule's, for the most tokens and sequences a step has
     const LinearAttentionConfig& l = c_.linear;
     uint64_t bytes = ops::delta_rule_scratch_bytes({.n_tokens = max_batch_,
                                                     .seqs = std::min(cache_.slots(), max_batch_),

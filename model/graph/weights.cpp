@@ -446,7 +446,7 @@ void Weights::bind_layers(const ModelConfig& c) {
   for (uint32_t i = 0; i < c.n_layers; ++i) {
     if (c.architecture().recipe.attention.form == AttentionForm::Latent)
       layers_[i].attention = LatentAttentionWeights{};
-    if (c.is_linear_layer(i)) layers_[i].attention = LinearAttentionWeights{};
+    if (c.mixer(i) == Mixer::DeltaNet) layers_[i].attention = LinearAttentionWeights{};
     if (c.is_moe_layer(i)) layers_[i].ffn = MoeWeights{};
   }
   for (auto& [key, tensor] : tensors_)

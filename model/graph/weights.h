@@ -91,7 +91,7 @@ struct MoeWeights {                             // mixture of experts (docs/form
   const Tensor *shared_post_norm = nullptr, *expert_post_norm = nullptr, *post_norm = nullptr;
 };
 struct LayerWeights {
-  // As the block recipe says; linear attention in the layers ModelConfig::is_linear_layer names.
+  // As the block recipe says; Gated DeltaNet where ModelConfig::mixer says so (unused in FFN-only blocks).
   std::variant<AttentionWeights, LatentAttentionWeights, LinearAttentionWeights> attention;
   std::variant<FfnWeights, MoeWeights> ffn;  // ModelConfig::is_moe_layer
   // gemma4: the per-layer embedding's gate (per_layer_embd, dim), projection back (dim,
