@@ -75,7 +75,9 @@ AttentionKind ModelConfig::attention_kind() const {
   return n_kv_heads == 1 ? AttentionKind::MQA : AttentionKind::GQA;
 }
 
-bool ModelConfig::is_moe_layer(uint32_t layer) const { return moe.n_experts > 0 && layer >= moe.leading_dense_blocks; }
+bool ModelConfig::is_moe_layer(uint32_t layer) const {
+  return moe.n_experts > 0 && layer >= moe.leading_dense_blocks && has_ffn(layer);
+}
 
 namespace {
 
@@ -222,13 +224,16 @@ void check_range(std::string_view what, uint64_t v, uint64_t lo, uint64_t hi) {
 void validate_moe(const ModelConfig& c) {
   const MoeConfig& m = c.moe;
   if (m.n_experts == 0) return;
-  if (m.leading_dense_blocks < c.n_layers) {
+  uint32_t first = 0;  // the first block with experts
+  while (first < c.n_layers && !c.is_moe_layer(first)) ++first;
+  if (first < c.n_layers) {
     // A family whose catalogue has no router runs only dense blocks (a Mixtral-style llama file).
     TensorCatalogue t;
-    c.architecture().layer_tensors(c, c.n_layers - 1, t);
-    ENSURE(t.find(TensorRole::FfnGateInp, int(c.n_layers - 1)),
+    c.architecture().layer_tensors(c, first, t);
+    ENSURE(t.find(TensorRole::FfnGateInp, int(first)),
            fmt::format("{}: expert_count = {} declares mixture-of-experts blocks, which vkllm does not run for this "
-                       "architecture (it has: qwen2moe, qwen3moe, deepseek2, qwen35moe, gpt-oss, gemma4)",
+                       "architecture (it has: qwen2moe, qwen3moe, deepseek2, qwen35moe, gpt-oss, gemma4, "
+                       "nemotron_h_moe)",
                        c.arch_name, m.n_experts));
   }
   check_range("expert_count", m.n_experts, 1, 4096);
@@ -433,10 +438,13 @@ void write_config(GgufWriter& w, const ModelConfig& c) {
   if (c.n_nextn_layers) w.add(k("nextn_predict_layers"), c.n_nextn_layers);
   bool uniform =
       std::all_of(c.hidden_dim.begin(), c.hidden_dim.end(), [&](uint32_t h) { return h == c.hidden_dim[0]; });
-  if (uniform && !c.hidden_dim.empty())
+  if (uniform && !c.hidden_dim.empty()) {
     w.add(k("feed_forward_length"), c.hidden_dim[0]);
-  else
-    w.add_array(k("feed_forward_length"), c.hidden_dim);
+  } else {  // llama.cpp wants an entry per block: a multi-token-prediction block's is the widest FFN's
+    std::vector<uint32_t> widths = c.hidden_dim;
+    widths.resize(c.n_layers + c.n_nextn_layers, *std::max_element(c.hidden_dim.begin(), c.hidden_dim.end()));
+    w.add_array(k("feed_forward_length"), widths);
+  }
   w.add(k("attention.head_count"), c.n_heads);
   w.add(k("attention.layer_norm_rms_epsilon"), c.norm_eps);
   w.add(k("rope.dimension_count"), c.rope.dim);

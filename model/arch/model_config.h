@@ -88,6 +88,9 @@ struct MoeConfig {
   uint32_t n_groups = 0, n_groups_used = 0;  // group-limited routing (DeepSeek-V3); 0: none
   bool probs_bias = false;                   // exp_probs_b: biases the choice only, not the weights (from the tensors)
   bool shared_gate = false;                  // ffn_gate_inp_shexp: a sigmoid gate on the shared expert (qwen2moe)
+  // moe_latent_size (Nemotron 3): the experts run at this width, between ffn_latent_down and
+  // ffn_latent_up projections; 0: at the model's.
+  uint32_t latent_dim = 0;
 };
 
 // What mixes a block's tokens (docs/formats.md §15): attention over the KV cache; a recurrent

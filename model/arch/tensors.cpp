@@ -93,8 +93,13 @@ std::string_view to_string(TensorRole r) {
                                         "ffn_gate_bias",
                                         "ffn_up_bias",
                                         "ffn_down_bias",
-                                        "output_bias"};
-  static_assert(std::size(names) == size_t(TensorRole::OutputBias) + 1);
+                                        "output_bias",
+                                        "ssm_in",
+                                        "ssm_conv1d_bias",
+                                        "ssm_d",
+                                        "ffn_latent_down",
+                                        "ffn_latent_up"};
+  static_assert(std::size(names) == size_t(TensorRole::FfnLatentUp) + 1);
   return names[size_t(r)];
 }
 
@@ -126,7 +131,7 @@ bool is_norm(TensorRole r) {
 
 bool needs_f32(TensorRole r) {
   return r == TensorRole::SsmConv || r == TensorRole::FfnGateExpsBias || r == TensorRole::FfnUpExpsBias ||
-         r == TensorRole::FfnDownExpsBias;
+         r == TensorRole::FfnDownExpsBias || r == TensorRole::SsmA || r == TensorRole::SsmD || r == TensorRole::SsmNorm;
 }
 
 bool is_experts(TensorRole r) {

@@ -80,6 +80,9 @@ void layer(const RecordContext& r, uint32_t l, bool with_ffn) {
     case Mixer::DeltaNet:
       linear_attention(r, std::get<LinearAttentionWeights>(lw.attention), l);
       break;
+    case Mixer::Mamba2:
+      mamba2(r, std::get<Mamba2Weights>(lw.attention), l);
+      break;
     case Mixer::None:
       break;
     default:

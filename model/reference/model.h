@@ -91,6 +91,7 @@ class Model {
   void emit(int layer, std::string_view name, const std::vector<float>& v, size_t width) const;
   void qkv(const std::vector<float>& h, uint32_t layer, size_t n, std::vector<float>& q, std::vector<float>& k,
            std::vector<float>& v) const;
+  // down(act(gate·h) ⊙ up·h) for n rows of h (any width); an empty gate: down(act(up·h)).
   std::vector<float> gated(const std::vector<float>& gate, const std::vector<float>& up, const std::vector<float>& down,
                            const std::vector<float>& h, size_t n, const FfnBiases& biases = {}) const;
   std::vector<float> experts(const std::vector<float>& h, const std::vector<int32_t>& ids, uint32_t layer,
@@ -103,6 +104,7 @@ class Model {
   void mixer_block(std::vector<float>& x, uint32_t layer, const Step& step) const;  // as the layer's Mixer says
   void attention_block(std::vector<float>& x, uint32_t layer, const Step& step) const;
   void linear_block(std::vector<float>& x, uint32_t layer, const Step& step) const;  // model_linear.cpp
+  void mamba2_block(std::vector<float>& x, uint32_t layer, const Step& step) const;  // model_mamba.cpp
   void mla_block(std::vector<float>& x, uint32_t layer, const Step& step) const;
   void ffn_block(std::vector<float>& x, uint32_t layer, size_t n) const;
   // gemma4: every layer's per-layer inputs (n, n_layers, P) of the tokens and the embeddings x;
