@@ -177,12 +177,13 @@ std::string linear_line(const ModelConfig& c) {
       n, c.n_layers, a.k_heads, a.v_heads, a.head_dim, a.conv_kernel, attention_layers(c));
 }
 
-// Each run of blocks alike: "0-2 deltanet, 3 attention, 4 deltanet"; "+ffn" where a block has an
-// FFN and others do not (Nemotron-H).
+// Each run of blocks alike: "0-2 deltanet, 3 attention, 4 deltanet"; where some blocks have no
+// FFN (Nemotron-H) "+ffn" marks those that have one, and a block that is only an FFN is "ffn" or "moe".
 std::string mixers_line(const ModelConfig& c) {
   bool some_without = false;
   for (uint32_t l = 0; l < c.n_layers; ++l) some_without = some_without || !c.has_ffn(l);
-  auto kind = [&](uint32_t l) {
+  auto kind = [&](uint32_t l) -> std::string {
+    if (c.mixer(l) == Mixer::None) return c.is_moe_layer(l) ? "moe" : "ffn";  // a block that is only its FFN
     return std::string(to_string(c.mixer(l))) + (some_without && c.has_ffn(l) ? "+ffn" : "");
   };
   std::vector<std::string> runs;
