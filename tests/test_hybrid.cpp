@@ -139,31 +139,37 @@ TEST_CASE("vkllm info shows a hybrid's layers and its constant state per sequenc
 }
 
 TEST_CASE("vkllm serve resumes a hybrid's conversation from the state at the end of its prompt", "[hybrid][serve]") {
-  test::TempFile file("hybrid_serve");
-  file.write(make_fixture_model(hybrid().spec));
-  auto tokens = [](std::vector<int32_t> ids) { return nlohmann::json(ids).dump(); };
-  std::vector<int32_t> first = test::some_tokens(24, 320, 11), next = first;
-  for (int32_t t : test::some_tokens(9, 320, 12)) next.push_back(t);
-  auto request = [&](const std::vector<int32_t>& prompt) {
-    return fmt::format(R"({{"prompt": {}, "max_tokens": 8, "temperature": 0}})", tokens(prompt));
-  };
-  test::ServeProcess s(fmt::format("-m {} --parallel 2", file.path));
-  REQUIRE(test::post(s, "/v1/completions", request(first)).status == 200);
-  // The next turn starts with the first prompt, not with its reply: the live state (after the
-  // reply) is too far, the checkpoint at the end of the prompt is where it goes on.
-  nlohmann::json resumed = test::post(s, "/v1/completions", request(next)).json();
-  CHECK(resumed["usage"]["prompt_tokens_details"]["cached_tokens"] == first.size());
-  test::ServeProcess fresh(fmt::format("-m {} --parallel 1", file.path));
-  nlohmann::json want = test::post(fresh, "/v1/completions", request(next)).json();
-  CHECK(want["usage"]["prompt_tokens_details"]["cached_tokens"] == 0);
-  CHECK(resumed["choices"][0]["text"] == want["choices"][0]["text"]);
-  // GET /v1/info says which layers have attention and the state per sequence.
-  nlohmann::json info = test::get(s, "/v1/info").json();
-  CHECK(info["attention_layers"] == nlohmann::json::array({3}));
-  CHECK(info["recurrent_bytes_per_sequence"] == 77824);
-  test::HttpResult bad = test::post(s, "/v1/attention", R"({"tokens": [1, 2, 3], "layer": 0})");
-  CHECK(bad.status == 400);
-  CHECK_THAT(bad.body, Catch::Contains("layer 0 is linear attention, which has no attention map (layers with one: 3)"));
+  // Gated DeltaNet (qwen35) and Mamba-2 (nemotron_h_moe) keep their states in the same cache.
+  for (const char* name : {"qwen35", "nemotron_h_moe"}) {
+    INFO(name);
+    test::TempFile file("hybrid_serve");
+    file.write(make_fixture_model(hybrid(name).spec));
+    auto tokens = [](std::vector<int32_t> ids) { return nlohmann::json(ids).dump(); };
+    std::vector<int32_t> first = test::some_tokens(24, 320, 11), next = first;
+    for (int32_t t : test::some_tokens(9, 320, 12)) next.push_back(t);
+    auto request = [&](const std::vector<int32_t>& prompt) {
+      return fmt::format(R"({{"prompt": {}, "max_tokens": 8, "temperature": 0}})", tokens(prompt));
+    };
+    test::ServeProcess s(fmt::format("-m {} --parallel 2", file.path));
+    REQUIRE(test::post(s, "/v1/completions", request(first)).status == 200);
+    // The next turn starts with the first prompt, not with its reply: the live state (after the
+    // reply) is too far, the checkpoint at the end of the prompt is where it goes on.
+    nlohmann::json resumed = test::post(s, "/v1/completions", request(next)).json();
+    CHECK(resumed["usage"]["prompt_tokens_details"]["cached_tokens"] == first.size());
+    test::ServeProcess fresh(fmt::format("-m {} --parallel 1", file.path));
+    nlohmann::json want = test::post(fresh, "/v1/completions", request(next)).json();
+    CHECK(want["usage"]["prompt_tokens_details"]["cached_tokens"] == 0);
+    CHECK(resumed["choices"][0]["text"] == want["choices"][0]["text"]);
+    if (std::string(name) != "qwen35") continue;
+    // GET /v1/info says which layers have attention and the state per sequence.
+    nlohmann::json info = test::get(s, "/v1/info").json();
+    CHECK(info["attention_layers"] == nlohmann::json::array({3}));
+    CHECK(info["recurrent_bytes_per_sequence"] == 77824);
+    test::HttpResult bad = test::post(s, "/v1/attention", R"({"tokens": [1, 2, 3], "layer": 0})");
+    CHECK(bad.status == 400);
+    CHECK_THAT(bad.body,
+               Catch::Contains("layer 0 is linear attention, which has no attention map (layers with one: 3)"));
+  }
 }
 
 TEST_CASE("vkllm bench runs a hybrid at depth: each run goes back to the context's state", "[hybrid][cli]") {
