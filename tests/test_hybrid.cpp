@@ -1,4 +1,5 @@
-// Hybrid models (qwen35, qwen35moe: Gated DeltaNet beside gated attention) beyond what every
+// Hybrid models (qwen35, qwen35moe: Gated DeltaNet beside gated attention; nemotron_h and
+// nemotron_h_moe, Mamba-2 beside attention, where the test says so) beyond what every
 // family gets (test_families, the batch tests, the llama.cpp agreement): the KV cache only for
 // the attention layers and the recurrent state's exact bytes, prefill in chunks against decode
 // token by token, a conversation resumed from a checkpoint giving the logits of a fresh one, and
@@ -45,7 +46,8 @@ TEST_CASE("a hybrid keeps K/V only for its attention layers and a recurrent stat
 }
 
 TEST_CASE("a hybrid's prefill in chunks, in one batch and token by token agree", "[hybrid]") {
-  for (const char* name : {"qwen35", "qwen35moe"}) {
+  // Gated DeltaNet (qwen35, qwen35moe) and Mamba-2 (nemotron_h, nemotron_h_moe).
+  for (const char* name : {"qwen35", "qwen35moe", "nemotron_h", "nemotron_h_moe"}) {
     test::EngineFixture f = hybrid(name);
     auto tokens = test::some_tokens(70, f.spec.vocab_size, 7);
     test::Loaded whole = test::load(f.spec, {.kv_type = DType::F32}),
@@ -66,30 +68,33 @@ TEST_CASE("a hybrid's prefill in chunks, in one batch and token by token agree",
 }
 
 TEST_CASE("a hybrid conversation resumed from its checkpoint gives the logits of a fresh one", "[hybrid]") {
-  test::EngineFixture f = hybrid();
-  uint32_t vocab = f.spec.vocab_size;
-  auto turn1 = test::some_tokens(20, vocab, 1), reply = test::some_tokens(6, vocab, 2),
-       turn2 = test::some_tokens(11, vocab, 3);
-  test::Loaded l = test::load(f.spec, {.kv_type = DType::F32});
-  Engine& e = *l.engine;
-  e.eval(turn1);
-  e.checkpoint(0, e.n_past());  // the end of turn one's prompt
-  e.eval(reply);                // a reply the next prompt renders differently: it goes back to 20
-  CHECK(e.resumable(23) == 20);
-  CHECK(e.resumable(19) == 0);
-  CHECK(e.resumable(40) == 26);
-  CHECK_THROWS_WITH(e.truncate(23), Catch::Contains("a hybrid model cannot go back to 23 of its 26 tokens"));
-  e.truncate(20);
-  std::vector<float> resumed = e.eval_all(turn2);
-  std::vector<int32_t> all = turn1;
-  all.insert(all.end(), turn2.begin(), turn2.end());
-  test::Loaded fresh = test::load(f.spec, {.kv_type = DType::F32});
-  std::vector<float> want = fresh.engine->eval_all(all);
-  test::check_nmse(resumed, std::vector<float>(want.end() - long(turn2.size() * vocab), want.end()), 1e-10,
-                   "resumed turn two vs the whole talk fresh");
-  // Going back to the start is always possible: the state of position 0 is zero.
-  e.truncate(0);
-  test::check_nmse(e.eval_all(all), want, 1e-10, "again from position 0");
+  for (const char* name : {"qwen35", "nemotron_h"}) {  // Gated DeltaNet and Mamba-2 states
+    INFO(name);
+    test::EngineFixture f = hybrid(name);
+    uint32_t vocab = f.spec.vocab_size;
+    auto turn1 = test::some_tokens(20, vocab, 1), reply = test::some_tokens(6, vocab, 2),
+         turn2 = test::some_tokens(11, vocab, 3);
+    test::Loaded l = test::load(f.spec, {.kv_type = DType::F32});
+    Engine& e = *l.engine;
+    e.eval(turn1);
+    e.checkpoint(0, e.n_past());  // the end of turn one's prompt
+    e.eval(reply);                // a reply the next prompt renders differently: it goes back to 20
+    CHECK(e.resumable(23) == 20);
+    CHECK(e.resumable(19) == 0);
+    CHECK(e.resumable(40) == 26);
+    CHECK_THROWS_WITH(e.truncate(23), Catch::Contains("a hybrid model cannot go back to 23 of its 26 tokens"));
+    e.truncate(20);
+    std::vector<float> resumed = e.eval_all(turn2);
+    std::vector<int32_t> all = turn1;
+    all.insert(all.end(), turn2.begin(), turn2.end());
+    test::Loaded fresh = test::load(f.spec, {.kv_type = DType::F32});
+    std::vector<float> want = fresh.engine->eval_all(all);
+    test::check_nmse(resumed, std::vector<float>(want.end() - long(turn2.size() * vocab), want.end()), 1e-10,
+                     "resumed turn two vs the whole talk fresh");
+    // Going back to the start is always possible: the state of position 0 is zero.
+    e.truncate(0);
+    test::check_nmse(e.eval_all(all), want, 1e-10, "again from position 0");
+  }
 }
 
 TEST_CASE("a linear-attention layer has no attention map, and says which layers have one", "[hybrid]") {

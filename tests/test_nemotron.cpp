@@ -1,7 +1,7 @@
 // The Mamba-2 hybrids (nemotron_h, nemotron_h_moe) beyond what every family gets (test_families,
-// the batch tests, the llama.cpp agreement): prefill in chunks, in one batch and token by token
-// agree; a conversation resumed from a checkpoint gives the logits of a fresh one; `vkllm info`
-// shows each block's kind and the constant state per sequence.
+// the batch tests, the llama.cpp agreement) and what test_hybrid checks of every hybrid (prefill in
+// chunks, in one batch and token by token; checkpoints; serve): K/V only in attention blocks and the
+// exact state; `vkllm info` shows each block's kind and the constant state per sequence.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -25,26 +25,6 @@ constexpr uint64_t kMambaBytes = 4 * (3 * 192 + 8 * 16 * 16);
 
 }  // namespace
 
-TEST_CASE("a Mamba-2 hybrid's prefill in chunks, in one batch and token by token agree", "[nemotron]") {
-  for (const char* name : {"nemotron_h", "nemotron_h_moe"}) {
-    test::EngineFixture f = nemotron(name);
-    auto tokens = test::some_tokens(70, f.spec.vocab_size, 7);
-    test::Loaded whole = test::load(f.spec, {.kv_type = DType::F32}),
-                 chunks = test::load(f.spec, {.batch = 9, .kv_type = DType::F32});
-    std::vector<float> want = whole.engine->eval_all(tokens);
-    test::check_nmse(chunks.engine->eval_all(tokens), want, test::batching_bound({9, 7, 70}, 1e-10),
-                     fmt::format("chunks of 9 vs one batch, {}", name));
-    test::Loaded steps = test::load(f.spec, {.kv_type = DType::F32});
-    std::vector<float> one;
-    for (int32_t t : tokens) {
-      std::span<const float> logits = steps.engine->eval(std::span<const int32_t>(&t, 1));
-      one.insert(one.end(), logits.begin(), logits.end());
-    }
-    test::check_nmse(one, want, test::batching_bound({1, 70}, 1e-10),
-                     fmt::format("decode steps vs one batch, {}", name));
-  }
-}
-
 TEST_CASE("a Mamba-2 hybrid keeps K/V only for attention blocks and its exact state", "[nemotron]") {
   test::EngineFixture f = nemotron("nemotron_h_moe");
   test::Loaded l = test::load(f.spec, {.n_ctx = 64, .slots = 2});
@@ -58,27 +38,6 @@ TEST_CASE("a Mamba-2 hybrid keeps K/V only for attention blocks and its exact st
   CHECK_THROWS_WITH(l.engine->kv_cache().k(1), Catch::Contains("layer 1 has no KV cache (it is an FFN-only block)"));
   CHECK_THROWS_WITH(l.engine->attention_probabilities(test::some_tokens(4, f.spec.vocab_size, 1), 0),
                     "layer 0 is a Mamba-2 state-space mixer, which has no attention map (layers with one: 2)");
-}
-
-TEST_CASE("a Mamba-2 hybrid resumed from its checkpoint gives the logits of a fresh one", "[nemotron]") {
-  test::EngineFixture f = nemotron("nemotron_h");
-  uint32_t vocab = f.spec.vocab_size;
-  auto turn1 = test::some_tokens(20, vocab, 1), reply = test::some_tokens(6, vocab, 2),
-       turn2 = test::some_tokens(11, vocab, 3);
-  test::Loaded l = test::load(f.spec, {.kv_type = DType::F32});
-  Engine& e = *l.engine;
-  e.eval(turn1);
-  e.checkpoint(0, e.n_past());
-  e.eval(reply);
-  CHECK(e.resumable(23) == 20);
-  e.truncate(20);
-  std::vector<float> resumed = e.eval_all(turn2);
-  std::vector<int32_t> all = turn1;
-  all.insert(all.end(), turn2.begin(), turn2.end());
-  test::Loaded fresh = test::load(f.spec, {.kv_type = DType::F32});
-  std::vector<float> want = fresh.engine->eval_all(all);
-  test::check_nmse(resumed, std::vector<float>(want.end() - long(turn2.size() * vocab), want.end()), 1e-10,
-                   "resumed turn two vs the whole talk fresh");
 }
 
 TEST_CASE("vkllm info shows a Mamba-2 hybrid's block kinds and its constant state per sequence", "[nemotron][cli]") {
