@@ -1,6 +1,6 @@
 // The keys, checks and tensor names of the Mamba-2 mixer (docs/formats.md §15; llama.cpp's
 // src/models/nemotron-h.cpp and granite-hybrid.cpp load_arch_hparams / load_arch_tensors).
-#include "arch/state_space.h"
+#include "arch/mamba2.h"
 
 #include <fmt/format.h>
 
