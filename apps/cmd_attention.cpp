@@ -65,10 +65,9 @@ void attention(const AttentionOptions& o) {
   ENSURE(o.layer < plan.config.n_layers,
          fmt::format("--layer {}: {} has {} layers (0 to {})", o.layer, plan.file->name(), plan.config.n_layers,
                      plan.config.n_layers - 1));
-  ENSURE(!plan.config.is_linear_layer(o.layer),
-         fmt::format("--layer {}: that layer of {} is linear attention, which has no attention map (layers with one: "
-                     "{})",
-                     o.layer, plan.file->name(), attention_layers(plan.config)));
+  ENSURE(plan.config.has_attention(o.layer),
+         fmt::format("--layer {}: that layer of {} is {}, which has no attention map (layers with one: {})", o.layer,
+                     plan.file->name(), describe(plan.config.mixer(o.layer)), attention_layers(plan.config)));
   std::vector<int32_t> ids = input_tokens(o, plan);
   std::string name = plan.file->name();
   LoadedModel m = load_model(std::move(plan), o.model);

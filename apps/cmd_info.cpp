@@ -177,9 +177,26 @@ std::string linear_line(const ModelConfig& c) {
       n, c.n_layers, a.k_heads, a.v_heads, a.head_dim, a.conv_kernel, attention_layers(c));
 }
 
+// Each run of blocks alike: "0-2 deltanet, 3 attention, 4 deltanet"; where some blocks have no
+// FFN (Nemotron-H) "+ffn" marks those that have one, and a block that is only an FFN is "ffn" or "moe".
+std::string mixers_line(const ModelConfig& c) {
+  bool some_without = false;
+  for (uint32_t l = 0; l < c.n_layers; ++l) some_without = some_without || !c.has_ffn(l);
+  auto kind = [&](uint32_t l) -> std::string {
+    if (c.mixer(l) == Mixer::None) return c.is_moe_layer(l) ? "moe" : "ffn";  // a block that is only its FFN
+    return std::string(to_string(c.mixer(l))) + (some_without && c.has_ffn(l) ? "+ffn" : "");
+  };
+  std::vector<std::string> runs;
+  for (uint32_t l = 0, end; l < c.n_layers; l = end) {
+    for (end = l + 1; end < c.n_layers && kind(end) == kind(l);) ++end;
+    runs.push_back(end - l == 1 ? fmt::format("{} {}", l, kind(l)) : fmt::format("{}-{} {}", l, end - 1, kind(l)));
+  }
+  return fmt::format("{}", fmt::join(runs, ", "));
+}
+
 std::string attention_line(const ModelConfig& c) {
   const MlaConfig& m = c.mla;
-  if (c.hybrid())
+  if (c.has_mixer(Mixer::DeltaNet))
     return fmt::format("hybrid: GQA ({} query heads per KV head{}), {}", c.n_heads / c.n_kv_heads,
                        c.architecture().recipe.attention.gated ? ", sigmoid output gate" : "", linear_line(c));
   switch (c.attention_kind()) {
@@ -231,7 +248,7 @@ void layout_features(const ModelConfig& c, std::vector<std::string>& f) {
   const BlockRecipe& r = c.architecture().recipe;
   uint32_t swa = 0, global = 0;
   for (uint32_t l = 0; l < c.n_layers; ++l)
-    if (!c.is_linear_layer(l)) (c.is_swa_layer(l) ? swa : global) = l + 1;
+    if (c.has_attention(l)) (c.is_swa_layer(l) ? swa : global) = l + 1;
   if (swa && global) {
     LayerAttention s = c.attention_of(swa - 1), g = c.attention_of(global - 1);
     if (s.head_dim != g.head_dim || s.n_kv_heads != g.n_kv_heads)
@@ -341,6 +358,7 @@ std::string model_text(const Info& i) {
       "dims        dim {}, layers {}, heads {}, kv heads {}, head dim {}, value head dim {}, ffn {}, vocab {}\n", c.dim,
       c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.v_head_dim, hidden_str(c.hidden_dim), c.vocab_size);
   out += fmt::format("attention   {}\n", attention_line(c));
+  if (c.hybrid() || c.has_mixer(Mixer::None)) out += fmt::format("mixers      {}\n", mixers_line(c));
   if (c.moe.n_experts) out += fmt::format("experts     {}\n", experts_line(c));
   std::vector<std::string> feats = features(c);
   if (!feats.empty()) out += fmt::format("blocks      {}\n", fmt::join(feats, ", "));
@@ -382,9 +400,9 @@ std::string model_text(const Info& i) {
   uint64_t state = c.recurrent_bytes_per_sequence();
   if (state)
     out += fmt::format(
-        "linear      constant {} per sequence (f32 conv and delta-rule state of {} layers), whatever "
-        "its length; a checkpoint per slot doubles it\n",
-        human_bytes(double(state)), c.n_layers - c.n_attention_layers());
+        "linear      constant {} per sequence (f32 conv and {} state of {} layers), whatever its length; a "
+        "checkpoint per slot doubles it\n",
+        human_bytes(double(state)), c.has_mixer(Mixer::DeltaNet) ? "delta-rule" : "recurrent", c.n_recurrent_layers());
   double slot = double(per_token) * i.n_ctx;
   out += fmt::format("serve       --parallel {} slots x --ctx {} tokens: KV cache {} ({} per slot){}\n", i.parallel,
                      i.n_ctx, human_bytes(slot * i.parallel), human_bytes(slot),
@@ -430,16 +448,22 @@ void print_text(const Info& i) {
   write_stdout(out);
 }
 
-// Each layer's attention as it runs: kind, heads, whose KV cache it reads and what that costs.
+// Each layer as it runs: its mixer and whether it has an FFN; for attention its heads, whose KV
+// cache it reads and what that costs; for a recurrent mixer the bytes of state per sequence.
 nlohmann::json layers_json(const ModelConfig& c, DType kv) {
   nlohmann::json layers = nlohmann::json::array();
   for (uint32_t l = 0; l < c.n_layers; ++l) {
-    if (c.is_linear_layer(l)) {
-      layers.push_back({{"layer", l}, {"attention", "linear"}});
+    nlohmann::json layer = {{"layer", l}, {"mixer", to_string(c.mixer(l))}, {"ffn", c.has_ffn(l)}};
+    if (!c.has_attention(l)) {
+      layer["attention"] = c.is_recurrent_layer(l) ? "linear" : "none";
+      if (c.is_recurrent_layer(l)) layer["state_bytes_per_sequence"] = 4 * c.recurrent_state(l).floats();
+      layers.push_back(layer);
       continue;
     }
     LayerAttention a = c.attention_of(l);
     layers.push_back({{"layer", l},
+                      {"mixer", "attention"},
+                      {"ffn", c.has_ffn(l)},
                       {"attention", c.is_swa_layer(l) ? "sliding" : "global"},
                       {"n_heads", a.n_heads},
                       {"n_kv_heads", a.n_kv_heads},

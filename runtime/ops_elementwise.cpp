@@ -135,6 +135,13 @@ void gelu(Stream& s, BufferView x, BufferView y, uint32_t n) {
   s.dispatch(spirv::gelu, {wg}, {.reads = {x}, .writes = {y}}, push::UnaryPush{n}, grid(ceil_div(n, wg)));
 }
 
+void relu_sqr(Stream& s, BufferView x, BufferView y, uint32_t n) {
+  ensure_holds(x, n * kF32, "relu_sqr", "x");
+  ensure_holds(y, n * kF32, "relu_sqr", "y");
+  uint32_t wg = s.context().profile().wg_size;
+  s.dispatch(spirv::relu_sqr, {wg}, {.reads = {x}, .writes = {y}}, push::UnaryPush{n}, grid(ceil_div(n, wg)));
+}
+
 // --- softmax and selection
 
 void softmax_rows(Stream& s, BufferView x, BufferView y, uint32_t rows, uint32_t cols, float scale) {

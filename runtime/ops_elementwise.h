@@ -45,6 +45,8 @@ void swiglu_oai(Stream& s, BufferView gate, BufferView up, BufferView y, uint32_
 // y(n) = GELU(x), tanh approximation as GGML: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));
 // y may be x.
 void gelu(Stream& s, BufferView x, BufferView y, uint32_t n);
+// y(n) = max(x, 0)^2, the squared ReLU of Nemotron-H's FFNs (ref::relu_sqr); y may be x.
+void relu_sqr(Stream& s, BufferView x, BufferView y, uint32_t n);
 
 // y(rows, cols) = softmax(scale * x) per row; y may be x.
 void softmax_rows(Stream& s, BufferView x, BufferView y, uint32_t rows, uint32_t cols, float scale = 1.0f);

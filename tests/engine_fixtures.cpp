@@ -193,6 +193,22 @@ std::vector<EngineFixture> family_fixtures(DType type) {
   mistral3.arch = "mistral3", mistral3.rope_theta = 1e6f, mistral3.rope_scaling = RopeScaling::Yarn;
   mistral3.rope_factor = 4, mistral3.rope_original_ctx = 8, mistral3.yarn_log_multiplier = 1.0f;
   mistral3.attn_temperature_beta = 0.1f;
+  // Nemotron-H's shape in small: Mamba-2 blocks (8 heads of 16, state 16, 2 groups), attention
+  // without rope, squared-ReLU FFNs, each block alone; the MoE family's blocks route 2 of 8 ungated
+  // experts by sigmoid with the choice bias, normalised and scaled, beside a shared expert, and a
+  // multi-token-prediction block follows the trunk; its latent variant runs the experts at 64.
+  FixtureSpec nemotron_h = base;
+  nemotron_h.arch = "nemotron_h", nemotron_h.head_dim = 32, nemotron_h.ssm_heads = 8, nemotron_h.ssm_head_dim = 16;
+  nemotron_h.ssm_state = 16, nemotron_h.ssm_groups = 2;
+  set_block_pattern(nemotron_h, "M-M*-M");
+  FixtureSpec nemotron_h_moe = nemotron_h;
+  nemotron_h_moe.arch = "nemotron_h_moe", nemotron_h_moe.n_experts = 8, nemotron_h_moe.n_experts_used = 2;
+  nemotron_h_moe.expert_hidden_dim = nemotron_h_moe.hidden_dim = 64, nemotron_h_moe.shared_hidden_dim = 96;
+  nemotron_h_moe.gating = MoeGating::Sigmoid, nemotron_h_moe.probs_bias = true, nemotron_h_moe.weights_norm = true;
+  nemotron_h_moe.weights_scale = 2.5f, nemotron_h_moe.nextn_layers = 1;
+  set_block_pattern(nemotron_h_moe, "ME*EM");
+  FixtureSpec nemotron_h_latent = nemotron_h_moe;
+  nemotron_h_latent.moe_latent_dim = 64, nemotron_h_latent.nextn_layers = 0;
   FixtureSpec smollm3 = base;  // layer 3 has no rope
   smollm3.arch = "smollm3", smollm3.n_layers = 4, smollm3.rope_theta = 5e6f, smollm3.tied_embeddings = true;
   return {{"llama " + t, llama},
@@ -214,7 +230,10 @@ std::vector<EngineFixture> family_fixtures(DType type) {
           {"gemma4 " + t, gemma4},
           {"gemma4-moe " + t, gemma4moe},
           {"mistral3 " + t, mistral3},
-          {"smollm3 " + t, smollm3}};
+          {"smollm3 " + t, smollm3},
+          {"nemotron_h " + t, nemotron_h},
+          {"nemotron_h_moe " + t, nemotron_h_moe},
+          {"nemotron_h_moe-latent " + t, nemotron_h_latent}};
 }
 
 namespace {

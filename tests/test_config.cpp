@@ -360,7 +360,12 @@ TEST_CASE("config of every family in the fixture registry survives a file round 
     CHECK((m.leading_dense_blocks == wm.leading_dense_blocks && m.gating == wm.gating));
     CHECK((m.weights_norm == wm.weights_norm && m.weights_scale == wm.weights_scale && m.probs_bias == wm.probs_bias));
     CHECK((m.n_groups == s.n_groups && m.n_groups_used == s.n_groups_used));
-    for (uint32_t l = 0; l < c.n_layers; ++l) CHECK(c.is_moe_layer(l) == (s.n_experts && l >= s.leading_dense_blocks));
+    for (uint32_t l = 0; l < c.n_layers; ++l)  // blocks without an FFN (Nemotron-H) have no experts either
+      CHECK(c.is_moe_layer(l) ==
+            (s.n_experts && l >= s.leading_dense_blocks && (s.ffn_layers.empty() || s.ffn_layers[l])));
+    CHECK((c.mixers == want.mixers && c.ffn_layers == want.ffn_layers));
+    CHECK((c.ssm.inner == want.ssm.inner && c.ssm.state == want.ssm.state && c.ssm.groups == want.ssm.groups));
+    CHECK(c.moe.latent_dim == s.moe_latent_dim);
     CHECK(c.swa_layers == want.swa_layers);
     CHECK((c.attn_softcap == want.attn_softcap && c.final_softcap == want.final_softcap));
     CHECK(c.query_scale == want.query_scale);
@@ -401,7 +406,8 @@ TEST_CASE("config metadata errors for unknown arch and missing keys and bad valu
   w.add("general.architecture", "falcon");
   CHECK(error_of([&] { ModelConfig::from_gguf(parse(w)); }) ==
         "model.gguf: unknown architecture falcon (supported: llama, mistral, qwen2, qwen2moe, qwen3, qwen3moe, "
-        "gemma2, gemma3, phi3, deepseek2, qwen35, qwen35moe, gpt-oss, gemma4, mistral3, smollm3)");
+        "gemma2, gemma3, phi3, deepseek2, qwen35, qwen35moe, gpt-oss, gemma4, mistral3, smollm3, nemotron_h, "
+        "nemotron_h_moe)");
   GgufWriter no_blocks;
   no_blocks.add("general.architecture", "llama");
   CHECK(error_of([&] { ModelConfig::from_gguf(parse(no_blocks)); }) ==

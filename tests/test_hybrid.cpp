@@ -1,4 +1,5 @@
-// Hybrid models (qwen35, qwen35moe: Gated DeltaNet beside gated attention) beyond what every
+// Hybrid models (qwen35, qwen35moe: Gated DeltaNet beside gated attention; nemotron_h and
+// nemotron_h_moe, Mamba-2 beside attention, where the test says so) beyond what every
 // family gets (test_families, the batch tests, the llama.cpp agreement): the KV cache only for
 // the attention layers and the recurrent state's exact bytes, prefill in chunks against decode
 // token by token, a conversation resumed from a checkpoint giving the logits of a fresh one, and
@@ -13,6 +14,7 @@
 #include "engine/engine.h"
 #include "engine_fixtures.h"
 #include "error.h"
+#include "graph/recurrent_cache.h"
 #include "harness.h"
 #include "reference/model.h"
 #include "serve_process.h"
@@ -44,7 +46,8 @@ TEST_CASE("a hybrid keeps K/V only for its attention layers and a recurrent stat
 }
 
 TEST_CASE("a hybrid's prefill in chunks, in one batch and token by token agree", "[hybrid]") {
-  for (const char* name : {"qwen35", "qwen35moe"}) {
+  // Gated DeltaNet (qwen35, qwen35moe) and Mamba-2 (nemotron_h, nemotron_h_moe).
+  for (const char* name : {"qwen35", "qwen35moe", "nemotron_h", "nemotron_h_moe"}) {
     test::EngineFixture f = hybrid(name);
     auto tokens = test::some_tokens(70, f.spec.vocab_size, 7);
     test::Loaded whole = test::load(f.spec, {.kv_type = DType::F32}),
@@ -65,30 +68,33 @@ TEST_CASE("a hybrid's prefill in chunks, in one batch and token by token agree",
 }
 
 TEST_CASE("a hybrid conversation resumed from its checkpoint gives the logits of a fresh one", "[hybrid]") {
-  test::EngineFixture f = hybrid();
-  uint32_t vocab = f.spec.vocab_size;
-  auto turn1 = test::some_tokens(20, vocab, 1), reply = test::some_tokens(6, vocab, 2),
-       turn2 = test::some_tokens(11, vocab, 3);
-  test::Loaded l = test::load(f.spec, {.kv_type = DType::F32});
-  Engine& e = *l.engine;
-  e.eval(turn1);
-  e.checkpoint(0, e.n_past());  // the end of turn one's prompt
-  e.eval(reply);                // a reply the next prompt renders differently: it goes back to 20
-  CHECK(e.resumable(23) == 20);
-  CHECK(e.resumable(19) == 0);
-  CHECK(e.resumable(40) == 26);
-  CHECK_THROWS_WITH(e.truncate(23), Catch::Contains("a hybrid model cannot go back to 23 of its 26 tokens"));
-  e.truncate(20);
-  std::vector<float> resumed = e.eval_all(turn2);
-  std::vector<int32_t> all = turn1;
-  all.insert(all.end(), turn2.begin(), turn2.end());
-  test::Loaded fresh = test::load(f.spec, {.kv_type = DType::F32});
-  std::vector<float> want = fresh.engine->eval_all(all);
-  test::check_nmse(resumed, std::vector<float>(want.end() - long(turn2.size() * vocab), want.end()), 1e-10,
-                   "resumed turn two vs the whole talk fresh");
-  // Going back to the start is always possible: the state of position 0 is zero.
-  e.truncate(0);
-  test::check_nmse(e.eval_all(all), want, 1e-10, "again from position 0");
+  for (const char* name : {"qwen35", "nemotron_h"}) {  // Gated DeltaNet and Mamba-2 states
+    INFO(name);
+    test::EngineFixture f = hybrid(name);
+    uint32_t vocab = f.spec.vocab_size;
+    auto turn1 = test::some_tokens(20, vocab, 1), reply = test::some_tokens(6, vocab, 2),
+         turn2 = test::some_tokens(11, vocab, 3);
+    test::Loaded l = test::load(f.spec, {.kv_type = DType::F32});
+    Engine& e = *l.engine;
+    e.eval(turn1);
+    e.checkpoint(0, e.n_past());  // the end of turn one's prompt
+    e.eval(reply);                // a reply the next prompt renders differently: it goes back to 20
+    CHECK(e.resumable(23) == 20);
+    CHECK(e.resumable(19) == 0);
+    CHECK(e.resumable(40) == 26);
+    CHECK_THROWS_WITH(e.truncate(23), Catch::Contains("a hybrid model cannot go back to 23 of its 26 tokens"));
+    e.truncate(20);
+    std::vector<float> resumed = e.eval_all(turn2);
+    std::vector<int32_t> all = turn1;
+    all.insert(all.end(), turn2.begin(), turn2.end());
+    test::Loaded fresh = test::load(f.spec, {.kv_type = DType::F32});
+    std::vector<float> want = fresh.engine->eval_all(all);
+    test::check_nmse(resumed, std::vector<float>(want.end() - long(turn2.size() * vocab), want.end()), 1e-10,
+                     "resumed turn two vs the whole talk fresh");
+    // Going back to the start is always possible: the state of position 0 is zero.
+    e.truncate(0);
+    test::check_nmse(e.eval_all(all), want, 1e-10, "again from position 0");
+  }
 }
 
 TEST_CASE("a linear-attention layer has no attention map, and says which layers have one", "[hybrid]") {
@@ -118,6 +124,7 @@ TEST_CASE("vkllm info shows a hybrid's layers and its constant state per sequenc
                                     "linear attention in 4 of 5 layers (2 key / 4 value heads of 32, conv 4); full "
                                     "attention in layers 3"));
   CHECK_THAT(r.out, Catch::Contains("linear      constant 76.0 KiB per sequence"));
+  CHECK_THAT(r.out, Catch::Contains("mixers      0-2 deltanet, 3 attention, 4 deltanet\n"));
   CHECK_THAT(r.out, Catch::Contains("1 multi-token-prediction block (loaded from the file, not run)"));
   test::CliResult r2 = test::run_vkllm(fmt::format("info -m {} --json", file.path));
   REQUIRE(r2.exit_code == 0);
@@ -127,37 +134,47 @@ TEST_CASE("vkllm info shows a hybrid's layers and its constant state per sequenc
   CHECK(j["linear_attention"]["bytes_per_sequence"] == 77824);
   CHECK(j["linear_attention"]["value_heads"] == 4);
   CHECK(j["nextn_layers"] == 1);
+  CHECK(j["layers"][0]["mixer"] == "deltanet");
+  CHECK(j["layers"][0]["state_bytes_per_sequence"] == 77824 / 4);
+  CHECK(j["layers"][3]["mixer"] == "attention");
+  CHECK(j["layers"][3]["ffn"] == true);
   CHECK(j["kv_bytes_per_token_by_kind"]["hybrid"] == j["kv_bytes_per_token"]);
   CHECK(j["kv_by_kind_dims"]["hybrid_bytes_per_sequence"] == 77824);
   CHECK(j["memory"]["recurrent"] == 2 * 77824);
 }
 
 TEST_CASE("vkllm serve resumes a hybrid's conversation from the state at the end of its prompt", "[hybrid][serve]") {
-  test::TempFile file("hybrid_serve");
-  file.write(make_fixture_model(hybrid().spec));
-  auto tokens = [](std::vector<int32_t> ids) { return nlohmann::json(ids).dump(); };
-  std::vector<int32_t> first = test::some_tokens(24, 320, 11), next = first;
-  for (int32_t t : test::some_tokens(9, 320, 12)) next.push_back(t);
-  auto request = [&](const std::vector<int32_t>& prompt) {
-    return fmt::format(R"({{"prompt": {}, "max_tokens": 8, "temperature": 0}})", tokens(prompt));
-  };
-  test::ServeProcess s(fmt::format("-m {} --parallel 2", file.path));
-  REQUIRE(test::post(s, "/v1/completions", request(first)).status == 200);
-  // The next turn starts with the first prompt, not with its reply: the live state (after the
-  // reply) is too far, the checkpoint at the end of the prompt is where it goes on.
-  nlohmann::json resumed = test::post(s, "/v1/completions", request(next)).json();
-  CHECK(resumed["usage"]["prompt_tokens_details"]["cached_tokens"] == first.size());
-  test::ServeProcess fresh(fmt::format("-m {} --parallel 1", file.path));
-  nlohmann::json want = test::post(fresh, "/v1/completions", request(next)).json();
-  CHECK(want["usage"]["prompt_tokens_details"]["cached_tokens"] == 0);
-  CHECK(resumed["choices"][0]["text"] == want["choices"][0]["text"]);
-  // GET /v1/info says which layers have attention and the state per sequence.
-  nlohmann::json info = test::get(s, "/v1/info").json();
-  CHECK(info["attention_layers"] == nlohmann::json::array({3}));
-  CHECK(info["recurrent_bytes_per_sequence"] == 77824);
-  test::HttpResult bad = test::post(s, "/v1/attention", R"({"tokens": [1, 2, 3], "layer": 0})");
-  CHECK(bad.status == 400);
-  CHECK_THAT(bad.body, Catch::Contains("layer 0 is linear attention, which has no attention map (layers with one: 3)"));
+  // Gated DeltaNet (qwen35) and Mamba-2 (nemotron_h_moe) keep their states in the same cache.
+  for (const char* name : {"qwen35", "nemotron_h_moe"}) {
+    INFO(name);
+    test::TempFile file("hybrid_serve");
+    file.write(make_fixture_model(hybrid(name).spec));
+    auto tokens = [](std::vector<int32_t> ids) { return nlohmann::json(ids).dump(); };
+    std::vector<int32_t> first = test::some_tokens(24, 320, 11), next = first;
+    for (int32_t t : test::some_tokens(9, 320, 12)) next.push_back(t);
+    auto request = [&](const std::vector<int32_t>& prompt) {
+      return fmt::format(R"({{"prompt": {}, "max_tokens": 8, "temperature": 0}})", tokens(prompt));
+    };
+    test::ServeProcess s(fmt::format("-m {} --parallel 2", file.path));
+    REQUIRE(test::post(s, "/v1/completions", request(first)).status == 200);
+    // The next turn starts with the first prompt, not with its reply: the live state (after the
+    // reply) is too far, the checkpoint at the end of the prompt is where it goes on.
+    nlohmann::json resumed = test::post(s, "/v1/completions", request(next)).json();
+    CHECK(resumed["usage"]["prompt_tokens_details"]["cached_tokens"] == first.size());
+    test::ServeProcess fresh(fmt::format("-m {} --parallel 1", file.path));
+    nlohmann::json want = test::post(fresh, "/v1/completions", request(next)).json();
+    CHECK(want["usage"]["prompt_tokens_details"]["cached_tokens"] == 0);
+    CHECK(resumed["choices"][0]["text"] == want["choices"][0]["text"]);
+    if (std::string(name) != "qwen35") continue;
+    // GET /v1/info says which layers have attention and the state per sequence.
+    nlohmann::json info = test::get(s, "/v1/info").json();
+    CHECK(info["attention_layers"] == nlohmann::json::array({3}));
+    CHECK(info["recurrent_bytes_per_sequence"] == 77824);
+    test::HttpResult bad = test::post(s, "/v1/attention", R"({"tokens": [1, 2, 3], "layer": 0})");
+    CHECK(bad.status == 400);
+    CHECK_THAT(bad.body,
+               Catch::Contains("layer 0 is linear attention, which has no attention map (layers with one: 3)"));
+  }
 }
 
 TEST_CASE("vkllm bench runs a hybrid at depth: each run goes back to the context's state", "[hybrid][cli]") {
@@ -169,4 +186,39 @@ TEST_CASE("vkllm bench runs a hybrid at depth: each run goes back to the context
   nlohmann::json j = nlohmann::json::parse(r.out);
   CHECK(j["n_depth"] == 20);
   CHECK(j["generation_tokens_per_second"].get<double>() > 0);
+}
+
+TEST_CASE("the recurrent cache keeps each recurrent layer's conv and second state at its mixer's size", "[hybrid]") {
+  // One block of each kind: sizes per layer come from the mixer's config, none for attention or
+  // an FFN-only block.
+  ModelConfig c;
+  c.dim = 48, c.n_layers = 5;
+  c.mixers = {Mixer::DeltaNet, Mixer::Mamba2, Mixer::ShortConv, Mixer::Attention, Mixer::None};
+  c.ffn_layers = {1, 0, 1, 0, 1};
+  c.linear = {.conv_kernel = 4, .k_heads = 2, .v_heads = 4, .head_dim = 8};
+  c.ssm = {.conv_kernel = 4, .inner = 64, .state = 16, .heads = 8, .groups = 2};
+  c.short_conv = {.kernel = 3};
+  CHECK(c.recurrent_state(0).floats() == 3 * (2 * 16 + 32) + 4 * 8 * 8);
+  CHECK(c.recurrent_state(1).conv_channels == 64 + 2 * 2 * 16);  // x | B | C
+  CHECK(c.recurrent_state(1).floats() == 3 * 128 + 64 * 16);     // heads · head_dim · d_state
+  CHECK(c.recurrent_state(2).floats() == 2 * 48);                // no second state
+  CHECK(c.recurrent_state(2).state_floats == 0);
+  CHECK(c.recurrent_state(3).floats() == 0);
+  CHECK(c.recurrent_state(4).floats() == 0);
+  CHECK(c.n_recurrent_layers() == 3);
+  CHECK(c.n_attention_layers() == 1);
+  CHECK(c.hybrid());
+  CHECK(!c.has_ffn(1));
+  CHECK(c.has_ffn(4));
+  CHECK(!c.has_kv(4));
+  uint64_t per_sequence = 4 * ((3 * 64 + 256) + (3 * 128 + 1024) + 96);
+  CHECK(c.recurrent_bytes_per_sequence() == per_sequence);
+  RecurrentCache cache(test::gpu(), c, 2);
+  CHECK(cache.bytes_per_sequence() == per_sequence);
+  CHECK(cache.conv(1).size == 2 * 4 * 3 * 128);
+  CHECK(cache.state(1).size == 2 * 4 * 64 * 16);
+  CHECK(cache.conv(2).size == 2 * 4 * 96);
+  CHECK_THROWS_WITH(cache.state(2), Catch::Contains("layer 2 keeps no state beside its conv's"));
+  CHECK_THROWS_WITH(cache.conv(3), Catch::Contains("layer 3 has no recurrent state"));
+  CHECK_THROWS_WITH(cache.conv(4), Catch::Contains("layer 4 has no recurrent state"));
 }

@@ -45,6 +45,42 @@ FixtureSpec qwen35moe(uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv
   return s;
 }
 
+// Nemotron-H 8B (nvidia/Nemotron-H-8B-Base-8K): 24 Mamba-2 blocks of 128 heads x 64 (8 groups,
+// state 128), 4 attention blocks (GQA 32 / 8, head 128, no rope), 24 squared-ReLU FFNs of 21504.
+FixtureSpec nemotron_h_8b() {
+  FixtureSpec s{.arch = "nemotron_h",
+                .dim = 4096,
+                .n_heads = 32,
+                .n_kv_heads = 8,
+                .head_dim = 128,
+                .hidden_dim = 21504,
+                .vocab_size = 131072,
+                .seq_len = 8192};
+  s.ssm_heads = 128, s.ssm_head_dim = 64, s.ssm_state = 128, s.ssm_groups = 8, s.conv_kernel = 4;
+  set_block_pattern(s, "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-");
+  return s;
+}
+
+// Nemotron 3 Nano 30B-A3B: 23 Mamba-2 blocks (64 heads x 64, 8 groups, state 128), 6 attention
+// blocks (GQA 32 / 2, head 128), 23 MoE blocks of 128 squared-ReLU experts of 1856 (6 chosen by
+// sigmoid, normalised, x2.5) and a shared expert of 3712.
+FixtureSpec nemotron_3_nano() {
+  FixtureSpec s{.arch = "nemotron_h_moe",
+                .dim = 2688,
+                .n_heads = 32,
+                .n_kv_heads = 2,
+                .head_dim = 128,
+                .hidden_dim = 1856,
+                .vocab_size = 131072,
+                .seq_len = 262144};
+  s.ssm_heads = 64, s.ssm_head_dim = 64, s.ssm_state = 128, s.ssm_groups = 8, s.conv_kernel = 4;
+  s.n_experts = 128, s.n_experts_used = 6, s.expert_hidden_dim = 1856, s.shared_hidden_dim = 3712;
+  s.n_shared_experts = 1, s.gating = MoeGating::Sigmoid, s.weights_norm = true, s.weights_scale = 2.5f;
+  s.probs_bias = true;
+  set_block_pattern(s, "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME");
+  return s;
+}
+
 // Issue 28's families, from their published configs.
 FixtureSpec gpt_oss_20b() {
   FixtureSpec s{.arch = "gpt-oss",
@@ -289,6 +325,10 @@ const std::map<std::string, FixtureSpec>& presets() {
       {"gemma-4-26b-a4b", gemma4_26b_a4b()},
       {"small-gemma4-moe", small_gemma4_moe()},
       {"ministral-3-8b", ministral3_8b()},
+      // Issue 42: Nemotron-H (Mamba-2, attention and squared-ReLU FFN blocks) and Nemotron 3 Nano
+      // (its FFN blocks a sigmoid-routed MoE); --layers keeps each kind's share.
+      {"nemotron-h-8b", nemotron_h_8b()},
+      {"nemotron-3-nano-30b-a3b", nemotron_3_nano()},
       {"smollm3-3b",
        {.arch = "smollm3",
         .dim = 2048,
@@ -329,6 +369,41 @@ const std::map<std::string, FixtureSpec>& presets() {
   return p;
 }
 
+// The first n blocks; where the blocks differ (Nemotron-H) n of them in the model's order, each
+// kind (mixer and FFN) keeping its share and, where n allows, at least one.
+void keep_blocks(FixtureSpec& s, uint32_t n) {
+  if (s.mixers.empty() || n >= s.n_layers) {
+    s.n_layers = std::min(n, s.n_layers);
+    return;
+  }
+  auto kind = [&](uint32_t l) { return std::pair{s.mixers[l], s.ffn_layers.empty() ? uint8_t(1) : s.ffn_layers[l]}; };
+  std::vector<std::pair<Mixer, uint8_t>> kinds;
+  std::vector<uint32_t> count, quota;
+  for (uint32_t l = 0; l < s.n_layers; ++l) {
+    size_t k = std::find(kinds.begin(), kinds.end(), kind(l)) - kinds.begin();
+    if (k == kinds.size()) kinds.push_back(kind(l)), count.push_back(0);
+    ++count[k];
+  }
+  uint32_t given = 0;
+  for (uint32_t c : count) quota.push_back(n >= kinds.size() ? std::max(1u, c * n / s.n_layers) : c * n / s.n_layers);
+  for (uint32_t q : quota) given += q;
+  while (given < n) {  // the rest to the kinds furthest below their share
+    size_t k = 0;
+    for (size_t i = 1; i < kinds.size(); ++i)
+      if (double(count[i]) / (quota[i] + 1) > double(count[k]) / (quota[k] + 1)) k = i;
+    ++quota[k], ++given;
+  }
+  std::vector<Mixer> mixers;
+  std::vector<uint8_t> ffn;
+  for (uint32_t l = 0; l < s.n_layers; ++l) {
+    size_t k = std::find(kinds.begin(), kinds.end(), kind(l)) - kinds.begin();
+    if (quota[k] == 0) continue;
+    --quota[k], mixers.push_back(s.mixers[l]), ffn.push_back(kind(l).second);
+  }
+  s.mixers = mixers, s.n_layers = n;
+  if (!s.ffn_layers.empty()) s.ffn_layers = ffn;
+}
+
 struct FixtureOptions {
   std::string preset, type = "q8_0", mix, out;
   std::optional<uint32_t> layers;
@@ -350,7 +425,7 @@ void write_fixture(const FixtureOptions& o) {
   if (o.fused_gate_up || o.separate_gate_up) spec.fused_gate_up = o.fused_gate_up;
   if (o.layers) {  // the shared-KV layers (gemma4) stay the same share of the blocks kept
     spec.n_kv_shared_layers = uint32_t(uint64_t(spec.n_kv_shared_layers) * *o.layers / spec.n_layers);
-    spec.n_layers = *o.layers;
+    keep_blocks(spec, *o.layers);
   }
   // The writer holds every tensor in memory before it writes (and one tensor twice while adding
   // it): refuse early, naming a size that fits, rather than be killed half way.

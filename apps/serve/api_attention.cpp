@@ -17,9 +17,9 @@ namespace vkllm::serve {
 HttpReply Api::attention(const HttpRequest& r) const {
   json body = parse_body(r.body);
   AttentionParams a = parse_attention(body, gen_.tokenizer().vocab_size(), gen_.config().n_layers);
-  if (gen_.config().is_linear_layer(a.layer))
-    throw bad_request(fmt::format("layer {} is linear attention, which has no attention map (layers with one: {})",
-                                  a.layer, attention_layers(gen_.config())));
+  if (!gen_.config().has_attention(a.layer))
+    throw bad_request(fmt::format("layer {} is {}, which has no attention map (layers with one: {})", a.layer,
+                                  describe(gen_.config().mixer(a.layer)), attention_layers(gen_.config())));
   PromptInput in = prompt_input(a.input, a.input.chat ? chat_prompt(a.input).text : "");
   const std::vector<int32_t>& ids = in.tokens;
   if (ids.empty()) throw bad_request("the input gives no tokens");
@@ -68,7 +68,7 @@ HttpReply Api::info() const {
   j["projector"] = options_.projector_info;  // what an image costs in tokens and KV bytes
   j["attention_layers"] = json::array();
   for (uint32_t l = 0; l < c.n_layers; ++l)
-    if (!c.is_linear_layer(l)) j["attention_layers"].push_back(l);
+    if (c.has_attention(l)) j["attention_layers"].push_back(l);
   if (c.attention_kind() == AttentionKind::MLA)
     j["mla"] = {{"q_lora_rank", c.mla.q_lora_rank},
                 {"kv_lora_rank", c.mla.kv_lora_rank},

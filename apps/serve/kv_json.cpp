@@ -27,14 +27,14 @@ void add(Json& j, const ModelConfig& c, DType kv) {
   j["kv_bytes_per_token_by_kind"] = bytes;
   j["kv_by_kind_dims"] = dims;
   j["recurrent_bytes_per_sequence"] = c.recurrent_bytes_per_sequence();
-  if (!c.hybrid()) {
+  if (!c.has_mixer(Mixer::DeltaNet)) {
     j["linear_attention"] = nullptr;
     return;
   }
   const LinearAttentionConfig& a = c.linear;
   std::vector<uint32_t> linear;
   for (uint32_t l = 0; l < c.n_layers; ++l)
-    if (c.is_linear_layer(l)) linear.push_back(l);
+    if (c.mixer(l) == Mixer::DeltaNet) linear.push_back(l);
   j["linear_attention"] = {{"layers", linear},
                            {"key_heads", a.k_heads},
                            {"value_heads", a.v_heads},

@@ -26,8 +26,9 @@ enum class AttentionForm { Standard, Latent };
 enum class Presence { None, Optional, Usual, Required };
 inline bool varies(Presence p) { return p == Presence::Optional || p == Presence::Usual; }
 // The gate of the gated FFN (and of every expert): silu(gate)·up, gelu(gate)·up (tanh GELU), or
-// gpt-oss's clamped variant: g·sigmoid(1.702·g)·(u + 1) with g = min(gate, 7), u = clamp(up, ±7).
-enum class FfnActivation { Silu, Gelu, SwigluOai };
+// gpt-oss's clamped variant: g·sigmoid(1.702·g)·(u + 1) with g = min(gate, 7), u = clamp(up, ±7);
+// or, for an FFN without a gate (Nemotron-H), the squared ReLU of up: max(up, 0)^2.
+enum class FfnActivation { Silu, Gelu, SwigluOai, ReluSqr };
 
 // How a block is built from the shared blocks (model/graph/blocks*.cpp): options, not code,
 // grouped by what they change. Which FFN a block has (dense, or mixture of experts) is

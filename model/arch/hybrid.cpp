@@ -18,7 +18,7 @@ namespace {
 
 void read_linear_layers(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
   std::string key = k("attention.recurrent_layers");
-  c.linear.layers.assign(c.n_layers, 0);
+  c.mixers.assign(c.n_layers, Mixer::Attention);
   if (const GgufValue* v = f.find(key); v && v->type() == GgufType::Array) {
     if (v->size() != c.n_layers && v->size() != uint64_t(c.n_layers) + c.n_nextn_layers)
       f.fail(fmt::format("metadata key {} has {} entries for {} layers", key, v->size(), c.n_layers));
@@ -28,13 +28,13 @@ void read_linear_layers(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
       std::optional<bool> b = e.to_bool();
       std::optional<int64_t> i = e.to_int();
       if (!b && !i) f.fail(fmt::format("metadata key {} must hold bools or integers", key));
-      c.linear.layers[l++] = b ? *b : *i != 0;
+      c.mixers[l++] = (b ? *b : *i != 0) ? Mixer::DeltaNet : Mixer::Attention;
     }
     return;
   }
   uint32_t interval = read_u32(f, k("full_attention_interval"), 4);
   if (interval == 0) f.fail("full_attention_interval is 0");
-  for (uint32_t l = 0; l < c.n_layers; ++l) c.linear.layers[l] = (l + 1) % interval != 0;
+  for (uint32_t l = 0; l < c.n_layers; ++l) c.mixers[l] = (l + 1) % interval != 0 ? Mixer::DeltaNet : Mixer::Attention;
 }
 
 }  // namespace
@@ -67,8 +67,8 @@ void write_hybrid(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
   w.add(k("ssm.time_step_rank"), a.v_heads);
   w.add(k("ssm.group_count"), a.k_heads);
   w.add(k("ssm.inner_size"), a.value_dim());
-  std::vector<bool> layers(a.layers.begin(), a.layers.end());
-  layers.resize(c.n_layers + c.n_nextn_layers, false);
+  std::vector<bool> layers(c.n_layers + c.n_nextn_layers, false);
+  for (uint32_t l = 0; l < c.n_layers; ++l) layers[l] = c.mixer(l) == Mixer::DeltaNet;
   w.add_array(k("attention.recurrent_layers"), layers);
   std::vector<int32_t> sections(std::begin(c.rope.sections), std::end(c.rope.sections));
   w.add_array(k("rope.dimension_sections"), sections);
@@ -76,7 +76,9 @@ void write_hybrid(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
 
 void validate_hybrid(const ModelConfig& c) {
   const LinearAttentionConfig& a = c.linear;
-  ENSURE(a.layers.size() == c.n_layers, "the linear-attention layers need one entry per layer");
+  ENSURE(c.mixers.size() == c.n_layers, "the linear-attention layers need one entry per layer");
+  for (Mixer m : c.mixers)
+    ENSURE(m == Mixer::Attention || m == Mixer::DeltaNet, "a Qwen3.5 block is Gated DeltaNet or attention");
   ENSURE(a.conv_kernel >= 2 && a.conv_kernel <= 16,
          fmt::format("ssm.conv_kernel = {} is out of range (2..16)", a.conv_kernel));
   ENSURE(a.head_dim >= 1 && a.head_dim <= 1024,
@@ -98,7 +100,7 @@ void add_hybrid_attention(const ModelConfig& c, uint32_t l, TensorCatalogue& t) 
   const LinearAttentionConfig& a = c.linear;
   uint64_t E = c.dim, H = c.n_heads, G = c.n_kv_heads, hd = c.head_dim, V = a.value_dim(), Hv = a.v_heads;
   t.add(l, TensorRole::AttnNorm, "attn_norm.weight", {E});
-  if (c.is_linear_layer(l)) {
+  if (c.mixer(l) == Mixer::DeltaNet) {
     t.add(l, TensorRole::LinearQkv, "attn_qkv.weight", {E, a.conv_channels()});
     t.add(l, TensorRole::LinearGate, "attn_gate.weight", {E, V});
     t.add(l, TensorRole::SsmConv, "ssm_conv1d.weight", {a.conv_kernel, a.conv_channels()});

@@ -23,19 +23,19 @@ uint32_t gqa_heads(const ModelConfig& c) {
 
 // Qwen3.5's proportions at this model's dims, or the model's own when it is a hybrid.
 KvKindCost hybrid_cost(const ModelConfig& c, DType kv, uint64_t per_head) {
-  uint32_t g = gqa_heads(c);
-  LinearAttentionConfig l = c.linear;
-  uint32_t full = std::max(1u, c.n_layers / 4);
+  uint32_t g = gqa_heads(c), full = std::max(1u, c.n_layers / 4);
+  uint64_t state = 0;
   if (c.hybrid()) {
-    full = c.n_attention_layers(), g = c.n_kv_heads;
+    full = c.n_attention_layers(), g = c.n_kv_heads, state = c.recurrent_bytes_per_sequence();
   } else {
-    l.conv_kernel = 4, l.k_heads = g, l.v_heads = c.n_heads, l.head_dim = c.head_dim;
+    LinearAttentionConfig l{.conv_kernel = 4, .k_heads = g, .v_heads = c.n_heads, .head_dim = c.head_dim};
+    state = uint64_t(c.n_layers - full) * l.state_floats() * 4;
   }
   return {.kind = AttentionKind::Hybrid,
           .kv_heads = g,
           .bytes_per_token = uint64_t(full) * g * per_head,
           .attention_layers = full,
-          .bytes_per_sequence = uint64_t(c.n_layers - full) * l.state_floats() * 4};
+          .bytes_per_sequence = state};
 }
 
 }  // namespace

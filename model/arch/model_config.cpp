@@ -21,6 +21,17 @@ std::string_view to_string(AttentionKind k) {
   return names[int(k)];
 }
 
+std::string_view to_string(Mixer m) {
+  constexpr std::string_view names[] = {"attention", "deltanet", "mamba2", "shortconv", "none"};
+  return names[int(m)];
+}
+
+std::string_view describe(Mixer m) {
+  constexpr std::string_view names[] = {"attention", "linear attention", "a Mamba-2 state-space mixer",
+                                        "a gated short convolution", "an FFN-only block"};
+  return names[int(m)];
+}
+
 std::string_view to_string(RopeMode m) { return m == RopeMode::Norm ? "norm" : "neox"; }
 
 std::string_view to_string(RopeScaling s) {
@@ -64,7 +75,9 @@ AttentionKind ModelConfig::attention_kind() const {
   return n_kv_heads == 1 ? AttentionKind::MQA : AttentionKind::GQA;
 }
 
-bool ModelConfig::is_moe_layer(uint32_t layer) const { return moe.n_experts > 0 && layer >= moe.leading_dense_blocks; }
+bool ModelConfig::is_moe_layer(uint32_t layer) const {
+  return moe.n_experts > 0 && layer >= moe.leading_dense_blocks && has_ffn(layer);
+}
 
 namespace {
 
@@ -105,7 +118,7 @@ uint32_t ModelConfig::kv_layer(uint32_t layer) const {
   uint32_t first_shared = n_layers - std::min(n_kv_shared_layers, n_layers);
   if (layer < first_shared) return layer;
   for (uint32_t l = first_shared; l-- > 0;)
-    if (is_swa_layer(l) == is_swa_layer(layer) && !is_linear_layer(l)) return l;
+    if (is_swa_layer(l) == is_swa_layer(layer) && has_attention(l)) return l;
   return layer;  // validate() rejects a shared layer without a source
 }
 
@@ -127,21 +140,53 @@ uint32_t ModelConfig::max_kv_width() const {
   return max_width([](const LayerAttention& a) { return a.n_kv_heads; });
 }
 
+bool ModelConfig::has_mixer(Mixer m) const {
+  if (mixers.empty()) return m == Mixer::Attention;
+  return std::find(mixers.begin(), mixers.end(), m) != mixers.end();
+}
+
+bool ModelConfig::hybrid() const {
+  return has_mixer(Mixer::DeltaNet) || has_mixer(Mixer::Mamba2) || has_mixer(Mixer::ShortConv);
+}
+
 uint32_t ModelConfig::n_attention_layers() const {
   uint32_t n = 0;
-  for (uint32_t l = 0; l < n_layers; ++l) n += !is_linear_layer(l);
+  for (uint32_t l = 0; l < n_layers; ++l) n += has_attention(l);
   return n;
+}
+
+uint32_t ModelConfig::n_recurrent_layers() const {
+  uint32_t n = 0;
+  for (uint32_t l = 0; l < n_layers; ++l) n += is_recurrent_layer(l);
+  return n;
+}
+
+RecurrentState ModelConfig::recurrent_state(uint32_t l) const {
+  switch (mixer(l)) {
+    case Mixer::DeltaNet:
+      return {.conv_rows = linear.conv_kernel - 1,
+              .conv_channels = linear.conv_channels(),
+              .state_floats = uint64_t(linear.v_heads) * linear.head_dim * linear.head_dim};
+    case Mixer::Mamba2:
+      return {.conv_rows = ssm.conv_kernel - 1,
+              .conv_channels = ssm.conv_channels(),
+              .state_floats = uint64_t(ssm.inner) * ssm.state};
+    case Mixer::ShortConv:
+      return {.conv_rows = short_conv.kernel - 1, .conv_channels = dim};
+    default:
+      return {};
+  }
 }
 
 std::string attention_layers(const ModelConfig& c) {
   std::string out;
   for (uint32_t l = 0; l < c.n_layers; ++l)
-    if (!c.is_linear_layer(l)) out += (out.empty() ? "" : ", ") + std::to_string(l);
+    if (c.has_attention(l)) out += (out.empty() ? "" : ", ") + std::to_string(l);
   return out;
 }
 
 uint64_t ModelConfig::layer_kv_bytes_per_token(uint32_t l, DType kv) const {
-  if (is_linear_layer(l)) return 0;
+  if (!has_attention(l)) return 0;
   // MLA caches one latent row [c (kv_lora_rank); k_pe (rope dim)] per layer, shared by all heads.
   if (attention_kind() == AttentionKind::MLA) return kv_row_bytes(kv, mla.kv_lora_rank + mla.qk_rope_head_dim);
   LayerAttention a = attention_of(l);
@@ -158,12 +203,14 @@ uint64_t ModelConfig::kv_bytes_per_token(DType kv) const {
 uint64_t ModelConfig::shared_kv_saving_per_token(DType kv) const {
   uint64_t bytes = 0;
   for (uint32_t l = 0; l < n_layers; ++l)
-    if (!is_linear_layer(l) && !has_kv(l)) bytes += layer_kv_bytes_per_token(l, kv);
+    if (has_attention(l) && !has_kv(l)) bytes += layer_kv_bytes_per_token(l, kv);
   return bytes;
 }
 
 uint64_t ModelConfig::recurrent_bytes_per_sequence() const {
-  return uint64_t(n_layers - n_attention_layers()) * linear.state_floats() * 4;
+  uint64_t floats = 0;
+  for (uint32_t l = 0; l < n_layers; ++l) floats += recurrent_state(l).floats();
+  return 4 * floats;
 }
 
 // --- validation
@@ -177,13 +224,16 @@ void check_range(std::string_view what, uint64_t v, uint64_t lo, uint64_t hi) {
 void validate_moe(const ModelConfig& c) {
   const MoeConfig& m = c.moe;
   if (m.n_experts == 0) return;
-  if (m.leading_dense_blocks < c.n_layers) {
+  uint32_t first = 0;  // the first block with experts
+  while (first < c.n_layers && !c.is_moe_layer(first)) ++first;
+  if (first < c.n_layers) {
     // A family whose catalogue has no router runs only dense blocks (a Mixtral-style llama file).
     TensorCatalogue t;
-    c.architecture().layer_tensors(c, c.n_layers - 1, t);
-    ENSURE(t.find(TensorRole::FfnGateInp, int(c.n_layers - 1)),
+    c.architecture().layer_tensors(c, first, t);
+    ENSURE(t.find(TensorRole::FfnGateInp, int(first)),
            fmt::format("{}: expert_count = {} declares mixture-of-experts blocks, which vkllm does not run for this "
-                       "architecture (it has: qwen2moe, qwen3moe, deepseek2, qwen35moe, gpt-oss, gemma4)",
+                       "architecture (it has: qwen2moe, qwen3moe, deepseek2, qwen35moe, gpt-oss, gemma4, "
+                       "nemotron_h_moe)",
                        c.arch_name, m.n_experts));
   }
   check_range("expert_count", m.n_experts, 1, 4096);
@@ -223,7 +273,7 @@ void validate_layers(const ModelConfig& c) {
   check_range("attention.value_length_swa", c.v_head_dim_swa, 0, 1 << 16);
   check_range("attention.shared_kv_layers", c.n_kv_shared_layers, 0, c.n_layers - 1);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
-    if (c.is_linear_layer(l)) continue;
+    if (!c.has_attention(l)) continue;
     LayerAttention a = c.attention_of(l);
     ENSURE(
         a.n_kv_heads >= 1 && a.n_kv_heads <= a.n_heads && a.n_heads % a.n_kv_heads == 0,
@@ -253,7 +303,10 @@ void ModelConfig::validate() const {
   check_range("head dim (key_length)", head_dim, 1, 1 << 16);
   check_range("value head dim (value_length)", v_head_dim, 1, 1 << 16);
   ENSURE(hidden_dim.size() == n_layers, "feed_forward_length needs one value per layer");
-  for (uint32_t h : hidden_dim) check_range("feed_forward_length", h, 1, 1 << 22);
+  ENSURE(mixers.empty() || mixers.size() == n_layers, "the blocks' mixers need one entry per layer");
+  ENSURE(ffn_layers.empty() || ffn_layers.size() == n_layers, "the blocks' FFNs need one entry per layer");
+  for (uint32_t l = 0; l < n_layers; ++l)
+    if (has_ffn(l)) check_range("feed_forward_length", hidden_dim[l], 1, 1 << 22);
   check_range("vocab size", vocab_size, 1, 1 << 24);
   check_range("context_length", seq_len, 1, 1u << 31);
   ENSURE(std::isfinite(norm_eps) && norm_eps > 0, fmt::format("layer_norm_rms_epsilon {} must be positive", norm_eps));
@@ -385,10 +438,13 @@ void write_config(GgufWriter& w, const ModelConfig& c) {
   if (c.n_nextn_layers) w.add(k("nextn_predict_layers"), c.n_nextn_layers);
   bool uniform =
       std::all_of(c.hidden_dim.begin(), c.hidden_dim.end(), [&](uint32_t h) { return h == c.hidden_dim[0]; });
-  if (uniform && !c.hidden_dim.empty())
+  if (uniform && !c.hidden_dim.empty()) {
     w.add(k("feed_forward_length"), c.hidden_dim[0]);
-  else
-    w.add_array(k("feed_forward_length"), c.hidden_dim);
+  } else {  // llama.cpp wants an entry per block: a multi-token-prediction block's is the widest FFN's
+    std::vector<uint32_t> widths = c.hidden_dim;
+    widths.resize(c.n_layers + c.n_nextn_layers, *std::max_element(c.hidden_dim.begin(), c.hidden_dim.end()));
+    w.add_array(k("feed_forward_length"), widths);
+  }
   w.add(k("attention.head_count"), c.n_heads);
   w.add(k("attention.layer_norm_rms_epsilon"), c.norm_eps);
   w.add(k("rope.dimension_count"), c.rope.dim);

@@ -88,16 +88,27 @@ struct MoeConfig {
   uint32_t n_groups = 0, n_groups_used = 0;  // group-limited routing (DeepSeek-V3); 0: none
   bool probs_bias = false;                   // exp_probs_b: biases the choice only, not the weights (from the tensors)
   bool shared_gate = false;                  // ffn_gate_inp_shexp: a sigmoid gate on the shared expert (qwen2moe)
+  // moe_latent_size (Nemotron 3): the experts run at this width, between ffn_latent_down and
+  // ffn_latent_up projections; 0: at the model's.
+  uint32_t latent_dim = 0;
 };
 
-// Gated DeltaNet linear attention (Qwen3.5/3.6 hybrids, docs/formats.md §10): the layers marked in
-// `layers` keep a fixed-size recurrent state per sequence instead of K/V per token.
+// What mixes a block's tokens (docs/formats.md §15): attention over the KV cache; a recurrent
+// mixer that keeps a constant state per sequence instead (Gated DeltaNet: Qwen3.5/3.6; Mamba-2:
+// Nemotron-H, Granite 4.0-H; a gated short convolution: LFM2); or None, a block that is only an
+// FFN (Nemotron-H's).
+enum class Mixer : uint8_t { Attention, DeltaNet, Mamba2, ShortConv, None };
+std::string_view to_string(Mixer m);  // "attention", "deltanet", "mamba2", "shortconv", "none"
+// For messages: "linear attention", "a Mamba-2 state-space mixer", "an FFN-only block", ...
+std::string_view describe(Mixer m);
+
+// Gated DeltaNet linear attention (Qwen3.5/3.6 hybrids, docs/formats.md §10): the DeltaNet layers
+// keep a fixed-size recurrent state per sequence instead of K/V per token.
 struct LinearAttentionConfig {
-  uint32_t conv_kernel = 0;     // ssm.conv_kernel: taps of the causal conv1d over q|k|v (4)
-  uint32_t k_heads = 0;         // ssm.group_count
-  uint32_t v_heads = 0;         // ssm.time_step_rank, a multiple of k_heads
-  uint32_t head_dim = 0;        // ssm.state_size: values per key head and per value head (128)
-  std::vector<uint8_t> layers;  // (n_layers) 1: a linear-attention layer; empty: none
+  uint32_t conv_kernel = 0;  // ssm.conv_kernel: taps of the causal conv1d over q|k|v (4)
+  uint32_t k_heads = 0;      // ssm.group_count
+  uint32_t v_heads = 0;      // ssm.time_step_rank, a multiple of k_heads
+  uint32_t head_dim = 0;     // ssm.state_size: values per key head and per value head (128)
   uint32_t key_dim() const { return k_heads * head_dim; }
   uint32_t value_dim() const { return v_heads * head_dim; }
   uint32_t conv_channels() const { return 2 * key_dim() + value_dim(); }  // q | k | v
@@ -106,6 +117,33 @@ struct LinearAttentionConfig {
   uint64_t state_floats() const {
     return uint64_t(conv_kernel - 1) * conv_channels() + uint64_t(v_heads) * head_dim * head_dim;
   }
+};
+
+// A Mamba-2 selective state-space mixer (docs/formats.md §15): heads of head_dim channels, each
+// with a (head_dim x state) state, fed by groups of B and C rows shared by heads / groups heads.
+struct Mamba2Config {
+  uint32_t conv_kernel = 0;  // ssm.conv_kernel: taps of the causal conv1d over x|B|C (4)
+  uint32_t inner = 0;        // ssm.inner_size: d_inner = heads · head_dim
+  uint32_t state = 0;        // ssm.state_size: d_state (128)
+  uint32_t heads = 0;        // ssm.time_step_rank
+  uint32_t groups = 0;       // ssm.group_count: groups of B and C
+  uint32_t head_dim() const { return heads ? inner / heads : 0; }
+  uint32_t conv_channels() const { return inner + 2 * groups * state; }  // x | B | C
+};
+
+// A gated short convolution (LFM2): a causal conv of `kernel` taps over the model's width.
+struct ShortConvConfig {
+  uint32_t kernel = 0;  // shortconv.l_cache
+};
+
+// What one recurrent layer keeps per sequence, in f32: the conv's last inputs (conv_rows x
+// conv_channels) and a second state (Gated DeltaNet: v_heads·s·s; Mamba-2: heads·head_dim·state;
+// none for a short conv). All zero for an attention layer.
+struct RecurrentState {
+  uint32_t conv_rows = 0, conv_channels = 0;
+  uint64_t state_floats = 0;
+  uint64_t conv_floats() const { return uint64_t(conv_rows) * conv_channels; }
+  uint64_t floats() const { return conv_floats() + state_floats; }
 };
 
 // Which of the tensor layouts llama.cpp's loader reads a file uses, where a family has more than one
@@ -154,7 +192,13 @@ struct ModelConfig {
   float attn_softcap = 0;   // > 0: scores become cap·tanh(score / cap) before the softmax
   float final_softcap = 0;  // > 0: likewise for the output logits
   float query_scale = 0;    // > 0: the softmax scale instead of 1/sqrt(head_dim)
-  LinearAttentionConfig linear;
+  // Each block's mixer and whether it has an FFN after it (Nemotron-H: attention-only and
+  // Mamba-2-only blocks have none). Empty: attention and an FFN in every block.
+  std::vector<Mixer> mixers;        // (n_layers)
+  std::vector<uint8_t> ffn_layers;  // (n_layers) 0: no FFN
+  LinearAttentionConfig linear;     // the DeltaNet layers'
+  Mamba2Config ssm;                 // the Mamba-2 layers'
+  ShortConvConfig short_conv;       // the short-conv layers'
   // Per-layer attention shapes (docs/formats.md §11). Sliding-window layers may have head widths of
   // their own (attention.key_length_swa; 0: head_dim / v_head_dim) and attention.head_count_kv may
   // be an array (kv_heads; empty: n_kv_heads in every layer). The last n_kv_shared_layers layers
@@ -186,9 +230,20 @@ struct ModelConfig {
   const Architecture& architecture() const;
   AttentionKind attention_kind() const;
   bool is_moe_layer(uint32_t layer) const;
-  bool is_linear_layer(uint32_t layer) const { return layer < linear.layers.size() && linear.layers[layer]; }
-  bool hybrid() const { return !linear.layers.empty(); }  // some layers are linear attention
-  uint32_t n_attention_layers() const;                    // layers with attention (not linear attention)
+  // Block l's mixer (a multi-token-prediction block past n_layers: attention).
+  Mixer mixer(uint32_t layer) const { return layer < mixers.size() ? mixers[layer] : Mixer::Attention; }
+  bool has_attention(uint32_t layer) const { return mixer(layer) == Mixer::Attention; }
+  bool is_recurrent_layer(uint32_t layer) const {
+    Mixer m = mixer(layer);
+    return m == Mixer::DeltaNet || m == Mixer::Mamba2 || m == Mixer::ShortConv;
+  }
+  bool has_ffn(uint32_t layer) const { return layer >= ffn_layers.size() || ffn_layers[layer]; }
+  bool has_mixer(Mixer m) const;  // some block has it
+  bool hybrid() const;            // some block keeps a recurrent state
+  uint32_t n_attention_layers() const;
+  uint32_t n_recurrent_layers() const;
+  // What recurrent layer l keeps per sequence (zero for any other).
+  RecurrentState recurrent_state(uint32_t layer) const;
   bool is_swa_layer(uint32_t layer) const { return layer < swa_layers.size() && swa_layers[layer]; }
   uint32_t window(uint32_t layer) const { return is_swa_layer(layer) ? sliding_window : 0; }
   const RopeConfig& rope_of(uint32_t layer) const { return is_swa_layer(layer) ? rope_swa : rope; }
@@ -196,7 +251,7 @@ struct ModelConfig {
   // Layer l's attention shape and the layer whose cache it reads.
   LayerAttention attention_of(uint32_t layer) const;
   uint32_t kv_layer(uint32_t layer) const;
-  bool has_kv(uint32_t layer) const { return !is_linear_layer(layer) && kv_layer(layer) == layer; }
+  bool has_kv(uint32_t layer) const { return has_attention(layer) && kv_layer(layer) == layer; }
   // The widest query (heads · head dim), key and value rows of any attention layer.
   uint32_t max_q_width() const;
   uint32_t max_kv_width() const;
@@ -208,8 +263,8 @@ struct ModelConfig {
   uint64_t layer_kv_bytes_per_token(uint32_t layer, DType kv = DType::F16) const;
   // The bytes per token the shared-KV layers do not store (gemma4).
   uint64_t shared_kv_saving_per_token(DType kv = DType::F16) const;
-  // Exact bytes of recurrent state one sequence keeps over the linear-attention layers (f32, any
-  // context length): 0 for a model without them.
+  // Exact bytes of recurrent state one sequence keeps over the recurrent layers (f32, any context
+  // length): 0 for a model without them.
   uint64_t recurrent_bytes_per_sequence() const;
   // The softmax scale of attention: query_scale when set, else 1/sqrt(head_dim); DeepSeek under
   // YaRN multiplies it by m^2, m = 1 + yarn_log_multiplier·ln(factor) (the HF formula,
@@ -224,7 +279,7 @@ struct ModelConfig {
   static ModelConfig from_gguf(const GgufFile& f);
 };
 
-// "3, 7, 11": the layers that have attention (not linear attention), for messages.
+// "3, 7, 11": the layers that have attention (not a recurrent mixer), for messages.
 std::string attention_layers(const ModelConfig& c);
 
 // Writes the metadata keys from_gguf reads (general.architecture included).

@@ -93,8 +93,13 @@ std::string_view to_string(TensorRole r) {
                                         "ffn_gate_bias",
                                         "ffn_up_bias",
                                         "ffn_down_bias",
-                                        "output_bias"};
-  static_assert(std::size(names) == size_t(TensorRole::OutputBias) + 1);
+                                        "output_bias",
+                                        "ssm_in",
+                                        "ssm_conv1d_bias",
+                                        "ssm_d",
+                                        "ffn_latent_down",
+                                        "ffn_latent_up"};
+  static_assert(std::size(names) == size_t(TensorRole::FfnLatentUp) + 1);
   return names[size_t(r)];
 }
 
@@ -126,7 +131,7 @@ bool is_norm(TensorRole r) {
 
 bool needs_f32(TensorRole r) {
   return r == TensorRole::SsmConv || r == TensorRole::FfnGateExpsBias || r == TensorRole::FfnUpExpsBias ||
-         r == TensorRole::FfnDownExpsBias;
+         r == TensorRole::FfnDownExpsBias || r == TensorRole::SsmA || r == TensorRole::SsmD || r == TensorRole::SsmNorm;
 }
 
 bool is_experts(TensorRole r) {
@@ -229,7 +234,7 @@ namespace {
 // mixture-of-experts layer; n_layers where there is none.
 uint32_t first_attention_layer(const ModelConfig& c) {
   uint32_t l = 0;
-  while (l < c.n_layers && c.is_linear_layer(l)) ++l;
+  while (l < c.n_layers && !c.has_attention(l)) ++l;
   return c.architecture().recipe.attention.form == AttentionForm::Standard ? l : c.n_layers;
 }
 

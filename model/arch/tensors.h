@@ -112,6 +112,13 @@ enum class TensorRole : uint8_t {
   FfnUpBias,
   FfnDownBias,
   OutputBias,
+  // the Mamba-2 mixer (docs/formats.md §15): the input projection (z | xBC | dt), the conv's bias,
+  // the skip D; and Nemotron 3's latent projections around the experts
+  SsmIn,
+  SsmConvBias,
+  SsmD,
+  FfnLatentDown,
+  FfnLatentUp,
 };
 std::string_view to_string(TensorRole r);
 bool is_norm(TensorRole r);     // a norm weight (its values sit around 1)

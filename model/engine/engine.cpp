@@ -198,18 +198,18 @@ std::vector<float> Engine::eval_all(std::span<const int32_t> tokens) {
 
 std::vector<float> Engine::attention_probabilities(std::span<const int32_t> tokens, uint32_t layer, uint32_t slot) {
   ENSURE(!tokens.empty(), "nothing to evaluate");
-  ENSURE(layer >= config_.n_layers || !config_.is_linear_layer(layer),
-         fmt::format("layer {} is linear attention, which has no attention map (layers with one: {})", layer,
-                     attention_layers(config_)));
+  ENSURE(layer >= config_.n_layers || config_.has_attention(layer),
+         fmt::format("layer {} is {}, which has no attention map (layers with one: {})", layer,
+                     describe(config_.mixer(layer)), attention_layers(config_)));
   check_token_ids(tokens, config_.vocab_size);
   if (slot == 0) n_past_ = 0, shifts_.clear();  // its cache is about to be overwritten
   return transformer_->attention_probabilities(tokens, layer, slot);
 }
 
 std::vector<float> Engine::attention_probabilities(std::span<const SeqChunk> parts, uint32_t layer, uint32_t slot) {
-  ENSURE(layer >= config_.n_layers || !config_.is_linear_layer(layer),
-         fmt::format("layer {} is linear attention, which has no attention map (layers with one: {})", layer,
-                     attention_layers(config_)));
+  ENSURE(layer >= config_.n_layers || config_.has_attention(layer),
+         fmt::format("layer {} is {}, which has no attention map (layers with one: {})", layer,
+                     describe(config_.mixer(layer)), attention_layers(config_)));
   for (const SeqChunk& p : parts) check_token_ids(p.tokens, config_.vocab_size);
   if (slot == 0) n_past_ = 0, shifts_.clear();  // its cache is about to be overwritten
   return transformer_->attention_probabilities(parts, layer, slot);

@@ -327,16 +327,27 @@ BufferView gated_hidden(const RecordContext& r, const Tensor& gate_w, const Tens
   return gate;
 }
 
-void gated(const RecordContext& r, const Tensor& gate_w, const Tensor& up_w, const Tensor& down_w, BufferView h,
-           BufferView out, uint32_t hidden) {
-  project(r, down_w, gated_hidden(r, gate_w, up_w, ProjIn{h}, hidden), out, r.n);
+BufferView ungated_hidden(const RecordContext& r, const Tensor& up_w, const ProjIn& h, uint32_t hidden,
+                          const Tensor* up_bias) {
+  BufferView up = r.act(r.acts.gate, 4ull * r.n * hidden);
+  project(r, up_w, h, up, r.n, up_bias);
+  ops::relu_sqr(r.s, up, up, r.n * hidden);  // the one activation of an FFN without a gate
+  return up;
 }
 
-// Gated feed-forward (+ biases where present) (→ post norm) added to the residual.
+void gated(const RecordContext& r, const Tensor* gate_w, const Tensor& up_w, const Tensor& down_w, BufferView h,
+           BufferView out, uint32_t hidden) {
+  BufferView act = gate_w ? gated_hidden(r, *gate_w, up_w, ProjIn{h}, hidden) : ungated_hidden(r, up_w, {h}, hidden);
+  project(r, down_w, act, out, r.n);
+}
+
+// Gated feed-forward (+ biases where present) (→ post norm) added to the residual; without a
+// gate (Nemotron-H) up → squared ReLU → down.
 void ffn(const RecordContext& r, const FfnWeights& w, uint32_t l) {
   const ModelConfig& c = r.c;
   ProjIn h = normed_input(r, *w.norm, l, "ffn_norm");
-  BufferView hidden = gated_hidden(r, *w.gate, *w.up, h, c.hidden_dim[l], w.gate_bias, w.up_bias);
+  BufferView hidden = w.gate ? gated_hidden(r, *w.gate, *w.up, h, c.hidden_dim[l], w.gate_bias, w.up_bias)
+                             : ungated_hidden(r, *w.up, h, c.hidden_dim[l], w.up_bias);
   block_output(r, *w.down, w.post_norm, hidden, l, "ffn_out", w.down_bias);
 }
 

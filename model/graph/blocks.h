@@ -23,6 +23,7 @@ void output(const RecordContext& r, OutputMode mode);
 void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l);
 void latent_attention(const RecordContext& r, const LatentAttentionWeights& w, uint32_t l);
 void linear_attention(const RecordContext& r, const LinearAttentionWeights& w, uint32_t l);
+void mamba2(const RecordContext& r, const Mamba2Weights& w, uint32_t l);  // blocks_mamba.cpp
 void ffn(const RecordContext& r, const FfnWeights& w, uint32_t l);
 void moe(const RecordContext& r, const MoeWeights& w, uint32_t l);
 
@@ -50,8 +51,11 @@ void block_output(const RecordContext& r, const Tensor& w, const Tensor* post_no
 // (which it returns).
 BufferView gated_hidden(const RecordContext& r, const Tensor& gate, const Tensor& up, const ProjIn& h, uint32_t hidden,
                         const Tensor* gate_bias = nullptr, const Tensor* up_bias = nullptr);
-// out = down(gated_hidden(h)).
-void gated(const RecordContext& r, const Tensor& gate, const Tensor& up, const Tensor& down, BufferView h,
+// act(up(h) (+ up_bias)) for an FFN without a gate (the squared ReLU), into the gate activation.
+BufferView ungated_hidden(const RecordContext& r, const Tensor& up, const ProjIn& h, uint32_t hidden,
+                          const Tensor* up_bias = nullptr);
+// out = down(gated_hidden(h)); without a gate (null) down(ungated_hidden(h)).
+void gated(const RecordContext& r, const Tensor* gate, const Tensor& up, const Tensor& down, BufferView h,
            BufferView out, uint32_t hidden);
 // Rotates x (n, heads, head_dim; tokens token_stride floats apart) in place as layer l rotates.
 void rope(const RecordContext& r, BufferView x, uint32_t heads, uint32_t head_dim, uint32_t token_stride, uint32_t l);

@@ -43,7 +43,7 @@ void linear_attention(const RecordContext& r, const LinearAttentionWeights& w, u
                          .v_offset = 2 * a.key_dim(),
                          .chunked = n > r.seqs};  // some sequence of the step has several tokens
   BufferView scratch = p.chunked ? r.linear_scratch->view(0, ops::delta_rule_scratch_bytes(p)) : BufferView{};
-  ops::delta_rule(s, conv, alpha, beta, w.dt->view, w.a->view, r.recurrent->delta(l), r.step_params(), o, scratch, p);
+  ops::delta_rule(s, conv, alpha, beta, w.dt->view, w.a->view, r.recurrent->state(l), r.step_params(), o, scratch, p);
   ops::gated_rmsnorm(s, o, w.ssm_norm->view, z, o, n * Hv, S, c.norm_eps);
   block_output(r, *w.out, nullptr, o, l, "attn_out");
   r.tap(int(l), "ffn_inp", x, n, c.dim);

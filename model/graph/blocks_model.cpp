@@ -1,4 +1,5 @@
 // The graph around the layers: token embeddings, each layer's blocks in turn, final norm → logits.
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -6,6 +7,7 @@
 
 #include "arch/architecture.h"
 #include "context.h"
+#include "error.h"
 #include "graph/blocks.h"
 #include "ops.h"
 #include "push.h"
@@ -65,19 +67,34 @@ void embeddings(const RecordContext& r) {
   if (c.per_layer_embd) per_layer_inputs(r, x);
 }
 
+// The block's mixer as ModelConfig::mixer says, then (where the block has one) its FFN or MoE.
 void layer(const RecordContext& r, uint32_t l, bool with_ffn) {
   const LayerWeights& lw = r.w.layer(l);
-  if (auto* standard = std::get_if<AttentionWeights>(&lw.attention))
-    attention(r, *standard, l);
-  else if (auto* latent = std::get_if<LatentAttentionWeights>(&lw.attention))
-    latent_attention(r, *latent, l);
-  else
-    linear_attention(r, std::get<LinearAttentionWeights>(lw.attention), l);
+  switch (r.c.mixer(l)) {
+    case Mixer::Attention:
+      if (auto* latent = std::get_if<LatentAttentionWeights>(&lw.attention))
+        latent_attention(r, *latent, l);
+      else
+        attention(r, std::get<AttentionWeights>(lw.attention), l);
+      break;
+    case Mixer::DeltaNet:
+      linear_attention(r, std::get<LinearAttentionWeights>(lw.attention), l);
+      break;
+    case Mixer::Mamba2:
+      mamba2(r, std::get<Mamba2Weights>(lw.attention), l);
+      break;
+    case Mixer::None:
+      break;
+    default:
+      throw Error(fmt::format("layer {}: vkllm runs no {} blocks yet", l, to_string(r.c.mixer(l))));
+  }
   if (!with_ffn) return;
-  if (auto* dense = std::get_if<FfnWeights>(&lw.ffn))
-    ffn(r, *dense, l);
-  else
-    moe(r, std::get<MoeWeights>(lw.ffn), l);
+  if (r.c.has_ffn(l)) {
+    if (auto* dense = std::get_if<FfnWeights>(&lw.ffn))
+      ffn(r, *dense, l);
+    else
+      moe(r, std::get<MoeWeights>(lw.ffn), l);
+  }
   layer_output(r, lw, l);
   r.tap(int(l), "l_out", r.act_rows(r.acts.x, r.c.dim), r.n, r.c.dim);
 }

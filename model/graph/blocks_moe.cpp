@@ -54,7 +54,7 @@ void beside_dense(const RecordContext& r, const MoeWeights& w, BufferView expert
   BufferView x = r.act_rows(r.acts.x, dim), h = r.act_rows(r.acts.h, dim), out = r.act_rows(r.acts.proj, dim);
   ops::rmsnorm(r.s, experts, w.expert_post_norm->view, experts, n, dim, c.norm_eps);
   ops::rmsnorm(r.s, x, w.norm->view, h, n, dim, c.norm_eps);
-  gated(r, *w.shared_gate, *w.shared_up, *w.shared_down, h, out, c.hidden_dim[l]);
+  gated(r, w.shared_gate, *w.shared_up, *w.shared_down, h, out, c.hidden_dim[l]);
   ops::rmsnorm(r.s, out, w.shared_post_norm->view, out, n, dim, c.norm_eps);
   ops::add(r.s, out, experts, out, n * dim);
   if (!r.taps) {  // the last norm and the residual add in one pass
@@ -99,20 +99,32 @@ void moe(const RecordContext& r, const MoeWeights& w, uint32_t l) {
   r.tap(int(l), "ffn_moe_topk", ids, n, k);  // the chosen experts: i32 bit patterns (for comparing routings)
   ops::moe_plan(s, plan, ids, plan_buf);
 
-  // The routed experts: pair p = t·k + j reads token t's h for gate and up, its own row for down;
-  // a bias per expert (gpt-oss) is added by the pair's expert. Fused experts (gate rows, then up
-  // rows) give both by one product.
+  // The experts read h, or (Nemotron 3) h projected down to their latent width W.
+  uint32_t W = w.latent_down ? m.latent_dim : dim;
+  BufferView in = h;
+  if (w.latent_down) {
+    in = r.act_rows(a.moe_latent, W);
+    project(r, *w.latent_down, h, in, n);
+  }
+  // The routed experts: pair p = t·k + j reads token t's input for gate and up, its own row for
+  // down; a bias per expert (gpt-oss) is added by the pair's expert. Fused experts (gate rows,
+  // then up rows) give both by one product; experts without a gate (Nemotron-H) only up.
   if (w.gate_up) {
-    ops::matmul_id(s, plan, w.gate_up->type, w.gate_up->experts, h, plan_buf, r.act(a.exp_gate_up, 2 * half), 2 * F,
-                   dim, k, 0, ops::MatmulKernel::Auto, half / 4);
+    ops::matmul_id(s, plan, w.gate_up->type, w.gate_up->experts, in, plan_buf, r.act(a.exp_gate_up, 2 * half), 2 * F, W,
+                   k, 0, ops::MatmulKernel::Auto, half / 4);
+  } else if (w.gate) {
+    ops::matmul_id(s, plan, w.gate->type, w.gate->experts, in, plan_buf, gate, F, W, k);
+    ops::matmul_id(s, plan, w.up->type, w.up->experts, in, plan_buf, up, F, W, k);
   } else {
-    ops::matmul_id(s, plan, w.gate->type, w.gate->experts, h, plan_buf, gate, F, dim, k);
-    ops::matmul_id(s, plan, w.up->type, w.up->experts, h, plan_buf, up, F, dim, k);
+    ops::matmul_id(s, plan, w.up->type, w.up->experts, in, plan_buf, gate, F, W, k);
   }
   if (w.gate_bias) ops::moe_bias(s, gate, w.gate_bias->view, ids, n * k, F);
   if (w.up_bias) ops::moe_bias(s, up, w.up_bias->view, ids, n * k, F);
-  activate(r, gate, up, n * k * F);
-  ops::matmul_id(s, plan, w.down->type, w.down->experts, gate, plan_buf, down, dim, F, 1);
+  if (w.gate || w.gate_up)
+    activate(r, gate, up, n * k * F);
+  else
+    ops::relu_sqr(s, gate, gate, n * k * F);
+  ops::matmul_id(s, plan, w.down->type, w.down->experts, gate, plan_buf, down, W, F, 1);
   if (w.down_bias) ops::moe_bias(s, down, w.down_bias->view, ids, n * k, dim);
 
   if (w.expert_post_norm) {  // gemma4
@@ -121,15 +133,22 @@ void moe(const RecordContext& r, const MoeWeights& w, uint32_t l) {
     beside_dense(r, w, sum, l);
     return;
   }
-  // The shared expert (a dense gated FFN over every token), gated by a sigmoid where present.
+  // The shared expert (a dense FFN over every token), gated by a sigmoid where present.
   BufferView shared, shared_gate;
-  if (w.shared_gate) {
+  if (w.shared_up) {
     shared = r.act_rows(a.proj, dim);
-    gated(r, *w.shared_gate, *w.shared_up, *w.shared_down, h, shared, m.shared_hidden_dim);
+    gated(r, w.shared_gate, *w.shared_up, *w.shared_down, h, shared, m.shared_hidden_dim);
     if (w.shared_router) {
       shared_gate = r.act_rows(a.shared_gate, 1);
       project(r, *w.shared_router, h, shared_gate, n);
     }
+  }
+  if (w.latent_up) {  // the weighted sum at the latent width, projected back up into the residual
+    BufferView sum = r.act_rows(a.moe_out, W);
+    ops::moe_combine(s, down, weights, {}, {}, sum, n, k, W, false);
+    block_output(r, *w.latent_up, nullptr, sum, l, "ffn_moe_out");
+    if (w.shared_up) ops::add(s, x, shared, x, n * dim);
+    return;
   }
   ops::moe_combine(s, down, weights, shared, shared_gate, x, n, k, dim);
 }

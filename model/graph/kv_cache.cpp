@@ -26,7 +26,7 @@ KvCache::Geometry geometry_of(const ModelConfig& c, uint32_t layer) {
 std::vector<KvCache::Geometry> KvCache::geometries(const ModelConfig& c) {
   std::vector<Geometry> out;
   for (uint32_t l = 0; l < c.n_layers; ++l)
-    if (!c.is_linear_layer(l) && std::find(out.begin(), out.end(), geometry_of(c, l)) == out.end())
+    if (c.has_attention(l) && std::find(out.begin(), out.end(), geometry_of(c, l)) == out.end())
       out.push_back(geometry_of(c, l));
   return out;
 }
@@ -37,8 +37,9 @@ KvCache::KvCache(const Context& ctx, const ModelConfig& c, uint32_t n_ctx, DType
   ENSURE(slots > 0, "the KV cache needs at least one slot");
   ENSURE(uint64_t(n_ctx) * slots <= INT32_MAX, "the KV cache has more rows than positions can address");
   geometry_.resize(n_layers_);
+  for (uint32_t l = 0; l < n_layers_; ++l) mixers_.push_back(c.mixer(l));
   for (uint32_t l = 0; l < n_layers_; ++l) {
-    if (c.is_linear_layer(l)) continue;
+    if (!c.has_attention(l)) continue;
     geometry_[l] = geometry_of(c, l);
     check_type(c, geometry_[l]);
   }
@@ -46,7 +47,7 @@ KvCache::KvCache(const Context& ctx, const ModelConfig& c, uint32_t n_ctx, DType
   Stream zero(ctx);
   buffer_of_.assign(n_layers_, -1);
   for (uint32_t l = 0; l < n_layers_; ++l) {
-    if (c.is_linear_layer(l)) continue;
+    if (!c.has_attention(l)) continue;
     if (!c.has_kv(l)) {  // a shared-KV layer: its source comes earlier and has a buffer
       buffer_of_[l] = buffer_of_[c.kv_layer(l)];
       continue;
@@ -67,7 +68,8 @@ KvCache::KvCache(const Context& ctx, const ModelConfig& c, uint32_t n_ctx, DType
 }
 
 const KvCache::Geometry& KvCache::geometry(uint32_t l) const {
-  ENSURE(l < n_layers_ && buffer_of_[l] >= 0, fmt::format("layer {} has no KV cache (it is linear attention)", l));
+  ENSURE(l < n_layers_, fmt::format("layer {} is not one of the {} layers", l, n_layers_));
+  ENSURE(buffer_of_[l] >= 0, fmt::format("layer {} has no KV cache (it is {})", l, describe(mixers_[l])));
   return geometry_[l];
 }
 

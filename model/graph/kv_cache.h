@@ -58,6 +58,7 @@ class KvCache {
   const Buffer& layer(uint32_t l) const;
   bool mla_;
   uint32_t n_layers_, n_ctx_, slots_;
+  std::vector<Mixer> mixers_;  // each layer's, for messages
   DType type_;
   std::vector<Geometry> geometry_;  // per layer (linear-attention layers: zeros)
   std::vector<Buffer> layers_;      // one buffer per layer that stores K/V: K then V (MLA: the latent rows)

@@ -47,9 +47,13 @@ uint64_t activation_bytes(const ModelConfig& c, uint64_t batch, uint64_t slots) 
     floats += 2ull * c.max_q_width() + 2ull * c.max_kv_width();                 // q, attn; k, v (the widest layer's)
     if (c.architecture().recipe.attention.gated) floats += 3 * H * c.head_dim;  // q|gate, the gate
   }
-  if (c.hybrid()) {
+  if (c.has_mixer(Mixer::DeltaNet)) {
     const LinearAttentionConfig& l = c.linear;
     floats += 2ull * l.conv_channels() + 2ull * l.value_dim() + 2ull * l.v_heads;  // qkv, conv; z, out; alpha, beta
+  }
+  if (c.has_mixer(Mixer::Mamba2)) {  // z | xBC | dt, the conv's output, y
+    const Mamba2Config& m = c.ssm;
+    floats += 2ull * m.inner + 2ull * m.groups * m.state + m.heads + m.conv_channels() + m.inner;
   }
   // Step inputs (step_inputs.cpp): token ids, positions and KV rows per token, StepParams and a
   // last row per slot, five regions of up to 256 bytes of alignment, and a staging twin on a

@@ -77,6 +77,9 @@ struct Acts {
   // Linear attention: q|k|v before and after the conv (B, channels), the output gate z and the
   // output (B, v_heads·s), the raw alpha and beta (B, v_heads)
   int lin_qkv = -1, lin_conv = -1, lin_z = -1, lin_o = -1, lin_alpha = -1, lin_beta = -1;
+  // Mamba-2: the input projection z | xBC | dt, the conv's output (B, conv channels), the scan's
+  // output y (B, inner); MoE at a latent width: the experts' input (B, latent)
+  int ssm_proj = -1, ssm_xbc = -1, ssm_y = -1, moe_latent = -1;
   uint64_t qkv_offsets[3] = {0, 0, 0};  // bytes of the q, k and v parts into qkv
 };
 

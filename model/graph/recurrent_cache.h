@@ -1,7 +1,9 @@
-// RecurrentCache: the memory of the linear-attention (Gated DeltaNet) layers of hybrid models,
-// beside the KV cache. A sequence keeps, per linear layer, the conv's last kernel - 1 inputs and
-// one s x s delta-rule state per value head, in f32: a constant size whatever its length. Like the
-// KV cache it has one slot per sequence that runs at once (vkllm serve --parallel).
+// RecurrentCache: the memory of the recurrent layers of hybrid models (Gated DeltaNet, Mamba-2, a
+// short conv), beside the KV cache. A sequence keeps, per recurrent layer, the conv's last
+// kernel - 1 inputs and, where the mixer has one, a second state (Gated DeltaNet: one s x s
+// delta-rule state per value head; Mamba-2: a head_dim x d_state state per head), in f32, sized
+// by ModelConfig::recurrent_state: a constant size whatever its length. Like the KV cache it has
+// one slot per sequence that runs at once (vkllm serve --parallel).
 //
 // A recurrent state cannot be cut back to an earlier position as a KV cache can, so each slot also
 // has a checkpoint: a copy of its state saved at some length (the end of a turn) that a later
@@ -23,13 +25,14 @@ class RecurrentCache {
  public:
   RecurrentCache(const Context& ctx, const ModelConfig& config, uint32_t slots);
 
-  // The live states of every slot for linear layer l: conv (slots, kernel - 1, channels) and
-  // delta (slots, v_heads, s, s), f32.
+  // The live states of every slot for recurrent layer l: conv (slots, kernel - 1, channels) and
+  // the second state (slots, ModelConfig::recurrent_state(l).state_floats; DeltaNet: v_heads, s,
+  // s; Mamba-2: heads, head_dim, d_state), f32. A layer without a second state has no state().
   BufferView conv(uint32_t layer) const;
-  BufferView delta(uint32_t layer) const;
+  BufferView state(uint32_t layer) const;
   uint32_t slots() const { return slots_; }
 
-  // Exact bytes of one sequence's state over all linear layers (ModelConfig agrees), and of the
+  // Exact bytes of one sequence's state over all recurrent layers (ModelConfig agrees), and of the
   // whole cache: every slot's live state and its checkpoint.
   uint64_t bytes_per_sequence() const { return bytes_per_sequence_; }
   uint64_t bytes() const { return 2 * bytes_per_sequence_ * slots_; }
@@ -44,19 +47,18 @@ class RecurrentCache {
 
  private:
   struct Layer {
-    int buffer = -1;  // index into buffers_; -1 for an attention layer
+    int buffer = -1;                             // index into buffers_; -1 for a layer without recurrent state
+    uint64_t conv_floats = 0, state_floats = 0;  // per sequence
   };
-  uint64_t conv_bytes(uint32_t slots) const;   // the conv part of `slots` states of one layer
-  uint64_t delta_bytes(uint32_t slots) const;  // the delta part
-  uint64_t delta_offset() const;               // where the delta part starts in a layer's buffer
-  // The (slot, part) region of a layer's buffer; checkpoint slots follow the live ones.
-  BufferView part(uint32_t layer, bool delta, uint32_t slot, uint32_t count) const;
+  // The (slot, part) region of a layer's buffer: its conv states of 2·slots, then (aligned) its
+  // second states of 2·slots; checkpoint slots follow the live ones.
+  BufferView part(uint32_t layer, bool second, uint32_t slot, uint32_t count) const;
+  uint64_t state_offset(const Layer& l) const;
 
   uint32_t slots_;
-  uint64_t conv_floats_, delta_floats_;  // per sequence and layer
   uint64_t alignment_, bytes_per_sequence_ = 0;
   std::vector<Layer> layers_;
-  std::vector<Buffer> buffers_;  // per linear layer: conv of 2·slots, then delta of 2·slots
+  std::vector<Buffer> buffers_;  // per recurrent layer
   std::vector<uint32_t> saved_;  // per slot: tokens its checkpoint covers
 };
 

@@ -40,6 +40,12 @@ uint32_t hidden_max(const ModelConfig& c) {
 
 bool has_moe(const ModelConfig& c) { return c.moe.n_experts > 0 && c.moe.leading_dense_blocks < c.n_layers; }
 
+// Floats per token of a Mamba-2 layer's input projection: z | xBC | dt.
+uint64_t mamba2_in_width(const ModelConfig& c) {
+  const Mamba2Config& m = c.ssm;
+  return 2ull * m.inner + 2ull * m.groups * m.state + m.heads;
+}
+
 // Floats per token of the widest activation: it decides how many tokens fit one binding.
 uint64_t widest_row(const ModelConfig& c) {
   uint64_t w = std::max<uint64_t>({c.dim, hidden_max(c), c.max_q_width()});
@@ -50,7 +56,8 @@ uint64_t widest_row(const ModelConfig& c) {
   if (c.attention_kind() == AttentionKind::MLA)
     w = std::max<uint64_t>(w, uint64_t(c.n_heads) * (c.mla.kv_lora_rank + c.mla.qk_rope_head_dim));
   if (c.architecture().recipe.attention.gated) w = std::max<uint64_t>(w, 2ull * c.n_heads * c.head_dim);
-  if (c.hybrid()) w = std::max<uint64_t>(w, c.linear.conv_channels());
+  if (c.has_mixer(Mixer::DeltaNet)) w = std::max<uint64_t>(w, c.linear.conv_channels());
+  if (c.has_mixer(Mixer::Mamba2)) w = std::max<uint64_t>(w, mamba2_in_width(c));
   return w;
 }
 
@@ -98,6 +105,7 @@ void Transformer::declare_activations() {
     a.exp_down = t("moe down", k * c_.dim);
     if (m.shared_gate) a.shared_gate = t("moe shared gate", 1);
     if (c_.architecture().recipe.ffn.moe_beside_dense) a.moe_out = t("moe out", c_.dim);
+    if (m.latent_dim) a.moe_latent = t("moe latent", m.latent_dim), a.moe_out = t("moe out", m.latent_dim);
   }
   if (c_.per_layer_embd) {
     a.per_layer = t("per-layer inputs", uint64_t(c_.n_layers) * c_.per_layer_embd);
@@ -131,7 +139,12 @@ void Transformer::declare_activations() {
     a.qkv = planner_.add("qkv", q + B * c_.max_kv_width() * 4 + k);
     a.attn = t("attn", c_.max_q_width());
   }
-  if (c_.hybrid()) {
+  if (c_.has_mixer(Mixer::Mamba2)) {
+    a.ssm_proj = t("mamba2 z|xBC|dt", mamba2_in_width(c_));
+    a.ssm_xbc = t("mamba2 xBC", c_.ssm.conv_channels());
+    a.ssm_y = t("mamba2 y", c_.ssm.inner);
+  }
+  if (c_.has_mixer(Mixer::DeltaNet)) {
     const LinearAttentionConfig& l = c_.linear;
     a.lin_qkv = t("linear qkv", l.conv_channels());
     a.lin_conv = t("linear conv", l.conv_channels());
@@ -151,7 +164,7 @@ void Transformer::plan_arena() {
     scratch_ = std::make_unique<Buffer>(ctx_, scratch, Memory::Device, "attention scratch");
     ops::clear_attention_scratch(ctx_, *scratch_);  // split-K's counters start at zero
   }
-  if (c_.hybrid()) {  // the chunked delta rule's, for the most tokens and sequences a step has
+  if (c_.has_mixer(Mixer::DeltaNet)) {  // the chunked delta rule's, for the most tokens and sequences a step has
     const LinearAttentionConfig& l = c_.linear;
     uint64_t bytes = ops::delta_rule_scratch_bytes({.n_tokens = max_batch_,
                                                     .seqs = std::min(cache_.slots(), max_batch_),

@@ -324,6 +324,31 @@ const Tensor** linear_slot(LinearAttentionWeights& w, TensorRole r) {
   }
 }
 
+const Tensor** mamba2_slot(Mamba2Weights& w, TensorRole r) {
+  switch (r) {
+    case TensorRole::AttnNorm:
+      return &w.norm;
+    case TensorRole::SsmIn:
+      return &w.in;
+    case TensorRole::SsmConv:
+      return &w.conv;
+    case TensorRole::SsmConvBias:
+      return &w.conv_bias;
+    case TensorRole::SsmDt:
+      return &w.dt;
+    case TensorRole::SsmA:
+      return &w.a;
+    case TensorRole::SsmD:
+      return &w.d;
+    case TensorRole::SsmNorm:
+      return &w.ssm_norm;
+    case TensorRole::SsmOut:
+      return &w.out;
+    default:
+      return nullptr;
+  }
+}
+
 const Tensor** ffn_slot(FfnWeights& f, TensorRole r) {
   switch (r) {
     case TensorRole::FfnNorm:
@@ -353,6 +378,10 @@ const Tensor** ffn_slot(MoeWeights& m, TensorRole r) {
       return &m.norm;
     case TensorRole::FfnGateInp:
       return &m.router;
+    case TensorRole::FfnLatentDown:
+      return &m.latent_down;
+    case TensorRole::FfnLatentUp:
+      return &m.latent_up;
     case TensorRole::ExpProbsB:
       return &m.probs_bias;
     case TensorRole::FfnGateExps:
@@ -425,6 +454,8 @@ const Tensor** slot(LayerWeights& l, TensorRole r) {
     s = attention_slot(*a, r);
   else if (auto* m = std::get_if<LatentAttentionWeights>(&l.attention))
     s = latent_slot(*m, r);
+  else if (auto* mamba = std::get_if<Mamba2Weights>(&l.attention))
+    s = mamba2_slot(*mamba, r);
   else
     s = linear_slot(std::get<LinearAttentionWeights>(l.attention), r);
   if (!s) s = std::visit([&](auto& f) { return ffn_slot(f, r); }, l.ffn);
@@ -446,7 +477,8 @@ void Weights::bind_layers(const ModelConfig& c) {
   for (uint32_t i = 0; i < c.n_layers; ++i) {
     if (c.architecture().recipe.attention.form == AttentionForm::Latent)
       layers_[i].attention = LatentAttentionWeights{};
-    if (c.is_linear_layer(i)) layers_[i].attention = LinearAttentionWeights{};
+    if (c.mixer(i) == Mixer::DeltaNet) layers_[i].attention = LinearAttentionWeights{};
+    if (c.mixer(i) == Mixer::Mamba2) layers_[i].attention = Mamba2Weights{};
     if (c.is_moe_layer(i)) layers_[i].ffn = MoeWeights{};
   }
   for (auto& [key, tensor] : tensors_)

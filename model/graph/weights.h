@@ -63,7 +63,15 @@ struct LinearAttentionWeights {                    // Gated DeltaNet (docs/forma
   const Tensor* ssm_norm = nullptr;                // (s) f32, per value head
   const Tensor* out = nullptr;                     // (dim, v_heads·s)
 };
-struct FfnWeights {                                              // gated feed-forward
+struct Mamba2Weights {                                     // the Mamba-2 mixer (docs/formats.md §15)
+  const Tensor* norm = nullptr;                            // (dim) f32, the block's attn_norm
+  const Tensor* in = nullptr;                              // (2·inner + 2·groups·state + heads, dim): z | xBC | dt
+  const Tensor *conv = nullptr, *conv_bias = nullptr;      // (conv channels, kernel), (conv channels) f32
+  const Tensor *dt = nullptr, *a = nullptr, *d = nullptr;  // (heads) f32: dt's bias, A, the skip D
+  const Tensor* ssm_norm = nullptr;                        // (groups, inner / groups) f32
+  const Tensor* out = nullptr;                             // (dim, inner)
+};
+struct FfnWeights {                                              // gated feed-forward (no gate: up → act → down)
   const Tensor* norm = nullptr;                                  // (dim) f32
   const Tensor *gate = nullptr, *up = nullptr, *down = nullptr;  // (hidden, dim), (hidden, dim), (dim, hidden)
   const Tensor* post_norm = nullptr;                             // (dim) f32, of the block's output
@@ -89,10 +97,12 @@ struct MoeWeights {                             // mixture of experts (docs/form
   const Tensor* down_scale = nullptr;    // (n_experts) f32
   const Tensor* expert_norm = nullptr;   // (dim) f32
   const Tensor *shared_post_norm = nullptr, *expert_post_norm = nullptr, *post_norm = nullptr;
+  // Nemotron 3: the experts' input projected down to the latent width and their sum back up.
+  const Tensor *latent_down = nullptr, *latent_up = nullptr;  // (latent, dim), (dim, latent)
 };
 struct LayerWeights {
-  // As the block recipe says; linear attention in the layers ModelConfig::is_linear_layer names.
-  std::variant<AttentionWeights, LatentAttentionWeights, LinearAttentionWeights> attention;
+  // As the block recipe says; Gated DeltaNet where ModelConfig::mixer says so (unused in FFN-only blocks).
+  std::variant<AttentionWeights, LatentAttentionWeights, LinearAttentionWeights, Mamba2Weights> attention;
   std::variant<FfnWeights, MoeWeights> ffn;  // ModelConfig::is_moe_layer
   // gemma4: the per-layer embedding's gate (per_layer_embd, dim), projection back (dim,
   // per_layer_embd) and its norm; the scalar on the layer's output. Null where absent.

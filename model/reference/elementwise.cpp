@@ -81,6 +81,13 @@ void gelu(float* y, const float* x, size_t n) {
   }
 }
 
+void relu_sqr(float* y, const float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    float v = std::max(x[i], 0.0f);
+    y[i] = v * v;
+  }
+}
+
 // --- softmax and selection
 
 void softcap(float* y, const float* x, size_t n, float cap) {

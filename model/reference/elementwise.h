@@ -28,6 +28,8 @@ void swiglu(float* y, const float* gate, const float* up, size_t n);
 void swiglu_oai(float* y, const float* gate, const float* up, size_t n, float alpha, float limit);
 // y(n) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), GELU's tanh approximation
 void gelu(float* y, const float* x, size_t n);
+// y = max(x, 0)^2 (squared ReLU: ggml's relu, then sqr); y may be x.
+void relu_sqr(float* y, const float* x, size_t n);
 
 // y(n) = cap * tanh(x / cap): logit soft-capping (gemma2)
 void softcap(float* y, const float* x, size_t n, float cap);

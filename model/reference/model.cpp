@@ -277,7 +277,8 @@ std::vector<float> Model::forward(std::span<const Chunk> batch, const TapFn& tap
 
 std::vector<float> Model::attention_probabilities(std::span<const int32_t> tokens, uint32_t layer) const {
   ENSURE(layer < c_.n_layers, fmt::format("layer {} does not exist: the model has {} layers", layer, c_.n_layers));
-  ENSURE(!c_.is_linear_layer(layer), fmt::format("layer {} is linear attention: it has no attention map", layer));
+  ENSURE(c_.has_attention(layer),
+         fmt::format("layer {} is {}: it has no attention map", layer, describe(c_.mixer(layer))));
   KvState fresh;
   Chunk one{&fresh, tokens};
   std::vector<float> probs;
@@ -293,6 +294,26 @@ std::vector<float> Model::hidden_states(std::span<const int32_t> tokens) const {
   return run(std::span<const Chunk>(&one, 1), step, {});
 }
 
+// Block l's mixer, as ModelConfig::mixer says (an FFN-only block has none).
+void Model::mixer_block(std::vector<float>& x, uint32_t l, const Step& step) const {
+  switch (c_.mixer(l)) {
+    case Mixer::Attention:
+      if (c_.architecture().recipe.attention.form == AttentionForm::Latent)
+        mla_block(x, l, step);
+      else
+        attention_block(x, l, step);
+      return;
+    case Mixer::DeltaNet:
+      return linear_block(x, l, step);
+    case Mixer::Mamba2:
+      return mamba2_block(x, l, step);
+    case Mixer::None:
+      return;
+    default:
+      throw Error(fmt::format("layer {}: the reference runs no {} blocks yet", l, to_string(c_.mixer(l))));
+  }
+}
+
 std::vector<float> Model::run(std::span<const Chunk> batch, Step& step, const TapFn& tap) const {
   step.chunks = batch;
   std::vector<int32_t> tokens;
@@ -300,7 +321,7 @@ std::vector<float> Model::run(std::span<const Chunk> batch, Step& step, const Ta
     ENSURE(c.state && !c.tokens.empty(), "each sequence of a batch needs a state and at least one token");
     for (const Chunk& d : batch) ENSURE(&c == &d || c.state != d.state, "a sequence appears twice in a batch");
     c.state->k_.resize(c_.n_layers), c.state->v_.resize(c_.n_layers);
-    c.state->conv_.resize(c_.n_layers), c.state->delta_.resize(c_.n_layers);
+    c.state->conv_.resize(c_.n_layers), c.state->ssm_.resize(c_.n_layers);
     step.first.push_back(tokens.size());
     for (size_t i = 0; i < c.tokens.size(); ++i) step.pos.push_back(int32_t(c.state->n_ + i));
     tokens.insert(tokens.end(), c.tokens.begin(), c.tokens.end());
@@ -317,19 +338,14 @@ std::vector<float> Model::run(std::span<const Chunk> batch, Step& step, const Ta
   std::vector<float> per_layer;
   if (c_.per_layer_embd) per_layer = per_layer_inputs(tokens, x);
   for (uint32_t l = 0; l < c_.n_layers; ++l) {
-    if (c_.is_linear_layer(l))
-      linear_block(x, l, step);
-    else if (c_.architecture().recipe.attention.form == AttentionForm::Latent)
-      mla_block(x, l, step);
-    else
-      attention_block(x, l, step);
+    mixer_block(x, l, step);
     if (int(l) == step.capture_layer) {
       tap_ = nullptr;
       return {};
     }
-    if (c_.is_moe_layer(l))
+    if (c_.has_ffn(l) && c_.is_moe_layer(l))
       moe_block(x, l, n);
-    else
+    else if (c_.has_ffn(l))
       ffn_block(x, l, n);
     layer_output(x, l, per_layer, n);
     emit(int(l), "l_out", x, dim);

@@ -1,6 +1,6 @@
 // ref::Model: the whole forward pass on the CPU, written from the math with the ref:: ops, the
-// specification the GPU Transformer is tested against. Hybrid models run their linear-attention
-// layers (Gated DeltaNet) token by token per sequence. MLA runs in the naive (non-absorbed) form
+// specification the GPU Transformer is tested against. Hybrid models run their recurrent layers
+// (Gated DeltaNet) token by token per sequence. MLA runs in the naive (non-absorbed) form
 // of docs/formats.md §5.2, so it also checks the GPU's absorbed decode. Weights are dequantised
 // to f32 layer by layer as they are used; nothing is cached, so it serves any model size (slowly).
 // Tensors are found by role through the architecture's catalogue, never by a name spelled here.
@@ -26,8 +26,8 @@ using TapFn = std::function<void(int layer, std::string_view name, std::span<con
 
 // What one sequence has cached so far: per attention layer the keys (n, kv heads · dk) and values
 // (n, kv heads · dv) of its n tokens, f32, token-major (MLA: decompressed per head, the naive
-// form); per linear-attention layer the conv's last inputs and the delta-rule state. A fresh
-// KvState is an empty sequence.
+// form); per recurrent layer the conv's last inputs and its second state (DeltaNet's delta-rule
+// state, Mamba-2's SSM state; ModelConfig::recurrent_state). A fresh KvState is an empty sequence.
 class KvState {
  public:
   size_t size() const { return n_; }
@@ -35,7 +35,7 @@ class KvState {
  private:
   friend class Model;
   std::vector<std::vector<float>> k_, v_;
-  std::vector<std::vector<float>> conv_, delta_;  // (kernel - 1, channels), (v heads, s, s)
+  std::vector<std::vector<float>> conv_, ssm_;  // (kernel - 1, channels), the second state
   size_t n_ = 0;
 };
 
@@ -91,6 +91,7 @@ class Model {
   void emit(int layer, std::string_view name, const std::vector<float>& v, size_t width) const;
   void qkv(const std::vector<float>& h, uint32_t layer, size_t n, std::vector<float>& q, std::vector<float>& k,
            std::vector<float>& v) const;
+  // down(act(gate·h) ⊙ up·h) for n rows of h (any width); an empty gate: down(act(up·h)).
   std::vector<float> gated(const std::vector<float>& gate, const std::vector<float>& up, const std::vector<float>& down,
                            const std::vector<float>& h, size_t n, const FfnBiases& biases = {}) const;
   std::vector<float> experts(const std::vector<float>& h, const std::vector<int32_t>& ids, uint32_t layer,
@@ -100,8 +101,10 @@ class Model {
   void attend(std::vector<float>& x, uint32_t layer, const std::vector<float>& q, const std::vector<float>& k,
               const std::vector<float>& v, const Step& step, size_t kv_heads,
               const std::vector<float>* gate = nullptr) const;
+  void mixer_block(std::vector<float>& x, uint32_t layer, const Step& step) const;  // as the layer's Mixer says
   void attention_block(std::vector<float>& x, uint32_t layer, const Step& step) const;
   void linear_block(std::vector<float>& x, uint32_t layer, const Step& step) const;  // model_linear.cpp
+  void mamba2_block(std::vector<float>& x, uint32_t layer, const Step& step) const;  // model_mamba.cpp
   void mla_block(std::vector<float>& x, uint32_t layer, const Step& step) const;
   void ffn_block(std::vector<float>& x, uint32_t layer, size_t n) const;
   // gemma4: every layer's per-layer inputs (n, n_layers, P) of the tokens and the embeddings x;

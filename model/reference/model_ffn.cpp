@@ -19,9 +19,13 @@ namespace vkllm::ref {
 std::vector<float> Model::gated(const std::vector<float>& gate_w, const std::vector<float>& up_w,
                                 const std::vector<float>& down_w, const std::vector<float>& h, size_t n,
                                 const FfnBiases& b) const {
-  size_t dim = c_.dim;
-  auto gate = project(gate_w, h.data(), n, dim, 0, b.gate);
+  size_t dim = h.size() / n;  // the model's width, or the experts' latent one
   auto up = project(up_w, h.data(), n, dim, 0, b.up);
+  if (gate_w.empty()) {  // no gate (Nemotron-H): the squared ReLU of up
+    relu_sqr(up.data(), up.data(), up.size());
+    return project(down_w, up.data(), n, up.size() / n, 0, b.down);
+  }
+  auto gate = project(gate_w, h.data(), n, dim, 0, b.gate);
   switch (c_.architecture().recipe.ffn.activation) {
     case FfnActivation::Gelu:
       gelu(gate.data(), gate.data(), gate.size());
@@ -48,7 +52,8 @@ void Model::ffn_block(std::vector<float>& x, uint32_t l, size_t n) const {
     std::vector<float> gate(both.begin(), both.begin() + hidden * dim), up(both.begin() + hidden * dim, both.end());
     out = gated(gate, up, weight(TensorRole::FfnDown, l), h, n, b);
   } else {
-    out = gated(weight(TensorRole::FfnGate, l), weight(TensorRole::FfnUp, l), weight(TensorRole::FfnDown, l), h, n, b);
+    std::vector<float> gate = has(TensorRole::FfnGate, int(l)) ? weight(TensorRole::FfnGate, l) : std::vector<float>{};
+    out = gated(gate, weight(TensorRole::FfnUp, l), weight(TensorRole::FfnDown, l), h, n, b);
   }
   if (has(TensorRole::FfnPostNorm, int(l)))
     rmsnorm(out.data(), out.data(), weight(TensorRole::FfnPostNorm, l).data(), n, dim, c_.norm_eps);
@@ -78,7 +83,8 @@ MoeRouteParams route_params(const MoeConfig& m) {
 std::vector<float> Model::experts(const std::vector<float>& h, const std::vector<int32_t>& ids, uint32_t l,
                                   size_t n) const {
   const MoeConfig& m = c_.moe;
-  size_t dim = c_.dim, E = m.n_experts, k = m.n_experts_used, F = m.expert_hidden_dim;
+  size_t dim = h.size() / n, E = m.n_experts, k = m.n_experts_used, F = m.expert_hidden_dim;
+  bool gated_experts = has(TensorRole::FfnGateExps, int(l)) || has(TensorRole::FfnGateUpExps, int(l));
   std::vector<float> y(n * k * dim);
   for (size_t e = 0; e < E; ++e) {
     std::vector<size_t> pairs;
@@ -96,8 +102,9 @@ std::vector<float> Model::experts(const std::vector<float>& h, const std::vector
       b = {bg.data(), bu.data(), bd.data()};
     }
     bool fused = has(TensorRole::FfnGateUpExps, int(l));  // expert e: F gate rows, then F up rows
-    auto out = gated(fused ? weight_rows(TensorRole::FfnGateUpExps, int(l), 2 * e * F, F)
-                           : weight_rows(TensorRole::FfnGateExps, int(l), e * F, F),
+    auto out = gated(fused           ? weight_rows(TensorRole::FfnGateUpExps, int(l), 2 * e * F, F)
+                     : gated_experts ? weight_rows(TensorRole::FfnGateExps, int(l), e * F, F)
+                                     : std::vector<float>{},
                      fused ? weight_rows(TensorRole::FfnGateUpExps, int(l), (2 * e + 1) * F, F)
                            : weight_rows(TensorRole::FfnUpExps, int(l), e * F, F),
                      weight_rows(TensorRole::FfnDownExps, int(l), e * dim, dim), he, pairs.size(), b);
@@ -133,7 +140,9 @@ void Model::moe_block(std::vector<float>& x, uint32_t l, size_t n) const {
   p.expert_scale = optional(TensorRole::FfnDownExpsScale, int(l), scale);
   moe_route(ids.data(), w.data(), logits.data(), optional(TensorRole::ExpProbsB, int(l), bias), n, p);
   emit(int(l), "ffn_moe_weights", w, k);
-  std::vector<float> y = experts(h, ids, l, n);
+  std::vector<float> latent;  // Nemotron 3: the experts run at the latent width
+  if (has(TensorRole::FfnLatentDown, int(l))) latent = project(weight(TensorRole::FfnLatentDown, l), h.data(), n, dim);
+  std::vector<float> y = experts(latent.empty() ? h : latent, ids, l, n);
 
   std::vector<float> shared, gate;
   if (parallel) {  // gemma4's dense FFN beside the experts
@@ -150,11 +159,21 @@ void Model::moe_block(std::vector<float>& x, uint32_t l, size_t n) const {
     add(x.data(), x.data(), out.data(), x.size());
     return;
   }
-  if (has(TensorRole::FfnGateShexp, int(l))) {
-    shared = gated(weight(TensorRole::FfnGateShexp, l), weight(TensorRole::FfnUpShexp, l),
-                   weight(TensorRole::FfnDownShexp, l), h, n);
+  if (has(TensorRole::FfnUpShexp, int(l))) {
+    std::vector<float> shared_gate_w;  // none in Nemotron-H's shared expert
+    if (has(TensorRole::FfnGateShexp, int(l))) shared_gate_w = weight(TensorRole::FfnGateShexp, l);
+    shared = gated(shared_gate_w, weight(TensorRole::FfnUpShexp, l), weight(TensorRole::FfnDownShexp, l), h, n);
     if (has(TensorRole::FfnGateInpShexp, int(l)))
       gate = project(weight(TensorRole::FfnGateInpShexp, l), h.data(), n, dim);
+  }
+  if (!latent.empty()) {  // the weighted sum at the latent width, projected up, then the shared expert
+    size_t L = c_.moe.latent_dim;
+    std::vector<float> sum(n * L, 0.0f);
+    moe_combine(sum.data(), y.data(), w.data(), nullptr, nullptr, n, k, L);
+    std::vector<float> out = project(weight(TensorRole::FfnLatentUp, l), sum.data(), n, L);
+    if (!shared.empty()) add(out.data(), out.data(), shared.data(), out.size());
+    add(x.data(), x.data(), out.data(), x.size());
+    return;
   }
   moe_combine(x.data(), y.data(), w.data(), shared.empty() ? nullptr : shared.data(),
               gate.empty() ? nullptr : gate.data(), n, k, dim);

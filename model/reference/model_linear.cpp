@@ -26,7 +26,7 @@ void Model::linear_block(std::vector<float>& x, uint32_t l, const Step& step) co
   for (size_t c = 0; c < step.chunks.size(); ++c) {
     KvState& st = *step.chunks[c].state;
     size_t first = step.first[c], m = step.chunks[c].tokens.size();
-    std::vector<float>&conv_state = st.conv_[l], &delta_state = st.delta_[l];
+    std::vector<float>&conv_state = st.conv_[l], &delta_state = st.ssm_[l];
     if (conv_state.empty()) conv_state.assign((K - 1) * C, 0.0f), delta_state.assign(Hv * S * S, 0.0f);
     float* u = &conv[first * C];
     ssm_conv(u, conv_state.data(), &qkv[first * C], conv_w.data(), m, C, K);
