@@ -193,6 +193,15 @@ std::vector<EngineFixture> family_fixtures(DType type) {
   mistral3.arch = "mistral3", mistral3.rope_theta = 1e6f, mistral3.rope_scaling = RopeScaling::Yarn;
   mistral3.rope_factor = 4, mistral3.rope_original_ctx = 8, mistral3.yarn_log_multiplier = 1.0f;
   mistral3.attn_temperature_beta = 0.1f;
+  // LFM2's shape in small: gated short convs in layers 0, 1 and 3, GQA with q/k head norms in layer
+  // 2 (as the real models start), tied embeddings; the MoE one with a leading dense block and
+  // sigmoid routing whose choice is biased by exp_probs_b.
+  FixtureSpec lfm2 = base;
+  lfm2.arch = "lfm2", lfm2.n_layers = 4, lfm2.rope_theta = 1e6f, lfm2.tied_embeddings = true;
+  lfm2.short_conv_kernel = 3, lfm2.attention_layers = {2};
+  FixtureSpec lfm2moe = lfm2;
+  lfm2moe.arch = "lfm2moe", lfm2moe.n_experts = 8, lfm2moe.n_experts_used = 2, lfm2moe.expert_hidden_dim = 64;
+  lfm2moe.leading_dense_blocks = 1, lfm2moe.gating = MoeGating::Sigmoid, lfm2moe.probs_bias = true;
   FixtureSpec smollm3 = base;  // layer 3 has no rope
   smollm3.arch = "smollm3", smollm3.n_layers = 4, smollm3.rope_theta = 5e6f, smollm3.tied_embeddings = true;
   return {{"llama " + t, llama},
@@ -214,7 +223,9 @@ std::vector<EngineFixture> family_fixtures(DType type) {
           {"gemma4 " + t, gemma4},
           {"gemma4-moe " + t, gemma4moe},
           {"mistral3 " + t, mistral3},
-          {"smollm3 " + t, smollm3}};
+          {"smollm3 " + t, smollm3},
+          {"lfm2 " + t, lfm2},
+          {"lfm2moe " + t, lfm2moe}};
 }
 
 namespace {

@@ -93,8 +93,11 @@ std::string_view to_string(TensorRole r) {
                                         "ffn_gate_bias",
                                         "ffn_up_bias",
                                         "ffn_down_bias",
-                                        "output_bias"};
-  static_assert(std::size(names) == size_t(TensorRole::OutputBias) + 1);
+                                        "output_bias",
+                                        "shortconv_in",
+                                        "shortconv_conv",
+                                        "shortconv_out"};
+  static_assert(std::size(names) == size_t(TensorRole::ShortConvOut) + 1);
   return names[size_t(r)];
 }
 
@@ -125,7 +128,7 @@ bool is_norm(TensorRole r) {
 }
 
 bool needs_f32(TensorRole r) {
-  return r == TensorRole::SsmConv || r == TensorRole::FfnGateExpsBias || r == TensorRole::FfnUpExpsBias ||
+  return r == TensorRole::SsmConv || r == TensorRole::ShortConvTaps || r == TensorRole::FfnGateExpsBias || r == TensorRole::FfnUpExpsBias ||
          r == TensorRole::FfnDownExpsBias;
 }
 
@@ -184,7 +187,7 @@ constexpr std::string_view kOutputBias = "output.bias";
 void add_globals(const ModelConfig& c, TensorCatalogue& t) {
   uint64_t E = c.dim, V = c.vocab_size;
   t.add_global(TensorRole::TokenEmbd, std::string(kTokenEmbd), {E, V});
-  t.add_global(TensorRole::OutputNorm, "output_norm.weight", {E});
+  t.add_global(TensorRole::OutputNorm, std::string(c.architecture().output_norm), {E});
   if (!c.tied_embeddings) t.add_global(TensorRole::Output, std::string(kOutput), {E, V});
   if (c.output_bias) t.add_global(TensorRole::OutputBias, std::string(kOutputBias), {V});
   if (c.rope.has_freq_factors) t.add_global(TensorRole::RopeFreqs, std::string(kRopeFreqs), {c.rope.dim / 2u});
