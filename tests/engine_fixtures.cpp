@@ -198,7 +198,7 @@ std::vector<EngineFixture> family_fixtures(DType type) {
   // sigmoid routing whose choice is biased by exp_probs_b.
   FixtureSpec lfm2 = base;
   lfm2.arch = "lfm2", lfm2.n_layers = 4, lfm2.rope_theta = 1e6f, lfm2.tied_embeddings = true;
-  lfm2.short_conv_kernel = 3, lfm2.attention_layers = {2};
+  lfm2.conv_kernel = 3, lfm2.mixers = {Mixer::ShortConv, Mixer::ShortConv, Mixer::Attention, Mixer::ShortConv};
   FixtureSpec lfm2moe = lfm2;
   lfm2moe.arch = "lfm2moe", lfm2moe.n_experts = 8, lfm2moe.n_experts_used = 2, lfm2moe.expert_hidden_dim = 64;
   lfm2moe.leading_dense_blocks = 1, lfm2moe.gating = MoeGating::Sigmoid, lfm2moe.probs_bias = true;

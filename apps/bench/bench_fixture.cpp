@@ -136,7 +136,8 @@ FixtureSpec lfm2(uint32_t layers, uint32_t hidden, std::vector<uint32_t> attenti
                 .seq_len = 128000,
                 .rope_theta = 1e6f,
                 .tied_embeddings = true};
-  s.short_conv_kernel = 3, s.attention_layers = std::move(attention);
+  s.conv_kernel = 3, s.mixers.assign(layers, Mixer::ShortConv);
+  for (uint32_t l : attention) s.mixers[l] = Mixer::Attention;
   return s;
 }
 // LFM2-8B-A1B: two dense blocks, then 32 experts of 1792, 4 chosen by sigmoid score + bias.
@@ -378,6 +379,8 @@ void write_fixture(const FixtureOptions& o) {
   if (o.layers) {  // the shared-KV layers (gemma4) stay the same share of the blocks kept
     spec.n_kv_shared_layers = uint32_t(uint64_t(spec.n_kv_shared_layers) * *o.layers / spec.n_layers);
     spec.n_layers = *o.layers;
+    if (!spec.mixers.empty()) spec.mixers.resize(spec.n_layers);  // the first blocks' own mixers
+    if (!spec.ffn_layers.empty()) spec.ffn_layers.resize(spec.n_layers);
   }
   // The writer holds every tensor in memory before it writes (and one tensor twice while adding
   // it): refuse early, naming a size that fits, rather than be killed half way.

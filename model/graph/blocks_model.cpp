@@ -80,6 +80,9 @@ void layer(const RecordContext& r, uint32_t l, bool with_ffn) {
     case Mixer::DeltaNet:
       linear_attention(r, std::get<LinearAttentionWeights>(lw.attention), l);
       break;
+    case Mixer::ShortConv:
+      short_conv(r, std::get<ShortConvWeights>(lw.attention), l);
+      break;
     case Mixer::None:
       break;
     default:

@@ -77,6 +77,8 @@ struct Acts {
   // Linear attention: q|k|v before and after the conv (B, channels), the output gate z and the
   // output (B, v_heads·s), the raw alpha and beta (B, v_heads)
   int lin_qkv = -1, lin_conv = -1, lin_z = -1, lin_o = -1, lin_alpha = -1, lin_beta = -1;
+  // LFM2's short conv: b|c|x (B, 3·dim) and the gated conv's output (B, dim)
+  int sc_bcx = -1, sc_y = -1;
   uint64_t qkv_offsets[3] = {0, 0, 0};  // bytes of the q, k and v parts into qkv
 };
 

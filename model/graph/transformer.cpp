@@ -51,6 +51,7 @@ uint64_t widest_row(const ModelConfig& c) {
     w = std::max<uint64_t>(w, uint64_t(c.n_heads) * (c.mla.kv_lora_rank + c.mla.qk_rope_head_dim));
   if (c.architecture().recipe.attention.gated) w = std::max<uint64_t>(w, 2ull * c.n_heads * c.head_dim);
   if (c.has_mixer(Mixer::DeltaNet)) w = std::max<uint64_t>(w, c.linear.conv_channels());
+  if (c.has_mixer(Mixer::ShortConv)) w = std::max<uint64_t>(w, 3ull * c.dim);
   return w;
 }
 
@@ -130,6 +131,10 @@ void Transformer::declare_activations() {
     a.qkv_offsets[1] = q, a.qkv_offsets[2] = q + k;
     a.qkv = planner_.add("qkv", q + B * c_.max_kv_width() * 4 + k);
     a.attn = t("attn", c_.max_q_width());
+  }
+  if (c_.has_mixer(Mixer::ShortConv)) {
+    a.sc_bcx = t("short conv b|c|x", 3 * c_.dim);
+    a.sc_y = t("short conv out", c_.dim);
   }
   if (c_.has_mixer(Mixer::DeltaNet)) {
     const LinearAttentionConfig& l = c_.linear;

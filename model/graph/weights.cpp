@@ -324,6 +324,21 @@ const Tensor** linear_slot(LinearAttentionWeights& w, TensorRole r) {
   }
 }
 
+const Tensor** short_conv_slot(ShortConvWeights& w, TensorRole r) {
+  switch (r) {
+    case TensorRole::AttnNorm:
+      return &w.norm;
+    case TensorRole::ShortConvIn:
+      return &w.in;
+    case TensorRole::ShortConvTaps:
+      return &w.taps;
+    case TensorRole::ShortConvOut:
+      return &w.out;
+    default:
+      return nullptr;
+  }
+}
+
 const Tensor** ffn_slot(FfnWeights& f, TensorRole r) {
   switch (r) {
     case TensorRole::FfnNorm:
@@ -425,6 +440,8 @@ const Tensor** slot(LayerWeights& l, TensorRole r) {
     s = attention_slot(*a, r);
   else if (auto* m = std::get_if<LatentAttentionWeights>(&l.attention))
     s = latent_slot(*m, r);
+  else if (auto* sc = std::get_if<ShortConvWeights>(&l.attention))
+    s = short_conv_slot(*sc, r);
   else
     s = linear_slot(std::get<LinearAttentionWeights>(l.attention), r);
   if (!s) s = std::visit([&](auto& f) { return ffn_slot(f, r); }, l.ffn);
@@ -447,6 +464,7 @@ void Weights::bind_layers(const ModelConfig& c) {
     if (c.architecture().recipe.attention.form == AttentionForm::Latent)
       layers_[i].attention = LatentAttentionWeights{};
     if (c.mixer(i) == Mixer::DeltaNet) layers_[i].attention = LinearAttentionWeights{};
+    if (c.mixer(i) == Mixer::ShortConv) layers_[i].attention = ShortConvWeights{};
     if (c.is_moe_layer(i)) layers_[i].ffn = MoeWeights{};
   }
   for (auto& [key, tensor] : tensors_)

@@ -63,6 +63,12 @@ struct LinearAttentionWeights {                    // Gated DeltaNet (docs/forma
   const Tensor* ssm_norm = nullptr;                // (s) f32, per value head
   const Tensor* out = nullptr;                     // (dim, v_heads·s)
 };
+struct ShortConvWeights {        // LFM2's gated short conv (docs/formats.md §15.1)
+  const Tensor* norm = nullptr;  // (dim) f32
+  const Tensor* in = nullptr;    // (3·dim, dim): b | c | x
+  const Tensor* taps = nullptr;  // (dim, kernel) f32
+  const Tensor* out = nullptr;   // (dim, dim)
+};
 struct FfnWeights {                                              // gated feed-forward
   const Tensor* norm = nullptr;                                  // (dim) f32
   const Tensor *gate = nullptr, *up = nullptr, *down = nullptr;  // (hidden, dim), (hidden, dim), (dim, hidden)
@@ -92,7 +98,7 @@ struct MoeWeights {                             // mixture of experts (docs/form
 };
 struct LayerWeights {
   // As the block recipe says; Gated DeltaNet where ModelConfig::mixer says so (unused in FFN-only blocks).
-  std::variant<AttentionWeights, LatentAttentionWeights, LinearAttentionWeights> attention;
+  std::variant<AttentionWeights, LatentAttentionWeights, LinearAttentionWeights, ShortConvWeights> attention;
   std::variant<FfnWeights, MoeWeights> ffn;  // ModelConfig::is_moe_layer
   // gemma4: the per-layer embedding's gate (per_layer_embd, dim), projection back (dim,
   // per_layer_embd) and its norm; the scalar on the layer's output. Null where absent.

@@ -305,6 +305,8 @@ void Model::mixer_block(std::vector<float>& x, uint32_t l, const Step& step) con
       return;
     case Mixer::DeltaNet:
       return linear_block(x, l, step);
+    case Mixer::ShortConv:
+      return short_conv_block(x, l, step);
     case Mixer::None:
       return;
     default:
