@@ -45,7 +45,7 @@ TEST_CASE("a hybrid keeps K/V only for its attention layers and a recurrent stat
 }
 
 TEST_CASE("a hybrid's prefill in chunks, in one batch and token by token agree", "[hybrid]") {
-  for (const char* name : {"qwen35", "qwen35moe"}) {
+  for (const char* name : {"qwen35", "qwen35moe", "lfm2", "lfm2moe"}) {
     test::EngineFixture f = hybrid(name);
     auto tokens = test::some_tokens(70, f.spec.vocab_size, 7);
     test::Loaded whole = test::load(f.spec, {.kv_type = DType::F32}),
@@ -65,8 +65,11 @@ TEST_CASE("a hybrid's prefill in chunks, in one batch and token by token agree",
   }
 }
 
-TEST_CASE("a hybrid conversation resumed from its checkpoint gives the logits of a fresh one", "[hybrid]") {
-  test::EngineFixture f = hybrid();
+namespace {
+
+void resumed_conversation(const std::string& name) {
+  INFO(name);
+  test::EngineFixture f = hybrid(name);
   uint32_t vocab = f.spec.vocab_size;
   auto turn1 = test::some_tokens(20, vocab, 1), reply = test::some_tokens(6, vocab, 2),
        turn2 = test::some_tokens(11, vocab, 3);
@@ -90,6 +93,12 @@ TEST_CASE("a hybrid conversation resumed from its checkpoint gives the logits of
   // Going back to the start is always possible: the state of position 0 is zero.
   e.truncate(0);
   test::check_nmse(e.eval_all(all), want, 1e-10, "again from position 0");
+}
+
+}  // namespace
+
+TEST_CASE("a hybrid conversation resumed from its checkpoint gives the logits of a fresh one", "[hybrid]") {
+  for (const char* name : {"qwen35", "lfm2"}) resumed_conversation(name);
 }
 
 TEST_CASE("a linear-attention layer has no attention map, and says which layers have one", "[hybrid]") {

@@ -355,8 +355,8 @@ void check_quantised(const test::EngineFixture& fixture) {
                             nmse_except(exact, theirs, skip, vocab), to_reference);
       }
       INFO(fixture.name << " " << type << ": nmse " << nmse << " over " << kTokens - skip.size()
-                        << " positions; Q8_0 weights move llama.cpp by " << sensitivity
-                        << "; vkllm to the reference " << to_reference);
+                        << " positions; Q8_0 weights move llama.cpp by " << sensitivity << "; vkllm to the reference "
+                        << to_reference);
       CHECK((nmse <= bound || to_reference <= kF32Bound));
     } else {
       line += "not compared: routing differs from the first token";

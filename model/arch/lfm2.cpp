@@ -23,8 +23,11 @@ namespace vkllm {
 void read_lfm2(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
   read_standard_heads(f, k, c);
   c.short_conv.kernel = read_u32(f, k("shortconv.l_cache"));
-  if (read_u32(f, k("attention.sliding_window"), 0) > 0)
-    f.fail("LFM2 files with a sliding window (LFM2.5's audio tokenizer) are not supported");
+  if (uint32_t window = read_u32(f, k("attention.sliding_window"), 0); window > 0)
+    f.fail(
+        fmt::format("attention.sliding_window = {}: LFM2's sliding-window attention (LFM2.5's audio tokenizer) is "
+                    "not supported",
+                    window));
   std::vector<uint32_t> kv = c.kv_heads.empty() ? std::vector<uint32_t>(c.n_layers, c.n_kv_heads) : c.kv_heads;
   c.mixers.assign(c.n_layers, Mixer::Attention);
   c.n_kv_heads = 0;

@@ -228,7 +228,7 @@ void validate_moe(const ModelConfig& c) {
     c.architecture().layer_tensors(c, c.n_layers - 1, t);
     ENSURE(t.find(TensorRole::FfnGateInp, int(c.n_layers - 1)),
            fmt::format("{}: expert_count = {} declares mixture-of-experts blocks, which vkllm does not run for this "
-                       "architecture (it has: qwen2moe, qwen3moe, deepseek2, qwen35moe, gpt-oss, gemma4)",
+                       "architecture (it has: qwen2moe, qwen3moe, deepseek2, qwen35moe, gpt-oss, gemma4, lfm2moe)",
                        c.arch_name, m.n_experts));
   }
   check_range("expert_count", m.n_experts, 1, 4096);

@@ -128,8 +128,8 @@ bool is_norm(TensorRole r) {
 }
 
 bool needs_f32(TensorRole r) {
-  return r == TensorRole::SsmConv || r == TensorRole::ShortConvTaps || r == TensorRole::FfnGateExpsBias || r == TensorRole::FfnUpExpsBias ||
-         r == TensorRole::FfnDownExpsBias;
+  return r == TensorRole::SsmConv || r == TensorRole::ShortConvTaps || r == TensorRole::FfnGateExpsBias ||
+         r == TensorRole::FfnUpExpsBias || r == TensorRole::FfnDownExpsBias;
 }
 
 bool is_experts(TensorRole r) {
