@@ -147,9 +147,15 @@ TEST_CASE("vkllm info shows a hybrid's layers and its constant state per sequenc
   CHECK(j["memory"]["recurrent"] == 2 * 77824);
 }
 
-TEST_CASE("vkllm serve resumes a hybrid's conversation from the state at the end of its prompt", "[hybrid][serve]") {
-  test::TempFile file("hybrid_serve");
-  file.write(make_fixture_model(hybrid().spec));
+namespace {
+
+// The server resumes the second turn from the checkpoint at the end of the first prompt (`name`'s
+// fixture: attention only in block `attention`, `state` bytes of recurrent state per sequence,
+// block 0 of kind `kind`).
+void serve_resumes(const std::string& name, int attention, uint64_t state, const std::string& kind) {
+  INFO(name);
+  test::TempFile file("hybrid_serve_" + name);
+  file.write(make_fixture_model(hybrid(name).spec));
   auto tokens = [](std::vector<int32_t> ids) { return nlohmann::json(ids).dump(); };
   std::vector<int32_t> first = test::some_tokens(24, 320, 11), next = first;
   for (int32_t t : test::some_tokens(9, 320, 12)) next.push_back(t);
@@ -168,11 +174,19 @@ TEST_CASE("vkllm serve resumes a hybrid's conversation from the state at the end
   CHECK(resumed["choices"][0]["text"] == want["choices"][0]["text"]);
   // GET /v1/info says which layers have attention and the state per sequence.
   nlohmann::json info = test::get(s, "/v1/info").json();
-  CHECK(info["attention_layers"] == nlohmann::json::array({3}));
-  CHECK(info["recurrent_bytes_per_sequence"] == 77824);
+  CHECK(info["attention_layers"] == nlohmann::json::array({attention}));
+  CHECK(info["recurrent_bytes_per_sequence"] == state);
   test::HttpResult bad = test::post(s, "/v1/attention", R"({"tokens": [1, 2, 3], "layer": 0})");
   CHECK(bad.status == 400);
-  CHECK_THAT(bad.body, Catch::Contains("layer 0 is linear attention, which has no attention map (layers with one: 3)"));
+  CHECK_THAT(bad.body, Catch::Contains(fmt::format("layer 0 is {}, which has no attention map (layers with one: {})",
+                                                   kind, attention)));
+}
+
+}  // namespace
+
+TEST_CASE("vkllm serve resumes a hybrid's conversation from the state at the end of its prompt", "[hybrid][serve]") {
+  serve_resumes("qwen35", 3, 77824, "linear attention");
+  serve_resumes("lfm2", 2, 3ull * (3 - 1) * 128 * 4, "a gated short convolution");  // 3 short convs of dim 128
 }
 
 TEST_CASE("vkllm bench runs a hybrid at depth: each run goes back to the context's state", "[hybrid][cli]") {

@@ -1,8 +1,8 @@
 // LFM2 (lfm2, lfm2moe: gated short convs beside GQA) beyond what every family and every hybrid gets
 // (test_families, test_hybrid's prefill and checkpoint cases, the llama.cpp agreement): the KV
 // cache only for the attention blocks and a conv state of exactly (L - 1)·dim floats per short
-// conv, what `vkllm info` and the server say of it, a conversation resumed by the server from its
-// checkpoint, and the files refused.
+// conv, what `vkllm info` says of it, and the files refused (the server's prefix reuse is
+// test_hybrid's).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -15,7 +15,6 @@
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "harness.h"
-#include "serve_process.h"
 
 using namespace vkllm;
 
@@ -64,31 +63,6 @@ TEST_CASE("vkllm info shows an LFM2 model's blocks and its constant state per se
   CHECK(info["recurrent_bytes_per_sequence"] == kStatePerSequence);
   CHECK(info["layers"][1]["mixer"] == "shortconv");
   CHECK(info["layers"][1]["state_bytes_per_sequence"] == kStatePerSequence / 3);
-}
-
-TEST_CASE("vkllm serve resumes an LFM2 conversation from the state at the end of its prompt", "[lfm2][serve]") {
-  test::TempFile file("lfm2_serve");
-  file.write(make_fixture_model(lfm2().spec));
-  std::vector<int32_t> first = test::some_tokens(24, 320, 11), next = first;
-  for (int32_t t : test::some_tokens(9, 320, 12)) next.push_back(t);
-  auto request = [&](const std::vector<int32_t>& prompt) {
-    return fmt::format(R"({{"prompt": {}, "max_tokens": 8, "temperature": 0}})", nlohmann::json(prompt).dump());
-  };
-  test::ServeProcess s(fmt::format("-m {} --parallel 2", file.path));
-  REQUIRE(test::post(s, "/v1/completions", request(first)).status == 200);
-  nlohmann::json resumed = test::post(s, "/v1/completions", request(next)).json();
-  CHECK(resumed["usage"]["prompt_tokens_details"]["cached_tokens"] == first.size());
-  test::ServeProcess fresh(fmt::format("-m {} --parallel 1", file.path));
-  nlohmann::json want = test::post(fresh, "/v1/completions", request(next)).json();
-  CHECK(want["usage"]["prompt_tokens_details"]["cached_tokens"] == 0);
-  CHECK(resumed["choices"][0]["text"] == want["choices"][0]["text"]);
-  nlohmann::json info = test::get(s, "/v1/info").json();
-  CHECK(info["attention_layers"] == nlohmann::json::array({2}));
-  CHECK(info["recurrent_bytes_per_sequence"] == kStatePerSequence);
-  test::HttpResult bad = test::post(s, "/v1/attention", R"({"tokens": [1, 2, 3], "layer": 0})");
-  CHECK(bad.status == 400);
-  CHECK_THAT(bad.body, Catch::Contains("layer 0 is a gated short convolution, which has no attention map (layers "
-                                       "with one: 2)"));
 }
 
 TEST_CASE("LFM2 files vkllm cannot run are refused with one clear line", "[lfm2][cli]") {
