@@ -199,6 +199,11 @@ std::string attention_line(const ModelConfig& c) {
   if (c.has_mixer(Mixer::DeltaNet))
     return fmt::format("hybrid: GQA ({} query heads per KV head{}), {}", c.n_heads / c.n_kv_heads,
                        c.architecture().recipe.attention.gated ? ", sigmoid output gate" : "", linear_line(c));
+  if (c.has_mixer(Mixer::ShortConv))  // lfm2
+    return fmt::format(
+        "hybrid: GQA ({} query heads per KV head), gated short convolutions in {} of {} layers (conv "
+        "{}); attention in layers {}",
+        c.n_heads / c.n_kv_heads, c.n_recurrent_layers(), c.n_layers, c.short_conv.kernel, attention_layers(c));
   switch (c.attention_kind()) {
     case AttentionKind::MLA:
       return fmt::format("MLA (kv_lora_rank {}, rope dim {}, q_lora_rank {}, {} layout: {})", m.kv_lora_rank,

@@ -209,6 +209,15 @@ std::vector<EngineFixture> family_fixtures(DType type) {
   set_block_pattern(nemotron_h_moe, "ME*EM");
   FixtureSpec nemotron_h_latent = nemotron_h_moe;
   nemotron_h_latent.moe_latent_dim = 64, nemotron_h_latent.nextn_layers = 0;
+  // LFM2's shape in small: gated short convs in layers 0, 1 and 3, GQA with q/k head norms in layer
+  // 2 (as the real models start), tied embeddings; the MoE one with a leading dense block and
+  // sigmoid routing whose choice is biased by exp_probs_b.
+  FixtureSpec lfm2 = base;
+  lfm2.arch = "lfm2", lfm2.n_layers = 4, lfm2.rope_theta = 1e6f, lfm2.tied_embeddings = true;
+  lfm2.conv_kernel = 3, lfm2.mixers = {Mixer::ShortConv, Mixer::ShortConv, Mixer::Attention, Mixer::ShortConv};
+  FixtureSpec lfm2moe = lfm2;
+  lfm2moe.arch = "lfm2moe", lfm2moe.n_experts = 8, lfm2moe.n_experts_used = 2, lfm2moe.expert_hidden_dim = 64;
+  lfm2moe.leading_dense_blocks = 1, lfm2moe.gating = MoeGating::Sigmoid, lfm2moe.probs_bias = true;
   FixtureSpec smollm3 = base;  // layer 3 has no rope
   smollm3.arch = "smollm3", smollm3.n_layers = 4, smollm3.rope_theta = 5e6f, smollm3.tied_embeddings = true;
   return {{"llama " + t, llama},
@@ -233,7 +242,9 @@ std::vector<EngineFixture> family_fixtures(DType type) {
           {"smollm3 " + t, smollm3},
           {"nemotron_h " + t, nemotron_h},
           {"nemotron_h_moe " + t, nemotron_h_moe},
-          {"nemotron_h_moe-latent " + t, nemotron_h_latent}};
+          {"nemotron_h_moe-latent " + t, nemotron_h_latent},
+          {"lfm2 " + t, lfm2},
+          {"lfm2moe " + t, lfm2moe}};
 }
 
 namespace {

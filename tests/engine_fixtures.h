@@ -62,7 +62,8 @@ std::vector<EngineFixture> engine_fixtures(DType type);
 // routing: softmax, groups, shared experts, no q_lora; V3 routing: sigmoid scores, selection
 // bias, groups, normalised weights), gemma2 and gemma3 (sliding windows small enough to matter,
 // soft-caps), phi3 (fused projections), qwen35 and qwen35moe (Gated DeltaNet beside gated
-// attention, a multi-token-prediction block). Names are "<family> <type>".
+// attention, a multi-token-prediction block), lfm2 and lfm2moe (gated short convs beside GQA;
+// sigmoid routing with a selection bias). Names are "<family> <type>".
 std::vector<EngineFixture> family_fixtures(DType type);
 // The registry's families once more in the other tensor layouts llama.cpp reads for them
 // (docs/formats.md §13), from each architecture's recipe, so that a new architecture gets them

@@ -46,8 +46,8 @@ TEST_CASE("a hybrid keeps K/V only for its attention layers and a recurrent stat
 }
 
 TEST_CASE("a hybrid's prefill in chunks, in one batch and token by token agree", "[hybrid]") {
-  // Gated DeltaNet (qwen35, qwen35moe) and Mamba-2 (nemotron_h, nemotron_h_moe).
-  for (const char* name : {"qwen35", "qwen35moe", "nemotron_h", "nemotron_h_moe"}) {
+  // Gated DeltaNet (qwen35, qwen35moe), Mamba-2 (nemotron_h, nemotron_h_moe), short convs (lfm2, lfm2moe).
+  for (const char* name : {"qwen35", "qwen35moe", "nemotron_h", "nemotron_h_moe", "lfm2", "lfm2moe"}) {
     test::EngineFixture f = hybrid(name);
     auto tokens = test::some_tokens(70, f.spec.vocab_size, 7);
     test::Loaded whole = test::load(f.spec, {.kv_type = DType::F32}),
@@ -67,34 +67,41 @@ TEST_CASE("a hybrid's prefill in chunks, in one batch and token by token agree",
   }
 }
 
+namespace {
+
+void resumed_conversation(const std::string& name) {
+  INFO(name);
+  test::EngineFixture f = hybrid(name);
+  uint32_t vocab = f.spec.vocab_size;
+  auto turn1 = test::some_tokens(20, vocab, 1), reply = test::some_tokens(6, vocab, 2),
+       turn2 = test::some_tokens(11, vocab, 3);
+  test::Loaded l = test::load(f.spec, {.kv_type = DType::F32});
+  Engine& e = *l.engine;
+  e.eval(turn1);
+  e.checkpoint(0, e.n_past());  // the end of turn one's prompt
+  e.eval(reply);                // a reply the next prompt renders differently: it goes back to 20
+  CHECK(e.resumable(23) == 20);
+  CHECK(e.resumable(19) == 0);
+  CHECK(e.resumable(40) == 26);
+  CHECK_THROWS_WITH(e.truncate(23), Catch::Contains("a hybrid model cannot go back to 23 of its 26 tokens"));
+  e.truncate(20);
+  std::vector<float> resumed = e.eval_all(turn2);
+  std::vector<int32_t> all = turn1;
+  all.insert(all.end(), turn2.begin(), turn2.end());
+  test::Loaded fresh = test::load(f.spec, {.kv_type = DType::F32});
+  std::vector<float> want = fresh.engine->eval_all(all);
+  test::check_nmse(resumed, std::vector<float>(want.end() - long(turn2.size() * vocab), want.end()), 1e-10,
+                   "resumed turn two vs the whole talk fresh");
+  // Going back to the start is always possible: the state of position 0 is zero.
+  e.truncate(0);
+  test::check_nmse(e.eval_all(all), want, 1e-10, "again from position 0");
+}
+
+}  // namespace
+
 TEST_CASE("a hybrid conversation resumed from its checkpoint gives the logits of a fresh one", "[hybrid]") {
-  for (const char* name : {"qwen35", "nemotron_h"}) {  // Gated DeltaNet and Mamba-2 states
-    INFO(name);
-    test::EngineFixture f = hybrid(name);
-    uint32_t vocab = f.spec.vocab_size;
-    auto turn1 = test::some_tokens(20, vocab, 1), reply = test::some_tokens(6, vocab, 2),
-         turn2 = test::some_tokens(11, vocab, 3);
-    test::Loaded l = test::load(f.spec, {.kv_type = DType::F32});
-    Engine& e = *l.engine;
-    e.eval(turn1);
-    e.checkpoint(0, e.n_past());  // the end of turn one's prompt
-    e.eval(reply);                // a reply the next prompt renders differently: it goes back to 20
-    CHECK(e.resumable(23) == 20);
-    CHECK(e.resumable(19) == 0);
-    CHECK(e.resumable(40) == 26);
-    CHECK_THROWS_WITH(e.truncate(23), Catch::Contains("a hybrid model cannot go back to 23 of its 26 tokens"));
-    e.truncate(20);
-    std::vector<float> resumed = e.eval_all(turn2);
-    std::vector<int32_t> all = turn1;
-    all.insert(all.end(), turn2.begin(), turn2.end());
-    test::Loaded fresh = test::load(f.spec, {.kv_type = DType::F32});
-    std::vector<float> want = fresh.engine->eval_all(all);
-    test::check_nmse(resumed, std::vector<float>(want.end() - long(turn2.size() * vocab), want.end()), 1e-10,
-                     "resumed turn two vs the whole talk fresh");
-    // Going back to the start is always possible: the state of position 0 is zero.
-    e.truncate(0);
-    test::check_nmse(e.eval_all(all), want, 1e-10, "again from position 0");
-  }
+  // Gated DeltaNet, Mamba-2 and short-conv states.
+  for (const char* name : {"qwen35", "nemotron_h", "lfm2"}) resumed_conversation(name);
 }
 
 TEST_CASE("a linear-attention layer has no attention map, and says which layers have one", "[hybrid]") {
@@ -143,38 +150,48 @@ TEST_CASE("vkllm info shows a hybrid's layers and its constant state per sequenc
   CHECK(j["memory"]["recurrent"] == 2 * 77824);
 }
 
+namespace {
+
+// The server resumes the second turn from the checkpoint at the end of the first prompt (`name`'s
+// fixture: attention only in block `attention`, `state` bytes of recurrent state per sequence,
+// block 0 of kind `kind`).
+void serve_resumes(const std::string& name, int attention, uint64_t state, const std::string& kind) {
+  INFO(name);
+  test::TempFile file("hybrid_serve_" + name);
+  file.write(make_fixture_model(hybrid(name).spec));
+  auto tokens = [](std::vector<int32_t> ids) { return nlohmann::json(ids).dump(); };
+  std::vector<int32_t> first = test::some_tokens(24, 320, 11), next = first;
+  for (int32_t t : test::some_tokens(9, 320, 12)) next.push_back(t);
+  auto request = [&](const std::vector<int32_t>& prompt) {
+    return fmt::format(R"({{"prompt": {}, "max_tokens": 8, "temperature": 0}})", tokens(prompt));
+  };
+  test::ServeProcess s(fmt::format("-m {} --parallel 2", file.path));
+  REQUIRE(test::post(s, "/v1/completions", request(first)).status == 200);
+  // The next turn starts with the first prompt, not with its reply: the live state (after the
+  // reply) is too far, the checkpoint at the end of the prompt is where it goes on.
+  nlohmann::json resumed = test::post(s, "/v1/completions", request(next)).json();
+  CHECK(resumed["usage"]["prompt_tokens_details"]["cached_tokens"] == first.size());
+  test::ServeProcess fresh(fmt::format("-m {} --parallel 1", file.path));
+  nlohmann::json want = test::post(fresh, "/v1/completions", request(next)).json();
+  CHECK(want["usage"]["prompt_tokens_details"]["cached_tokens"] == 0);
+  CHECK(resumed["choices"][0]["text"] == want["choices"][0]["text"]);
+  // GET /v1/info says which layers have attention and the state per sequence.
+  nlohmann::json info = test::get(s, "/v1/info").json();
+  CHECK(info["attention_layers"] == nlohmann::json::array({attention}));
+  CHECK(info["recurrent_bytes_per_sequence"] == state);
+  test::HttpResult bad = test::post(s, "/v1/attention", R"({"tokens": [1, 2, 3], "layer": 0})");
+  CHECK(bad.status == 400);
+  CHECK_THAT(bad.body, Catch::Contains(fmt::format("layer 0 is {}, which has no attention map (layers with one: {})",
+                                                   kind, attention)));
+}
+
+}  // namespace
+
 TEST_CASE("vkllm serve resumes a hybrid's conversation from the state at the end of its prompt", "[hybrid][serve]") {
-  // Gated DeltaNet (qwen35) and Mamba-2 (nemotron_h_moe) keep their states in the same cache.
-  for (const char* name : {"qwen35", "nemotron_h_moe"}) {
-    INFO(name);
-    test::TempFile file("hybrid_serve");
-    file.write(make_fixture_model(hybrid(name).spec));
-    auto tokens = [](std::vector<int32_t> ids) { return nlohmann::json(ids).dump(); };
-    std::vector<int32_t> first = test::some_tokens(24, 320, 11), next = first;
-    for (int32_t t : test::some_tokens(9, 320, 12)) next.push_back(t);
-    auto request = [&](const std::vector<int32_t>& prompt) {
-      return fmt::format(R"({{"prompt": {}, "max_tokens": 8, "temperature": 0}})", tokens(prompt));
-    };
-    test::ServeProcess s(fmt::format("-m {} --parallel 2", file.path));
-    REQUIRE(test::post(s, "/v1/completions", request(first)).status == 200);
-    // The next turn starts with the first prompt, not with its reply: the live state (after the
-    // reply) is too far, the checkpoint at the end of the prompt is where it goes on.
-    nlohmann::json resumed = test::post(s, "/v1/completions", request(next)).json();
-    CHECK(resumed["usage"]["prompt_tokens_details"]["cached_tokens"] == first.size());
-    test::ServeProcess fresh(fmt::format("-m {} --parallel 1", file.path));
-    nlohmann::json want = test::post(fresh, "/v1/completions", request(next)).json();
-    CHECK(want["usage"]["prompt_tokens_details"]["cached_tokens"] == 0);
-    CHECK(resumed["choices"][0]["text"] == want["choices"][0]["text"]);
-    if (std::string(name) != "qwen35") continue;
-    // GET /v1/info says which layers have attention and the state per sequence.
-    nlohmann::json info = test::get(s, "/v1/info").json();
-    CHECK(info["attention_layers"] == nlohmann::json::array({3}));
-    CHECK(info["recurrent_bytes_per_sequence"] == 77824);
-    test::HttpResult bad = test::post(s, "/v1/attention", R"({"tokens": [1, 2, 3], "layer": 0})");
-    CHECK(bad.status == 400);
-    CHECK_THAT(bad.body,
-               Catch::Contains("layer 0 is linear attention, which has no attention map (layers with one: 3)"));
-  }
+  serve_resumes("qwen35", 3, 77824, "linear attention");
+  serve_resumes("lfm2", 2, 3ull * (3 - 1) * 128 * 4, "a gated short convolution");  // 3 short convs of dim 128
+  // 2 Mamba-2 blocks: conv (kernel 4 - 1) x (128 + 2 groups x 16) and 8 heads x 16 x 16 of state.
+  serve_resumes("nemotron_h_moe", 2, 2ull * (3 * 192 + 8 * 16 * 16) * 4, "a Mamba-2 state-space mixer");
 }
 
 TEST_CASE("vkllm bench runs a hybrid at depth: each run goes back to the context's state", "[hybrid][cli]") {

@@ -37,6 +37,7 @@
 #include "gguf/writer.h"
 #include "graph/transformer.h"
 #include "harness.h"
+#include "reference/model.h"
 
 using namespace vkllm;
 namespace fs = std::filesystem;
@@ -305,6 +306,13 @@ std::vector<std::string> quantised_types(const test::EngineFixture& f) {
 // positions may be a quarter of them or as many as the same quantisation reroutes in llama.cpp itself (its file against
 // its F32 file). On GELU families llama.cpp adds noise of its own that vkllm's f32 GELU lacks (an
 // f16 table: the input rounded to f16, ggml-cpu GGML_GELU_FP16), so there the bound doubles.
+// For K-quant files llama.cpp rounds activations to Q8_K (one scale per 256 values, where Q8_0
+// weights have one per 32), which moves a model whose activations are heavy-tailed (LFM2's short
+// conv feeds its output projection the product of three projections) by more than Q8_0 weights
+// do. Where vkllm is further than the bound, it passes only when it computes the file as the CPU
+// reference does in f32 (NMSE <= 1e-6 to ref::Model, whose dequantisation test_llamacpp_quant
+// holds to llama.cpp's): the distance is then llama.cpp's own rounding, and the line says how far
+// the reference is from llama.cpp (docs/decisions.md, issue 42).
 void check_quantised(const test::EngineFixture& fixture) {
   if (std::string why = test::llamacpp_oracle_missing(); !why.empty()) return test::skip(why);
   test::EngineFixture wide = fixture;
@@ -327,7 +335,8 @@ void check_quantised(const test::EngineFixture& fixture) {
     REQUIRE(theirs.logits.size() == kTokens * vocab);
     std::set<size_t> moved = routing_differs(theirs, unquantised);
     if (type == "Q8_0") theirs_q8 = theirs, moved_q8 = moved;
-    Run mine = ours(*open(q.ours, 512).engine, tokens);
+    Ours opened = open(q.ours, 512);
+    Run mine = ours(*opened.engine, tokens);
     std::set<size_t> rerouted = routing_differs(mine, theirs), skip = rerouted;
     skip.insert(moved_q8.begin(), moved_q8.end());  // both measures over the same positions
     skip = tainted(skip, hybrid);
@@ -338,9 +347,17 @@ void check_quantised(const test::EngineFixture& fixture) {
       line += fmt::format("nmse {:.2e}", nmse);
       if (sensitivity > kQuantBound)
         line += fmt::format(" [Q8_0 weights move llama.cpp itself by {:.2e}]", sensitivity);
+      double bound = std::max(kQuantBound, gelu * sensitivity), to_reference = 0;
+      if (nmse > bound) {  // is the rest llama.cpp's own rounding? (see above)
+        Run exact{.logits = ref::Model(opened.file, opened.engine->config(), DType::F32).forward(tokens)};
+        to_reference = nmse_except(mine, exact, skip, vocab);
+        line += fmt::format(" [the f32 CPU reference is {:.2e} from llama.cpp, vkllm {:.2e} from it]",
+                            nmse_except(exact, theirs, skip, vocab), to_reference);
+      }
       INFO(fixture.name << " " << type << ": nmse " << nmse << " over " << kTokens - skip.size()
-                        << " positions; Q8_0 weights move llama.cpp by " << sensitivity);
-      CHECK(nmse <= std::max(kQuantBound, gelu * sensitivity));
+                        << " positions; Q8_0 weights move llama.cpp by " << sensitivity << "; vkllm to the reference "
+                        << to_reference);
+      CHECK((nmse <= bound || to_reference <= kF32Bound));
     } else {
       line += "not compared: routing differs from the first token";
     }

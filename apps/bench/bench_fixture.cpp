@@ -159,6 +159,30 @@ FixtureSpec ministral3_8b() {
   return s;
 }
 
+// LFM2 (issue 42; docs/formats.md §15.1): gated short convs of 3 taps, GQA (32 heads of 64, 8 KV
+// heads, q/k head norms) in the blocks `attention`, a 65536-token vocabulary, tied embeddings.
+FixtureSpec lfm2(uint32_t layers, uint32_t hidden, std::vector<uint32_t> attention) {
+  FixtureSpec s{.arch = "lfm2",
+                .dim = 2048,
+                .n_layers = layers,
+                .n_heads = 32,
+                .n_kv_heads = 8,
+                .hidden_dim = hidden,
+                .vocab_size = 65536,
+                .seq_len = 128000,
+                .rope_theta = 1e6f,
+                .tied_embeddings = true};
+  s.conv_kernel = 3, s.mixers.assign(layers, Mixer::ShortConv);
+  for (uint32_t l : attention) s.mixers[l] = Mixer::Attention;
+  return s;
+}
+// LFM2-8B-A1B: two dense blocks, then 32 experts of 1792, 4 chosen by sigmoid score + bias.
+FixtureSpec lfm2_8b_a1b() {
+  FixtureSpec s = lfm2(24, 7168, {2, 6, 10, 14, 18, 21});
+  s.arch = "lfm2moe", s.n_experts = 32, s.n_experts_used = 4, s.expert_hidden_dim = 1792;
+  s.leading_dense_blocks = 2, s.gating = MoeGating::Sigmoid, s.probs_bias = true;
+  return s;
+}
 // Shapes from the models' published configs (docs/formats.md §6).
 const std::map<std::string, FixtureSpec>& presets() {
   static const std::map<std::string, FixtureSpec> p = {
@@ -329,6 +353,10 @@ const std::map<std::string, FixtureSpec>& presets() {
       // (its FFN blocks a sigmoid-routed MoE); --layers keeps each kind's share.
       {"nemotron-h-8b", nemotron_h_8b()},
       {"nemotron-3-nano-30b-a3b", nemotron_3_nano()},
+      // Issue 42: LFM2 (short convs beside attention; with --layers 4: three short convs, one
+      // attention block) and its mixture of experts.
+      {"lfm2-1.2b", lfm2(16, 8192, {2, 5, 8, 10, 12, 14})},
+      {"lfm2-8b-a1b", lfm2_8b_a1b()},
       {"smollm3-3b",
        {.arch = "smollm3",
         .dim = 2048,

@@ -108,6 +108,8 @@ struct Architecture {
   bool nextn_blocks = false;
   // Tensors llama.cpp reads for this family that vkllm refuses by name (check_tensors says so).
   std::vector<UnrunTensor> unrun_tensors = {};
+  // The final norm's tensor (lfm2: token_embd_norm.weight, which llama.cpp reads as the output norm).
+  std::string_view output_norm = "output_norm.weight";
 };
 
 // The registered families, in the order `vkllm info` lists them.

@@ -22,7 +22,7 @@ uint32_t gqa_heads(const ModelConfig& c) {
 }
 
 // Qwen3.5's proportions at this model's dims, or the model's own when it is a hybrid.
-KvKindCost hybrid_cost(const ModelConfig& c, DType kv, uint64_t per_head) {
+KvKindCost hybrid_cost(const ModelConfig& c, uint64_t per_head) {
   uint32_t g = gqa_heads(c), full = std::max(1u, c.n_layers / 4);
   uint64_t state = 0;
   if (c.hybrid()) {
@@ -59,7 +59,7 @@ std::vector<KvKindCost> kv_costs_by_kind(const ModelConfig& c, DType kv) {
            .rope = rope,
            .bytes_per_token = uint64_t(c.n_layers) * row(kv, latent + rope),
            .attention_layers = c.n_layers},
-          hybrid_cost(c, kv, per_head)};
+          hybrid_cost(c, per_head)};
 }
 
 }  // namespace vkllm

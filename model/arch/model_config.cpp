@@ -233,7 +233,7 @@ void validate_moe(const ModelConfig& c) {
     ENSURE(t.find(TensorRole::FfnGateInp, int(first)),
            fmt::format("{}: expert_count = {} declares mixture-of-experts blocks, which vkllm does not run for this "
                        "architecture (it has: qwen2moe, qwen3moe, deepseek2, qwen35moe, gpt-oss, gemma4, "
-                       "nemotron_h_moe)",
+                       "nemotron_h_moe, lfm2moe)",
                        c.arch_name, m.n_experts));
   }
   check_range("expert_count", m.n_experts, 1, 4096);

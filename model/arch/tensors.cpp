@@ -98,8 +98,11 @@ std::string_view to_string(TensorRole r) {
                                         "ssm_conv1d_bias",
                                         "ssm_d",
                                         "ffn_latent_down",
-                                        "ffn_latent_up"};
-  static_assert(std::size(names) == size_t(TensorRole::FfnLatentUp) + 1);
+                                        "ffn_latent_up",
+                                        "shortconv_in",
+                                        "shortconv_conv",
+                                        "shortconv_out"};
+  static_assert(std::size(names) == size_t(TensorRole::ShortConvOut) + 1);
   return names[size_t(r)];
 }
 
@@ -130,8 +133,9 @@ bool is_norm(TensorRole r) {
 }
 
 bool needs_f32(TensorRole r) {
-  return r == TensorRole::SsmConv || r == TensorRole::FfnGateExpsBias || r == TensorRole::FfnUpExpsBias ||
-         r == TensorRole::FfnDownExpsBias || r == TensorRole::SsmA || r == TensorRole::SsmD || r == TensorRole::SsmNorm;
+  return r == TensorRole::SsmConv || r == TensorRole::ShortConvTaps || r == TensorRole::FfnGateExpsBias ||
+         r == TensorRole::FfnUpExpsBias || r == TensorRole::FfnDownExpsBias || r == TensorRole::SsmA ||
+         r == TensorRole::SsmD || r == TensorRole::SsmNorm;
 }
 
 bool is_experts(TensorRole r) {
@@ -189,7 +193,7 @@ constexpr std::string_view kOutputBias = "output.bias";
 void add_globals(const ModelConfig& c, TensorCatalogue& t) {
   uint64_t E = c.dim, V = c.vocab_size;
   t.add_global(TensorRole::TokenEmbd, std::string(kTokenEmbd), {E, V});
-  t.add_global(TensorRole::OutputNorm, "output_norm.weight", {E});
+  t.add_global(TensorRole::OutputNorm, std::string(c.architecture().output_norm), {E});
   if (!c.tied_embeddings) t.add_global(TensorRole::Output, std::string(kOutput), {E, V});
   if (c.output_bias) t.add_global(TensorRole::OutputBias, std::string(kOutputBias), {V});
   if (c.rope.has_freq_factors) t.add_global(TensorRole::RopeFreqs, std::string(kRopeFreqs), {c.rope.dim / 2u});

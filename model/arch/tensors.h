@@ -119,6 +119,11 @@ enum class TensorRole : uint8_t {
   SsmD,
   FfnLatentDown,
   FfnLatentUp,
+  // LFM2's gated short conv (docs/formats.md §15.1): the projection to b|c|x, the conv taps
+  // (dim, L) and the output projection
+  ShortConvIn,
+  ShortConvTaps,
+  ShortConvOut,
 };
 std::string_view to_string(TensorRole r);
 bool is_norm(TensorRole r);     // a norm weight (its values sit around 1)

@@ -24,6 +24,7 @@ void attention(const RecordContext& r, const AttentionWeights& w, uint32_t l);
 void latent_attention(const RecordContext& r, const LatentAttentionWeights& w, uint32_t l);
 void linear_attention(const RecordContext& r, const LinearAttentionWeights& w, uint32_t l);
 void mamba2(const RecordContext& r, const Mamba2Weights& w, uint32_t l);  // blocks_mamba.cpp
+void short_conv(const RecordContext& r, const ShortConvWeights& w, uint32_t l);
 void ffn(const RecordContext& r, const FfnWeights& w, uint32_t l);
 void moe(const RecordContext& r, const MoeWeights& w, uint32_t l);
 

@@ -83,6 +83,9 @@ void layer(const RecordContext& r, uint32_t l, bool with_ffn) {
     case Mixer::Mamba2:
       mamba2(r, std::get<Mamba2Weights>(lw.attention), l);
       break;
+    case Mixer::ShortConv:
+      short_conv(r, std::get<ShortConvWeights>(lw.attention), l);
+      break;
     case Mixer::None:
       break;
     default:

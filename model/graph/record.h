@@ -80,6 +80,8 @@ struct Acts {
   // Mamba-2: the input projection z | xBC | dt, the conv's output (B, conv channels), the scan's
   // output y (B, inner); MoE at a latent width: the experts' input (B, latent)
   int ssm_proj = -1, ssm_xbc = -1, ssm_y = -1, moe_latent = -1;
+  // LFM2's short conv: b|c|x (B, 3·dim) and the gated conv's output (B, dim)
+  int sc_bcx = -1, sc_y = -1;
   uint64_t qkv_offsets[3] = {0, 0, 0};  // bytes of the q, k and v parts into qkv
 };
 

@@ -58,6 +58,7 @@ uint64_t widest_row(const ModelConfig& c) {
   if (c.architecture().recipe.attention.gated) w = std::max<uint64_t>(w, 2ull * c.n_heads * c.head_dim);
   if (c.has_mixer(Mixer::DeltaNet)) w = std::max<uint64_t>(w, c.linear.conv_channels());
   if (c.has_mixer(Mixer::Mamba2)) w = std::max<uint64_t>(w, mamba2_in_width(c));
+  if (c.has_mixer(Mixer::ShortConv)) w = std::max<uint64_t>(w, 3ull * c.dim);
   return w;
 }
 
@@ -143,6 +144,10 @@ void Transformer::declare_activations() {
     a.ssm_proj = t("mamba2 z|xBC|dt", mamba2_in_width(c_));
     a.ssm_xbc = t("mamba2 xBC", c_.ssm.conv_channels());
     a.ssm_y = t("mamba2 y", c_.ssm.inner);
+  }
+  if (c_.has_mixer(Mixer::ShortConv)) {
+    a.sc_bcx = t("short conv b|c|x", 3 * c_.dim);
+    a.sc_y = t("short conv out", c_.dim);
   }
   if (c_.has_mixer(Mixer::DeltaNet)) {
     const LinearAttentionConfig& l = c_.linear;

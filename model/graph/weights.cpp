@@ -349,6 +349,21 @@ const Tensor** mamba2_slot(Mamba2Weights& w, TensorRole r) {
   }
 }
 
+const Tensor** short_conv_slot(ShortConvWeights& w, TensorRole r) {
+  switch (r) {
+    case TensorRole::AttnNorm:
+      return &w.norm;
+    case TensorRole::ShortConvIn:
+      return &w.in;
+    case TensorRole::ShortConvTaps:
+      return &w.taps;
+    case TensorRole::ShortConvOut:
+      return &w.out;
+    default:
+      return nullptr;
+  }
+}
+
 const Tensor** ffn_slot(FfnWeights& f, TensorRole r) {
   switch (r) {
     case TensorRole::FfnNorm:
@@ -456,6 +471,8 @@ const Tensor** slot(LayerWeights& l, TensorRole r) {
     s = latent_slot(*m, r);
   else if (auto* mamba = std::get_if<Mamba2Weights>(&l.attention))
     s = mamba2_slot(*mamba, r);
+  else if (auto* sc = std::get_if<ShortConvWeights>(&l.attention))
+    s = short_conv_slot(*sc, r);
   else
     s = linear_slot(std::get<LinearAttentionWeights>(l.attention), r);
   if (!s) s = std::visit([&](auto& f) { return ffn_slot(f, r); }, l.ffn);
@@ -479,6 +496,7 @@ void Weights::bind_layers(const ModelConfig& c) {
       layers_[i].attention = LatentAttentionWeights{};
     if (c.mixer(i) == Mixer::DeltaNet) layers_[i].attention = LinearAttentionWeights{};
     if (c.mixer(i) == Mixer::Mamba2) layers_[i].attention = Mamba2Weights{};
+    if (c.mixer(i) == Mixer::ShortConv) layers_[i].attention = ShortConvWeights{};
     if (c.is_moe_layer(i)) layers_[i].ffn = MoeWeights{};
   }
   for (auto& [key, tensor] : tensors_)

@@ -71,6 +71,12 @@ struct Mamba2Weights {                                     // the Mamba-2 mixer 
   const Tensor* ssm_norm = nullptr;                        // (groups, inner / groups) f32
   const Tensor* out = nullptr;                             // (dim, inner)
 };
+struct ShortConvWeights {        // LFM2's gated short conv (docs/formats.md §15.1)
+  const Tensor* norm = nullptr;  // (dim) f32
+  const Tensor* in = nullptr;    // (3·dim, dim): b | c | x
+  const Tensor* taps = nullptr;  // (dim, kernel) f32
+  const Tensor* out = nullptr;   // (dim, dim)
+};
 struct FfnWeights {                                              // gated feed-forward (no gate: up → act → down)
   const Tensor* norm = nullptr;                                  // (dim) f32
   const Tensor *gate = nullptr, *up = nullptr, *down = nullptr;  // (hidden, dim), (hidden, dim), (dim, hidden)
@@ -102,7 +108,8 @@ struct MoeWeights {                             // mixture of experts (docs/form
 };
 struct LayerWeights {
   // As the block recipe says; Gated DeltaNet where ModelConfig::mixer says so (unused in FFN-only blocks).
-  std::variant<AttentionWeights, LatentAttentionWeights, LinearAttentionWeights, Mamba2Weights> attention;
+  std::variant<AttentionWeights, LatentAttentionWeights, LinearAttentionWeights, Mamba2Weights, ShortConvWeights>
+      attention;
   std::variant<FfnWeights, MoeWeights> ffn;  // ModelConfig::is_moe_layer
   // gemma4: the per-layer embedding's gate (per_layer_embd, dim), projection back (dim,
   // per_layer_embd) and its norm; the scalar on the layer's output. Null where absent.

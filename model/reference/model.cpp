@@ -307,6 +307,8 @@ void Model::mixer_block(std::vector<float>& x, uint32_t l, const Step& step) con
       return linear_block(x, l, step);
     case Mixer::Mamba2:
       return mamba2_block(x, l, step);
+    case Mixer::ShortConv:
+      return short_conv_block(x, l, step);
     case Mixer::None:
       return;
     default:

@@ -103,8 +103,9 @@ class Model {
               const std::vector<float>* gate = nullptr) const;
   void mixer_block(std::vector<float>& x, uint32_t layer, const Step& step) const;  // as the layer's Mixer says
   void attention_block(std::vector<float>& x, uint32_t layer, const Step& step) const;
-  void linear_block(std::vector<float>& x, uint32_t layer, const Step& step) const;  // model_linear.cpp
-  void mamba2_block(std::vector<float>& x, uint32_t layer, const Step& step) const;  // model_mamba.cpp
+  void linear_block(std::vector<float>& x, uint32_t layer, const Step& step) const;      // model_linear.cpp
+  void mamba2_block(std::vector<float>& x, uint32_t layer, const Step& step) const;      // model_mamba.cpp
+  void short_conv_block(std::vector<float>& x, uint32_t layer, const Step& step) const;  // model_short_conv.cpp
   void mla_block(std::vector<float>& x, uint32_t layer, const Step& step) const;
   void ffn_block(std::vector<float>& x, uint32_t layer, size_t n) const;
   // gemma4: every layer's per-layer inputs (n, n_layers, P) of the tokens and the embeddings x;
