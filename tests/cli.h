@@ -29,6 +29,11 @@ std::string llamacpp_oracle_missing();
 std::string mtmd_oracle_missing();                    // the image oracle (tests/llamacpp/mtmd_oracle.cpp)
 std::string llamacpp_vocab(const std::string& name);  // the path of ggml-vocab-<name>.gguf
 std::string llamacpp_vocab_missing(const std::string& name);
+// An stb_image_write callback: appends what it writes to the std::vector<std::byte> at ctx.
+inline void append_bytes(void* ctx, void* data, int size) {
+  auto* out = static_cast<std::vector<std::byte>*>(ctx);
+  out->insert(out->end(), static_cast<std::byte*>(data), static_cast<std::byte*>(data) + size);
+}
 // A file's bytes ("" when it cannot be read).
 std::string read_file(const std::string& path);
 // The lines of what a program printed ("error: ...\n" is one).

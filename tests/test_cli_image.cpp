@@ -22,16 +22,11 @@ using test::TempFile;
 
 namespace {
 
-void append_png(void* ctx, void* data, int size) {
-  auto* out = static_cast<std::vector<std::byte>*>(ctx);
-  out->insert(out->end(), static_cast<std::byte*>(data), static_cast<std::byte*>(data) + size);
-}
-
 std::vector<std::byte> png(int w, int h) {
   std::vector<uint8_t> px(size_t(w) * h * 3);
   for (size_t i = 0; i < px.size(); ++i) px[i] = uint8_t(i * 29 % 251);
   std::vector<std::byte> out;
-  stbi_write_png_to_func(append_png, &out, w, h, 3, px.data(), w * 3);
+  stbi_write_png_to_func(vkllm::test::append_bytes, &out, w, h, 3, px.data(), w * 3);
   return out;
 }
 

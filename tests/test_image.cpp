@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "catch.h"
+#include "cli.h"
 #include "error.h"
 #include "fixture/projector_fixture.h"
 #include "harness.h"
@@ -33,17 +34,12 @@ RgbImage pattern(uint32_t w, uint32_t h) {
   return img;
 }
 
-void append(void* ctx, void* data, int size) {
-  auto* out = static_cast<std::vector<std::byte>*>(ctx);
-  out->insert(out->end(), static_cast<std::byte*>(data), static_cast<std::byte*>(data) + size);
-}
-
 std::vector<std::byte> encode(const RgbImage& img, ImageFormat f) {
   std::vector<std::byte> out;
   int w = int(img.width), h = int(img.height);
-  if (f == ImageFormat::Png) stbi_write_png_to_func(append, &out, w, h, 3, img.rgb.data(), w * 3);
-  if (f == ImageFormat::Bmp) stbi_write_bmp_to_func(append, &out, w, h, 3, img.rgb.data());
-  if (f == ImageFormat::Jpeg) stbi_write_jpg_to_func(append, &out, w, h, 3, img.rgb.data(), 100);
+  if (f == ImageFormat::Png) stbi_write_png_to_func(vkllm::test::append_bytes, &out, w, h, 3, img.rgb.data(), w * 3);
+  if (f == ImageFormat::Bmp) stbi_write_bmp_to_func(vkllm::test::append_bytes, &out, w, h, 3, img.rgb.data());
+  if (f == ImageFormat::Jpeg) stbi_write_jpg_to_func(vkllm::test::append_bytes, &out, w, h, 3, img.rgb.data(), 100);
   if (f == ImageFormat::WebP) {
     uint8_t* bytes = nullptr;
     size_t n = WebPEncodeLosslessRGB(img.rgb.data(), w, h, w * 3, &bytes);

@@ -41,11 +41,6 @@ std::string family_of(ProjectorType t) {
   return "";
 }
 
-void append_image_bytes(void* ctx, void* data, int size) {
-  auto* out = static_cast<std::vector<std::byte>*>(ctx);
-  out->insert(out->end(), static_cast<std::byte*>(data), static_cast<std::byte*>(data) + size);
-}
-
 // A w x h PNG of smooth colour ramps with a sharp diagonal: resizing has real work to do.
 std::vector<std::byte> test_png(int w, int h) {
   std::vector<uint8_t> px(size_t(w) * h * 3);
@@ -55,7 +50,7 @@ std::vector<std::byte> test_png(int w, int h) {
       p[0] = uint8_t(x * 255 / (w - 1)), p[1] = uint8_t(y * 255 / (h - 1)), p[2] = x > y ? 220 : 30;
     }
   std::vector<std::byte> out;
-  stbi_write_png_to_func(append_image_bytes, &out, w, h, 3, px.data(), w * 3);
+  stbi_write_png_to_func(vkllm::test::append_bytes, &out, w, h, 3, px.data(), w * 3);
   return out;
 }
 
