@@ -41,7 +41,6 @@
 #include <map>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -81,7 +80,11 @@ struct LogitsArgs {
   ggml_type kv = GGML_TYPE_F32;
   size_t chunk = 0, greedy = 0;
   bool experts = false;
-  int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  // One thread unless asked: the fixtures are tiny, and ggml's threads wait for each other by
+  // spinning, so under ctest -j on two cores a second thread made each step wait on a
+  // descheduled one (32 greedy tokens of a qwen35moe fixture: 0.03 s on one thread, 5.6 s on two;
+  // the logits are bit-identical).
+  int threads = 1;
 };
 
 LogitsArgs parse_logits_args(int argc, char** argv) {
@@ -282,6 +285,7 @@ int embed(int argc, char** argv) {
   cp.type_k = cp.type_v = GGML_TYPE_F32;
   cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
   cp.no_perf = true;
+  cp.n_threads = cp.n_threads_batch = 1;  // see Args::threads
   o.ctx = llama_init_from_model(o.model, cp);
   if (!o.ctx) fail(model + ": llama.cpp cannot create a context");
   llama_batch b = sequences_batch(seqs, total);
@@ -317,7 +321,7 @@ int quantize(int argc, char** argv) {
   if (argc != 5) throw std::runtime_error("usage: llamacpp_oracle quantize IN OUT TYPE");
   llama_model_quantize_params p = llama_model_quantize_default_params();
   p.ftype = ftype(argv[4]);
-  p.nthread = int(std::max(1u, std::thread::hardware_concurrency()));
+  p.nthread = 1;  // tiny files; see Args::threads
   if (llama_model_quantize(argv[2], argv[3], &p) != 0) fail(std::string(argv[2]) + ": llama_model_quantize failed");
   return 0;
 }
