@@ -58,6 +58,20 @@ TEST_CASE("matvec under every profile", "[matvec]") {
   });
 }
 
+// What the subgroup-width runs (tests/CMakeLists.txt: subgroup_width_128 and _512) ask of matvec:
+// only the reduction at the end of matvec.glsl's main() depends on the subgroup size, and it is
+// the same code for every weight type; the profiles choose the threads per row and the workgroup
+// it reduces over. So every profile, with a float type (and its ragged K tail), a 32-value block
+// and a 256-value super-block, for one token and a block of three.
+TEST_CASE("matvec reduces across subgroups under every profile", "[matvec][subgroup]") {
+  test::for_each_profile([&](const Profile& profile) {
+    for (DType t : {DType::F32, DType::Q4_0, DType::Q4_K})
+      for (uint32_t n : {1u, 3u})
+        test::check_matmul_case(ops::matvec, "matvec", t, {13, n, test::awkward_k(t)[1]}, 3 + n, false,
+                                " profile=" + profile.name);
+  });
+}
+
 // A row group that is exactly one subgroup reduces by the subgroup alone (no shared memory, no
 // barrier), as the GPU profiles plan it; here on the device's own subgroup size, with an odd
 // unroll so that the units left after the unrolled steps run too.
