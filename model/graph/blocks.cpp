@@ -57,6 +57,13 @@ void block_output(const RecordContext& r, const Tensor& w, const Tensor* post_no
                   const char* name, const Tensor* bias) {
   const ModelConfig& c = r.c;
   BufferView x = r.act_rows(r.acts.x, c.dim);
+  if (c.multipliers.residual && !post_norm) {  // Granite: x += residual · product
+    BufferView proj = r.act_rows(r.acts.proj, c.dim);
+    project(r, w, in, proj, r.n, bias);
+    r.tap(int(l), name, proj, r.n, c.dim);
+    ops::add_scaled(r.s, x, proj, x, r.n * c.dim, c.multipliers.residual);
+    return;
+  }
   if (!post_norm) {
     ops::matmul_fused(r.s, w.type, w.view, in, x, w.rows, r.n, w.cols, {.accumulate = true},
                       bias ? bias->view : BufferView{});

@@ -150,6 +150,13 @@ void moe(const RecordContext& r, const MoeWeights& w, uint32_t l) {
     if (w.shared_up) ops::add(s, x, shared, x, n * dim);
     return;
   }
+  if (c.multipliers.residual) {  // Granite: the sum, scaled, into the residual
+    BufferView sum = r.act_rows(a.moe_out, dim);
+    ops::moe_combine(s, down, weights, shared, shared_gate, sum, n, k, dim, false);
+    r.tap(int(l), "ffn_out", sum, n, dim);
+    ops::add_scaled(s, x, sum, x, n * dim, c.multipliers.residual);
+    return;
+  }
   ops::moe_combine(s, down, weights, shared, shared_gate, x, n, k, dim);
 }
 
