@@ -407,7 +407,7 @@ TEST_CASE("config metadata errors for unknown arch and missing keys and bad valu
   CHECK(error_of([&] { ModelConfig::from_gguf(parse(w)); }) ==
         "model.gguf: unknown architecture falcon (supported: llama, mistral, qwen2, qwen2moe, qwen3, qwen3moe, "
         "gemma2, gemma3, phi3, deepseek2, qwen35, qwen35moe, gpt-oss, gemma4, mistral3, smollm3, nemotron_h, "
-        "nemotron_h_moe, lfm2, lfm2moe)");
+        "nemotron_h_moe, lfm2, lfm2moe, granitehybrid)");
   GgufWriter no_blocks;
   no_blocks.add("general.architecture", "llama");
   CHECK(error_of([&] { ModelConfig::from_gguf(parse(no_blocks)); }) ==

@@ -27,6 +27,17 @@ std::vector<UnrunTensor> longrope_factors();
 void read_standard_heads(const GgufFile& f, const KeyPrefix& k, ModelConfig& c);
 void write_standard_heads(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c);
 
+// Families whose recurrent blocks are those with attention.head_count_kv 0 (lfm2, granitehybrid):
+// each block's mixer (`recurrent` there, else attention), the attention blocks' KV heads as the
+// model's (the others keep their 0, which only marks the kind); and the writer's side,
+// write_standard_heads with head_count_kv 0 in every block without attention.
+void read_mixers_by_kv_heads(ModelConfig& c, Mixer recurrent);
+void write_heads_by_mixer(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c);
+// Granite's multipliers (c.multipliers: embedding_scale, residual_scale, attention.scale,
+// logit_scale), each optional; written where non-zero.
+void read_multipliers(const GgufFile& f, const KeyPrefix& k, ModelConfig& c);
+void write_multipliers(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c);
+
 // The q, k and v projections of q, k and v rows: attn_q/k/v, or with c.layout.fused_qkv one attn_qkv;
 // their biases when c.qkv_bias: attn_q/k/v.bias, or with c.layout.fused_qkv_bias one attn_qkv.bias
 // (docs/formats.md §13).
