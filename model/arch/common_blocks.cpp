@@ -157,6 +157,12 @@ void add_moe_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::stri
   t.add(l, TensorRole::FfnUpShexp, "ffn_up_shexp.weight", {E, S});
 }
 
+void normalised_routing(MoeConfig& m, MoeGating gating) {
+  m.gating = gating;
+  m.weights_norm = true;
+  m.weights_scale = 1.0f;
+}
+
 void read_expert_width(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
   MoeConfig& m = c.moe;
   if (m.n_experts == 0) return;

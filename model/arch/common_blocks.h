@@ -59,6 +59,9 @@ void add_gate_up_exps(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
 // and when c.moe.shared_hidden_dim > 0 the shared expert ffn_{gate,up,down}_shexp, gated by
 // ffn_gate_inp_shexp when c.moe.shared_gate.
 void add_moe_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::string_view norm = "ffn_norm.weight");
+// The routing llama.cpp passes for several families whatever the file says: `gating` scores, the
+// chosen experts' weights divided by their sum (norm_w = true), no scale.
+void normalised_routing(MoeConfig& m, MoeGating gating = MoeGating::Softmax);
 // The expert keys the MoE families share: expert_feed_forward_length (default: feed_forward_length /
 // expert_used_count, as llama.cpp), for files with experts.
 void read_expert_width(const GgufFile& f, const KeyPrefix& k, ModelConfig& c);

@@ -42,9 +42,7 @@ void read_hparams(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
   c.final_softcap = read_f32(f, k("final_logit_softcapping"), 0.0f);
   c.multipliers.attention = 1.0f;
   read_expert_width(f, k, c);
-  c.moe.gating = MoeGating::Softmax;
-  c.moe.weights_norm = true;
-  c.moe.weights_scale = 1.0f;
+  normalised_routing(c.moe);
 }
 
 void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {

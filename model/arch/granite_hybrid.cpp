@@ -39,9 +39,7 @@ void read_hparams(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
   // reads no expert_weights_scale for this family.
   m.expert_hidden_dim = c.hidden_dim.at(0);
   m.shared_hidden_dim = read_u32(f, k("expert_shared_feed_forward_length"), 0);
-  m.gating = MoeGating::Softmax;
-  m.weights_norm = true;
-  m.weights_scale = 1.0f;
+  normalised_routing(m);
 }
 
 void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
@@ -82,12 +80,7 @@ void layer_tensors(const ModelConfig& c, uint32_t l, TensorCatalogue& t) {
 extern const Architecture granitehybrid_architecture = {
     .name = "granitehybrid",
     .gguf_names = {"granitehybrid"},
-    .recipe = {.attention = {.form = AttentionForm::Standard,
-                             .qkv_bias = Presence::Optional,
-                             .out_bias = Presence::Optional},
-               .position = {.rope_mode = RopeMode::Norm},
-               .ffn = {.bias = Presence::Optional},
-               .layouts = {.qkv = Fusion::Optional}},
+    .recipe = llama_recipe(),  // its attention and dense FFN are llama's
     .read_hparams = read_hparams,
     .write_hparams = write_hparams,
     .validate = validate,
