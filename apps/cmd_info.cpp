@@ -295,7 +295,11 @@ std::vector<std::string> features(const ModelConfig& c) {
   if (r.norms.post_norms) f.push_back("post-attention and post-FFN norms");
   if (r.ffn.activation == FfnActivation::Gelu) f.push_back("GELU-gated FFN");
   if (r.embeddings.scale) f.push_back("embeddings x sqrt(dim)");
-  if (c.query_scale > 0) f.push_back(fmt::format("query scale {:.6g}", c.query_scale));
+  const Multipliers& m = c.multipliers;
+  if (m.attention > 0) f.push_back(fmt::format("query scale {:.6g}", m.attention));
+  if (m.embedding > 0) f.push_back(fmt::format("embeddings x {:.6g}", m.embedding));
+  if (m.residual > 0) f.push_back(fmt::format("block outputs x {:.6g} before the residual adds", m.residual));
+  if (m.logit > 0) f.push_back(fmt::format("logits / {:.6g}", m.logit));
   size_t swa = std::count(c.swa_layers.begin(), c.swa_layers.end(), 1);
   if (swa)
     f.push_back(fmt::format("sliding window {} on {} of {} layers (rope base {})", c.sliding_window, swa, c.n_layers,

@@ -59,6 +59,15 @@ void scale(Stream& s, BufferView x, BufferView y, uint32_t n, float factor) {
   s.dispatch(spirv::scale, {wg}, {.reads = {x}, .writes = {y}}, push::ScalePush{n, factor}, grid(ceil_div(n, wg)));
 }
 
+void add_scaled(Stream& s, BufferView a, BufferView b, BufferView y, uint32_t n, float factor) {
+  ensure_holds(a, n * kF32, "add_scaled", "a");
+  ensure_holds(b, n * kF32, "add_scaled", "b");
+  ensure_holds(y, n * kF32, "add_scaled", "y");
+  uint32_t wg = s.context().profile().wg_size;
+  s.dispatch(spirv::add_scaled, {wg}, {.reads = {a, b}, .writes = {y}}, push::ScalePush{n, factor},
+             grid(ceil_div(n, wg)));
+}
+
 void softcap(Stream& s, BufferView x, BufferView y, uint32_t n, float cap) {
   ensure_holds(x, n * kF32, "softcap", "x");
   ensure_holds(y, n * kF32, "softcap", "y");

@@ -17,6 +17,8 @@ void mul(Stream& s, BufferView a, BufferView b, BufferView y, uint32_t n);
 void mul_rows(Stream& s, BufferView x, BufferView w, BufferView y, uint32_t rows, uint32_t dim);
 // y(n) = x(n) * factor; y may be x.
 void scale(Stream& s, BufferView x, BufferView y, uint32_t n, float factor);
+// y(n) = a(n) + b(n) * factor: a block output scaled into the residual (Granite); y may be a.
+void add_scaled(Stream& s, BufferView a, BufferView b, BufferView y, uint32_t n, float factor);
 
 // y(n) = cap * tanh(x / cap), cap > 0: logit soft-capping (gemma2); y may be x.
 void softcap(Stream& s, BufferView x, BufferView y, uint32_t n, float cap);

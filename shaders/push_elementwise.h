@@ -12,7 +12,7 @@ struct UnaryPush {
   uint n;
 };
 
-// y[i] = x[i] * s, i < n
+// y[i] = x[i] * s, i < n (scale, softcap's cap); y[i] = a[i] + b[i] * s (add_scaled)
 struct ScalePush {
   uint n;
   float s;

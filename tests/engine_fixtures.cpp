@@ -218,6 +218,20 @@ std::vector<EngineFixture> family_fixtures(DType type) {
   FixtureSpec lfm2moe = lfm2;
   lfm2moe.arch = "lfm2moe", lfm2moe.n_experts = 8, lfm2moe.n_experts_used = 2, lfm2moe.expert_hidden_dim = 64;
   lfm2moe.leading_dense_blocks = 1, lfm2moe.gating = MoeGating::Sigmoid, lfm2moe.probs_bias = true;
+  // Granite 4.0-H's shape in small: Mamba-2 blocks (8 heads of 32, inner = 2·dim as llama.cpp
+  // requires, one group of B and C) beside GQA, each block with its FFN; all four multipliers off 1.
+  // The dense one rotates (rope.scaling.finetuned true) and has SiLU-gated FFNs; the MoE one, as
+  // the real files, rotates nowhere and routes 2 of 8 SiLU-gated experts by softmax, normalised,
+  // beside a shared expert.
+  FixtureSpec granite = base;
+  granite.arch = "granitehybrid", granite.ssm_heads = 8, granite.ssm_head_dim = 32, granite.ssm_state = 16;
+  granite.mixers = {Mixer::Mamba2, Mixer::Attention, Mixer::Mamba2}, granite.n_layers = 3;
+  granite.multipliers = {.embedding = 12.0f, .residual = 0.22f, .attention = 0.25f, .logit = 6.0f};
+  FixtureSpec granite_moe = granite;
+  granite_moe.mixers = {Mixer::Attention, Mixer::Mamba2, Mixer::Mamba2}, granite_moe.no_rope = true;
+  granite_moe.n_experts = 8, granite_moe.n_experts_used = 2, granite_moe.shared_hidden_dim = 96;
+  granite_moe.expert_hidden_dim = granite_moe.hidden_dim = 64, granite_moe.weights_norm = true;
+  granite_moe.multipliers = {.embedding = 10.0f, .residual = 0.25f, .attention = 0.1f, .logit = 8.0f};
   FixtureSpec smollm3 = base;  // layer 3 has no rope
   smollm3.arch = "smollm3", smollm3.n_layers = 4, smollm3.rope_theta = 5e6f, smollm3.tied_embeddings = true;
   return {{"llama " + t, llama},
@@ -244,7 +258,9 @@ std::vector<EngineFixture> family_fixtures(DType type) {
           {"nemotron_h_moe " + t, nemotron_h_moe},
           {"nemotron_h_moe-latent " + t, nemotron_h_latent},
           {"lfm2 " + t, lfm2},
-          {"lfm2moe " + t, lfm2moe}};
+          {"lfm2moe " + t, lfm2moe},
+          {"granitehybrid " + t, granite},
+          {"granitehybrid-moe " + t, granite_moe}};
 }
 
 namespace {
@@ -271,7 +287,8 @@ std::pair<FixtureSpec, std::string> other_layout(FixtureSpec s) {
     what.push_back("qkv-biases");
   }
   if (varies(r.attention.out_bias) && !usual.attn_out_bias) s.out_bias = true, what.push_back("out-bias");
-  if (varies(r.ffn.bias)) s.ffn_bias = true, what.push_back("ffn-biases");
+  if (varies(r.ffn.bias) && (!s.n_experts || s.leading_dense_blocks))  // biases of a dense FFN
+    s.ffn_bias = true, what.push_back("ffn-biases");
   if (varies(r.embeddings.output_bias)) s.output_bias = true, what.push_back("output-bias");
   return {s, fmt::format("{}", fmt::join(what, "-"))};
 }

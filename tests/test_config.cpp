@@ -368,7 +368,7 @@ TEST_CASE("config of every family in the fixture registry survives a file round 
     CHECK(c.moe.latent_dim == s.moe_latent_dim);
     CHECK(c.swa_layers == want.swa_layers);
     CHECK((c.attn_softcap == want.attn_softcap && c.final_softcap == want.final_softcap));
-    CHECK(c.query_scale == want.query_scale);
+    CHECK(c.multipliers.attention == want.multipliers.attention);
     CHECK(c.pooling == s.pooling);
     CHECK(parameter_count(c) == [&] {
       uint64_t n = 0;
@@ -391,7 +391,7 @@ TEST_CASE("config of every family in the fixture registry survives a file round 
   ModelConfig g = fixture_config(small("gemma2", 4, 2));
   CHECK((g.sliding_window == 4096 && g.swa_layers == std::vector<uint8_t>{1, 0}));
   CHECK((g.attn_softcap == 50.0f && g.final_softcap == 30.0f));
-  CHECK(g.query_scale == Approx(1 / std::sqrt(16.0)));
+  CHECK(g.multipliers.attention == Approx(1 / std::sqrt(16.0)));
   // gemma3 with a window: five local layers then a global one; local rope base 10000 unscaled.
   FixtureSpec s3 = small("gemma3", 4, 2);
   s3.n_layers = 7, s3.sliding_window = 512, s3.rope_theta = 1e6f;
@@ -407,7 +407,7 @@ TEST_CASE("config metadata errors for unknown arch and missing keys and bad valu
   CHECK(error_of([&] { ModelConfig::from_gguf(parse(w)); }) ==
         "model.gguf: unknown architecture falcon (supported: llama, mistral, qwen2, qwen2moe, qwen3, qwen3moe, "
         "gemma2, gemma3, phi3, deepseek2, qwen35, qwen35moe, gpt-oss, gemma4, mistral3, smollm3, nemotron_h, "
-        "nemotron_h_moe, lfm2, lfm2moe)");
+        "nemotron_h_moe, lfm2, lfm2moe, granitehybrid)");
   GgufWriter no_blocks;
   no_blocks.add("general.architecture", "llama");
   CHECK(error_of([&] { ModelConfig::from_gguf(parse(no_blocks)); }) ==

@@ -46,8 +46,10 @@ TEST_CASE("a hybrid keeps K/V only for its attention layers and a recurrent stat
 }
 
 TEST_CASE("a hybrid's prefill in chunks, in one batch and token by token agree", "[hybrid]") {
-  // Gated DeltaNet (qwen35, qwen35moe), Mamba-2 (nemotron_h, nemotron_h_moe), short convs (lfm2, lfm2moe).
-  for (const char* name : {"qwen35", "qwen35moe", "nemotron_h", "nemotron_h_moe", "lfm2", "lfm2moe"}) {
+  // Gated DeltaNet (qwen35, qwen35moe), Mamba-2 (nemotron_h, nemotron_h_moe, granitehybrid-moe), short
+  // convs (lfm2, lfm2moe).
+  for (const char* name :
+       {"qwen35", "qwen35moe", "nemotron_h", "nemotron_h_moe", "granitehybrid-moe", "lfm2", "lfm2moe"}) {
     test::EngineFixture f = hybrid(name);
     auto tokens = test::some_tokens(70, f.spec.vocab_size, 7);
     test::Loaded whole = test::load(f.spec, {.kv_type = DType::F32}),
@@ -101,7 +103,7 @@ void resumed_conversation(const std::string& name) {
 
 TEST_CASE("a hybrid conversation resumed from its checkpoint gives the logits of a fresh one", "[hybrid]") {
   // Gated DeltaNet, Mamba-2 and short-conv states.
-  for (const char* name : {"qwen35", "nemotron_h", "lfm2"}) resumed_conversation(name);
+  for (const char* name : {"qwen35", "nemotron_h", "granitehybrid", "lfm2"}) resumed_conversation(name);
 }
 
 TEST_CASE("a linear-attention layer has no attention map, and says which layers have one", "[hybrid]") {

@@ -281,6 +281,7 @@ void check_f32(const test::EngineFixture& fixture) {
 // The fixture with every matrix row a multiple of 256 values, so that llama.cpp's Q4_K_M gives
 // K-quants (Q4_K, Q6_K) rather than its fallbacks for narrow rows.
 FixtureSpec widened(FixtureSpec s) {
+  if (s.arch == "granitehybrid") s.ssm_head_dim = s.ssm_head_dim * 256 / s.dim;  // llama.cpp asserts d_inner = 2·dim
   s.dim = 256, s.hidden_dim = 512;
   if (s.expert_hidden_dim) s.expert_hidden_dim = 256;
   if (s.shared_hidden_dim) s.shared_hidden_dim = 512;

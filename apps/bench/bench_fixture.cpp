@@ -183,6 +183,36 @@ FixtureSpec lfm2_8b_a1b() {
   s.leading_dense_blocks = 2, s.gating = MoeGating::Sigmoid, s.probs_bias = true;
   return s;
 }
+// Granite 4.0-H (issue 42; docs/formats.md §15.2), from the Hugging Face config.json values that
+// llama.cpp's converter reads (GraniteHybridModel): 40 blocks, attention (GQA, head 128, no rope:
+// rope.scaling.finetuned false) in blocks 5, 15, 25 and 35 (layer_types), Mamba-2 in the rest
+// (mamba_n_heads x mamba_d_head 64 = 2 x hidden_size, mamba_n_groups 1, mamba_d_state 128,
+// mamba_d_conv 4), every block a softmax-routed MoE of SiLU-gated experts of intermediate_size
+// beside a shared expert of shared_intermediate_size, vocabulary 100352, tied embeddings, context
+// 2^20 (what the converter writes without rope). Multipliers: tiny's embedding 12, residual 0.22,
+// attention 1/128, logits 6; small takes the same (their values cost nothing: only whether each
+// is set changes the graph).
+FixtureSpec granite_4_h(uint32_t dim, uint32_t heads, uint32_t kv_heads, uint32_t experts, uint32_t used,
+                        uint32_t expert_hidden, uint32_t shared_hidden) {
+  FixtureSpec s{.arch = "granitehybrid",
+                .dim = dim,
+                .n_layers = 40,
+                .n_heads = heads,
+                .n_kv_heads = kv_heads,
+                .head_dim = dim / heads,
+                .hidden_dim = expert_hidden,
+                .vocab_size = 100352,
+                .seq_len = 1u << 20,
+                .tied_embeddings = true};
+  s.ssm_heads = 2 * dim / 64, s.ssm_head_dim = 64, s.ssm_state = 128, s.ssm_groups = 1, s.conv_kernel = 4;
+  s.mixers.assign(40, Mixer::Mamba2);
+  for (uint32_t l : {5, 15, 25, 35}) s.mixers[l] = Mixer::Attention;
+  s.n_experts = experts, s.n_experts_used = used, s.expert_hidden_dim = expert_hidden;
+  s.shared_hidden_dim = shared_hidden, s.weights_norm = true, s.no_rope = true;
+  s.multipliers = {.embedding = 12.0f, .residual = 0.22f, .attention = 0.0078125f, .logit = 6.0f};
+  return s;
+}
+
 // Shapes from the models' published configs (docs/formats.md §6).
 const std::map<std::string, FixtureSpec>& presets() {
   static const std::map<std::string, FixtureSpec> p = {
@@ -357,6 +387,10 @@ const std::map<std::string, FixtureSpec>& presets() {
       // attention block) and its mixture of experts.
       {"lfm2-1.2b", lfm2(16, 8192, {2, 5, 8, 10, 12, 14})},
       {"lfm2-8b-a1b", lfm2_8b_a1b()},
+      // Issue 42: Granite 4.0-H tiny (7B-A1B: 64 experts of 512, 6 chosen, shared 1024) and small
+      // (32B-A9B: 72 experts of 768, 10 chosen, shared 1536); --layers keeps each kind's share.
+      {"granite-4.0-h-tiny", granite_4_h(1536, 12, 4, 64, 6, 512, 1024)},
+      {"granite-4.0-h-small", granite_4_h(4096, 32, 8, 72, 10, 768, 1536)},
       {"smollm3-3b",
        {.arch = "smollm3",
         .dim = 2048,

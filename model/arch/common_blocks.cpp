@@ -41,6 +41,41 @@ void write_standard_heads(GgufWriter& w, const KeyPrefix& k, const ModelConfig& 
   w.add(k("attention.value_length"), c.v_head_dim);
 }
 
+void read_mixers_by_kv_heads(ModelConfig& c, Mixer recurrent) {
+  std::vector<uint32_t> kv = c.kv_heads.empty() ? std::vector<uint32_t>(c.n_layers, c.n_kv_heads) : c.kv_heads;
+  c.mixers.assign(c.n_layers, Mixer::Attention);
+  c.n_kv_heads = 0;
+  for (uint32_t l = 0; l < c.n_layers; ++l) {
+    if (kv[l] == 0) c.mixers[l] = recurrent;
+    if (kv[l] != 0 && c.n_kv_heads == 0) c.n_kv_heads = kv[l];
+  }
+  if (c.n_kv_heads == 0) c.n_kv_heads = c.n_heads;  // no attention block: nothing reads it
+  c.kv_heads = kv;
+}
+
+void write_heads_by_mixer(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
+  ModelConfig heads = c;
+  heads.kv_heads.resize(c.n_layers);
+  for (uint32_t l = 0; l < c.n_layers; ++l) heads.kv_heads[l] = c.has_attention(l) ? c.attention_of(l).n_kv_heads : 0;
+  write_standard_heads(w, k, heads);
+}
+
+void read_multipliers(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
+  Multipliers& m = c.multipliers;
+  m.embedding = read_f32(f, k("embedding_scale"), 0.0f);
+  m.residual = read_f32(f, k("residual_scale"), 0.0f);
+  m.attention = read_f32(f, k("attention.scale"), 0.0f);
+  m.logit = read_f32(f, k("logit_scale"), 0.0f);
+}
+
+void write_multipliers(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
+  const Multipliers& m = c.multipliers;
+  if (m.embedding) w.add(k("embedding_scale"), m.embedding);
+  if (m.residual) w.add(k("residual_scale"), m.residual);
+  if (m.attention) w.add(k("attention.scale"), m.attention);
+  if (m.logit) w.add(k("logit_scale"), m.logit);
+}
+
 void add_qkv(const ModelConfig& c, uint32_t l, TensorCatalogue& t, uint64_t q, uint64_t k, uint64_t v) {
   uint64_t E = c.dim;
   if (c.layout.fused_qkv) {
@@ -120,6 +155,12 @@ void add_moe_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::stri
   t.add(l, TensorRole::FfnGateShexp, "ffn_gate_shexp.weight", {E, S});
   t.add(l, TensorRole::FfnDownShexp, "ffn_down_shexp.weight", {S, E});
   t.add(l, TensorRole::FfnUpShexp, "ffn_up_shexp.weight", {E, S});
+}
+
+void normalised_routing(MoeConfig& m, MoeGating gating) {
+  m.gating = gating;
+  m.weights_norm = true;
+  m.weights_scale = 1.0f;
 }
 
 void read_expert_width(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {

@@ -27,6 +27,17 @@ std::vector<UnrunTensor> longrope_factors();
 void read_standard_heads(const GgufFile& f, const KeyPrefix& k, ModelConfig& c);
 void write_standard_heads(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c);
 
+// Families whose recurrent blocks are those with attention.head_count_kv 0 (lfm2, granitehybrid):
+// each block's mixer (`recurrent` there, else attention), the attention blocks' KV heads as the
+// model's (the others keep their 0, which only marks the kind); and the writer's side,
+// write_standard_heads with head_count_kv 0 in every block without attention.
+void read_mixers_by_kv_heads(ModelConfig& c, Mixer recurrent);
+void write_heads_by_mixer(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c);
+// Granite's multipliers (c.multipliers: embedding_scale, residual_scale, attention.scale,
+// logit_scale), each optional; written where non-zero.
+void read_multipliers(const GgufFile& f, const KeyPrefix& k, ModelConfig& c);
+void write_multipliers(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c);
+
 // The q, k and v projections of q, k and v rows: attn_q/k/v, or with c.layout.fused_qkv one attn_qkv;
 // their biases when c.qkv_bias: attn_q/k/v.bias, or with c.layout.fused_qkv_bias one attn_qkv.bias
 // (docs/formats.md §13).
@@ -48,6 +59,9 @@ void add_gate_up_exps(const ModelConfig& c, uint32_t l, TensorCatalogue& t);
 // and when c.moe.shared_hidden_dim > 0 the shared expert ffn_{gate,up,down}_shexp, gated by
 // ffn_gate_inp_shexp when c.moe.shared_gate.
 void add_moe_ffn(const ModelConfig& c, uint32_t l, TensorCatalogue& t, std::string_view norm = "ffn_norm.weight");
+// The routing llama.cpp passes for several families whatever the file says: `gating` scores, the
+// chosen experts' weights divided by their sum (norm_w = true), no scale.
+void normalised_routing(MoeConfig& m, MoeGating gating = MoeGating::Softmax);
 // The expert keys the MoE families share: expert_feed_forward_length (default: feed_forward_length /
 // expert_used_count, as llama.cpp), for files with experts.
 void read_expert_width(const GgufFile& f, const KeyPrefix& k, ModelConfig& c);

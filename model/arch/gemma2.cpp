@@ -24,7 +24,7 @@ void read_hparams(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
   c.rope_swa.theta = read_f32(f, k("rope.freq_base_swa"), c.rope.theta);
   c.attn_softcap = read_f32(f, k("attn_logit_softcapping"), 50.0f);
   c.final_softcap = read_f32(f, k("final_logit_softcapping"), 30.0f);
-  c.query_scale = float(1.0 / std::sqrt(c.n_layers == 46 ? double(c.dim / c.n_heads) : double(c.head_dim)));
+  c.multipliers.attention = float(1.0 / std::sqrt(c.n_layers == 46 ? double(c.dim / c.n_heads) : double(c.head_dim)));
 }
 
 void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {

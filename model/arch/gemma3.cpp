@@ -28,7 +28,7 @@ void read_hparams(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
     c.rope_swa.factor = 1.0f;
   }
   c.final_softcap = read_f32(f, k("final_logit_softcapping"), 0.0f);
-  c.query_scale = float(1.0 / std::sqrt(c.n_layers == 62 ? double(c.dim / c.n_heads) : double(c.head_dim)));
+  c.multipliers.attention = float(1.0 / std::sqrt(c.n_layers == 62 ? double(c.dim / c.n_heads) : double(c.head_dim)));
 }
 
 void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {

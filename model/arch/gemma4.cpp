@@ -40,11 +40,9 @@ void read_hparams(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
   c.n_kv_shared_layers = read_u32(f, k("attention.shared_kv_layers"), 0);
   c.per_layer_embd = read_u32(f, k("embedding_length_per_layer_input"));
   c.final_softcap = read_f32(f, k("final_logit_softcapping"), 0.0f);
-  c.query_scale = 1.0f;
+  c.multipliers.attention = 1.0f;
   read_expert_width(f, k, c);
-  c.moe.gating = MoeGating::Softmax;
-  c.moe.weights_norm = true;
-  c.moe.weights_scale = 1.0f;
+  normalised_routing(c.moe);
 }
 
 void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {

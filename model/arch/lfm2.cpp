@@ -28,22 +28,11 @@ void read_lfm2(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
         fmt::format("attention.sliding_window = {}: LFM2's sliding-window attention (LFM2.5's audio tokenizer) is "
                     "not supported",
                     window));
-  std::vector<uint32_t> kv = c.kv_heads.empty() ? std::vector<uint32_t>(c.n_layers, c.n_kv_heads) : c.kv_heads;
-  c.mixers.assign(c.n_layers, Mixer::Attention);
-  c.n_kv_heads = 0;
-  for (uint32_t l = 0; l < c.n_layers; ++l) {
-    if (kv[l] == 0) c.mixers[l] = Mixer::ShortConv;
-    if (kv[l] != 0 && c.n_kv_heads == 0) c.n_kv_heads = kv[l];
-  }
-  if (c.n_kv_heads == 0) c.n_kv_heads = c.n_heads;  // no attention layer: nothing reads it
-  c.kv_heads = kv;
+  read_mixers_by_kv_heads(c, Mixer::ShortConv);
 }
 
 void write_lfm2(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {
-  ModelConfig heads = c;  // head_count_kv as the converter writes it: 0 in the short-conv layers
-  heads.kv_heads.resize(c.n_layers);
-  for (uint32_t l = 0; l < c.n_layers; ++l) heads.kv_heads[l] = c.has_attention(l) ? c.attention_of(l).n_kv_heads : 0;
-  write_standard_heads(w, k, heads);
+  write_heads_by_mixer(w, k, c);  // head_count_kv as the converter writes it: 0 in the short-conv layers
   w.add(k("shortconv.l_cache"), c.short_conv.kernel);
 }
 

@@ -21,9 +21,7 @@ void read_hparams(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
   read_expert_width(f, k, c);
   MoeConfig& m = c.moe;
   m.leading_dense_blocks = read_u32(f, k("leading_dense_block_count"), 0);
-  m.gating = MoeGating(read_u32(f, k("expert_gating_func")));
-  m.weights_norm = true;
-  m.weights_scale = 1.0f;
+  normalised_routing(m, MoeGating(read_u32(f, k("expert_gating_func"))));
 }
 
 void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {

@@ -91,7 +91,8 @@ uint64_t kv_row_bytes(DType kv, uint64_t n) {
 }  // namespace
 
 double ModelConfig::attention_scale(uint32_t layer) const {
-  double scale = query_scale > 0 ? query_scale : 1.0 / std::sqrt(double(attention_of(layer).head_dim));
+  double scale =
+      multipliers.attention > 0 ? multipliers.attention : 1.0 / std::sqrt(double(attention_of(layer).head_dim));
   if (rope.scaling == RopeScaling::Yarn && rope.deepseek_yarn && rope.yarn_log_multiplier > 0) {
     double m = 1 + rope.yarn_log_multiplier * std::log(rope.factor);
     scale *= m * m;
@@ -261,8 +262,9 @@ void validate_window(const ModelConfig& c) {
     ENSURE(!w || c.sliding_window > 0, "sliding-window layers need attention.sliding_window > 0");
   ENSURE(std::isfinite(c.rope_swa.theta) && c.rope_swa.theta > 0,
          fmt::format("rope.freq_base_swa {} must be positive", c.rope_swa.theta));
-  for (float cap : {c.attn_softcap, c.final_softcap, c.query_scale})
-    ENSURE(std::isfinite(cap) && cap >= 0, "soft-cap and query scale values must be finite and not negative");
+  const Multipliers& m = c.multipliers;
+  for (float cap : {c.attn_softcap, c.final_softcap, m.embedding, m.residual, m.attention, m.logit})
+    ENSURE(std::isfinite(cap) && cap >= 0, "soft-caps and multipliers must be finite and not negative");
 }
 
 // Per-layer shapes, shared KV, NoPE layers and the attention temperature.

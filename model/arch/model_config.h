@@ -56,6 +56,16 @@ struct RopeConfig {
   double yarn_attn_factor() const;
 };
 
+// Scalars a family puts on the residual stream, the attention and the logits, each 0 where absent
+// (x1; for attention 1/sqrt(head_dim)): Granite's four multipliers (granitehybrid, from the keys
+// named below), and the gemmas' query scale, which their files imply (`attention`).
+struct Multipliers {
+  float embedding = 0;  // embedding_scale: the token embeddings times it
+  float residual = 0;   // residual_scale: each block's mixer and FFN outputs times it, before their residual adds
+  float attention = 0;  // attention.scale: the softmax scale instead of 1/sqrt(head_dim)
+  float logit = 0;      // logit_scale: the logits divided by it
+};
+
 // Multi-head latent attention (DeepSeek-V2/V3, docs/formats.md §5).
 struct MlaConfig {
   uint32_t q_lora_rank = 0;       // 0: a plain attn_q (V2-Lite); else attn_q_a -> norm -> attn_q_b
@@ -191,7 +201,7 @@ struct ModelConfig {
   RopeConfig rope_swa;
   float attn_softcap = 0;   // > 0: scores become cap·tanh(score / cap) before the softmax
   float final_softcap = 0;  // > 0: likewise for the output logits
-  float query_scale = 0;    // > 0: the softmax scale instead of 1/sqrt(head_dim)
+  Multipliers multipliers;
   // Each block's mixer and whether it has an FFN after it (Nemotron-H: attention-only and
   // Mamba-2-only blocks have none). Empty: attention and an FFN in every block.
   std::vector<Mixer> mixers;        // (n_layers)
@@ -266,9 +276,9 @@ struct ModelConfig {
   // Exact bytes of recurrent state one sequence keeps over the recurrent layers (f32, any context
   // length): 0 for a model without them.
   uint64_t recurrent_bytes_per_sequence() const;
-  // The softmax scale of attention: query_scale when set, else 1/sqrt(head_dim); DeepSeek under
+  // The softmax scale of attention: multipliers.attention when set, else 1/sqrt(head_dim); DeepSeek under
   // YaRN multiplies it by m^2, m = 1 + yarn_log_multiplier·ln(factor) (the HF formula,
-  // docs/formats.md §5.4). Layer l's head dim where it differs (gemma4 sets query_scale).
+  // docs/formats.md §5.4). Layer l's head dim where it differs (gemma4 sets the multiplier).
   double attention_scale(uint32_t layer = 0) const;
   // Throws vkllm::Error when the dimensions are inconsistent or unsupported.
   void validate() const;

@@ -21,9 +21,7 @@ void read_hparams(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
   MoeConfig& m = c.moe;
   m.shared_hidden_dim = read_u32(f, k("expert_shared_feed_forward_length"), c.hidden_dim.at(0));
   m.shared_gate = true;
-  m.gating = MoeGating::Softmax;
-  m.weights_norm = true;
-  m.weights_scale = 1.0f;
+  normalised_routing(m);
 }
 
 void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {

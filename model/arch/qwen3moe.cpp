@@ -15,9 +15,7 @@ namespace {
 void read_hparams(const GgufFile& f, const KeyPrefix& k, ModelConfig& c) {
   read_standard_heads(f, k, c);
   read_expert_width(f, k, c);
-  c.moe.gating = MoeGating::Softmax;
-  c.moe.weights_norm = true;
-  c.moe.weights_scale = 1.0f;
+  normalised_routing(c.moe);
 }
 
 void write_hparams(GgufWriter& w, const KeyPrefix& k, const ModelConfig& c) {

@@ -10,16 +10,17 @@ extern const Architecture llama_architecture, mistral_architecture, qwen2_archit
     qwen3_architecture, qwen3moe_architecture, gemma2_architecture, gemma3_architecture, phi3_architecture,
     deepseek2_architecture, qwen35_architecture, qwen35moe_architecture, gpt_oss_architecture, gemma4_architecture,
     mistral3_architecture, smollm3_architecture, nemotron_h_architecture, nemotron_h_moe_architecture,
-    lfm2_architecture, lfm2moe_architecture;
+    lfm2_architecture, lfm2moe_architecture, granitehybrid_architecture;
 
 namespace {
 
-constexpr const Architecture* kAll[] = {
-    &llama_architecture,      &mistral_architecture,        &qwen2_architecture,    &qwen2moe_architecture,
-    &qwen3_architecture,      &qwen3moe_architecture,       &gemma2_architecture,   &gemma3_architecture,
-    &phi3_architecture,       &deepseek2_architecture,      &qwen35_architecture,   &qwen35moe_architecture,
-    &gpt_oss_architecture,    &gemma4_architecture,         &mistral3_architecture, &smollm3_architecture,
-    &nemotron_h_architecture, &nemotron_h_moe_architecture, &lfm2_architecture,     &lfm2moe_architecture};
+constexpr const Architecture* kAll[] = {&llama_architecture,     &mistral_architecture,    &qwen2_architecture,
+                                        &qwen2moe_architecture,  &qwen3_architecture,      &qwen3moe_architecture,
+                                        &gemma2_architecture,    &gemma3_architecture,     &phi3_architecture,
+                                        &deepseek2_architecture, &qwen35_architecture,     &qwen35moe_architecture,
+                                        &gpt_oss_architecture,   &gemma4_architecture,     &mistral3_architecture,
+                                        &smollm3_architecture,   &nemotron_h_architecture, &nemotron_h_moe_architecture,
+                                        &lfm2_architecture,      &lfm2moe_architecture,    &granitehybrid_architecture};
 
 }  // namespace
 

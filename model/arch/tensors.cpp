@@ -298,6 +298,14 @@ using Shape = std::vector<uint64_t>;
 
 std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
+// Shapes as ggml sees them: dimensions past the last one above 1 are 1 whether or not the file lists
+// them (llama-quantize writes Granite 4.0-H's ssm_norm {d_inner, 1} as {d_inner}).
+bool same_shape(Shape a, Shape b) {
+  for (Shape* s : {&a, &b})
+    while (!s->empty() && s->back() == 1) s->pop_back();
+  return a == b;
+}
+
 std::string unexpected_hint(std::string_view name, const ModelConfig& c) {
   if (name.find("_exps") != std::string_view::npos || name.find("ffn_gate_inp") != std::string_view::npos ||
       name.find("_shexp") != std::string_view::npos || name.find("exp_probs_b") != std::string_view::npos)
@@ -370,7 +378,7 @@ void check_tensors(const GgufFile& f, const ModelConfig& c) {
   for (const GgufTensor& t : f.tensors()) {  // in file order: the first wrong one is named
     const TensorSpec* spec = cat.find(t.name);
     if (!spec) f.fail(unexpected(t.name, c));
-    if (t.shape() != spec->ne)
+    if (!same_shape(t.shape(), spec->ne))
       f.fail(fmt::format("tensor {} has shape {}, expected {}", t.name, shape_str(t.shape()), shape_str(spec->ne)));
   }
   for (const TensorSpec& s : cat.specs())

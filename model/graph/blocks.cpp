@@ -49,28 +49,39 @@ ProjIn normed_input(const RecordContext& r, const Tensor& norm, uint32_t l, cons
   return {h};
 }
 
+void add_residual(const RecordContext& r, BufferView out) {
+  const ModelConfig& c = r.c;
+  BufferView x = r.act_rows(r.acts.x, c.dim);
+  if (c.multipliers.residual)
+    ops::add_scaled(r.s, x, out, x, r.n * c.dim, c.multipliers.residual);
+  else
+    ops::add(r.s, x, out, x, r.n * c.dim);
+}
+
 // Without a post norm the add is the product's epilogue (one dispatch, no pass over proj); then the
 // product itself is never stored, so a tapped forward sees no `name` tap (ffn_inp / l_out after
 // it still are). With one, the norm and the add are one pass (ops::rmsnorm_add) but in a tapped
-// forward, which stores the normed product for its tap.
+// forward, which stores the normed product for its tap. A residual multiplier (Granite) takes
+// the stored product, scaled into the residual by one more dispatch.
 void block_output(const RecordContext& r, const Tensor& w, const Tensor* post_norm, BufferView in, uint32_t l,
                   const char* name, const Tensor* bias) {
   const ModelConfig& c = r.c;
   BufferView x = r.act_rows(r.acts.x, c.dim);
-  if (!post_norm) {
+  bool scaled = c.multipliers.residual != 0;
+  if (!post_norm && !scaled) {
     ops::matmul_fused(r.s, w.type, w.view, in, x, w.rows, r.n, w.cols, {.accumulate = true},
                       bias ? bias->view : BufferView{});
     return;
   }
   BufferView proj = r.act_rows(r.acts.proj, c.dim);
   project(r, w, in, proj, r.n, bias);
-  if (!r.taps) {  // the post norm and the add in one pass (nothing wants the normed product)
+  if (post_norm && !scaled && !r.taps) {  // the post norm and the add in one pass (nothing wants the normed product)
     ops::rmsnorm_add(r.s, proj, post_norm->view, x, r.n, c.dim, c.norm_eps);
     return;
   }
-  ops::rmsnorm(r.s, proj, post_norm->view, proj, r.n, c.dim, c.norm_eps);
+  if (post_norm) ops::rmsnorm(r.s, proj, post_norm->view, proj, r.n, c.dim, c.norm_eps);
   r.tap(int(l), name, proj, r.n, c.dim);
-  ops::add(r.s, x, proj, x, r.n * c.dim);
+  add_residual(r, proj);
 }
 
 namespace {

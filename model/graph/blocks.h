@@ -45,7 +45,11 @@ void project(const RecordContext& r, const Tensor& w, BufferView x, BufferView y
              const Tensor* bias = nullptr);
 void project(const RecordContext& r, const Tensor& w, const ProjIn& in, BufferView y, uint32_t n,
              const Tensor* bias = nullptr);
-// x += post_norm(in · wᵀ), a block's last projection into the residual stream; `name` is its tap.
+// x += out (n rows of dim), a block's output into the residual stream, times Granite's residual
+// multiplier where the model has one.
+void add_residual(const RecordContext& r, BufferView out);
+// x += post_norm(in · wᵀ) (times the residual multiplier), a block's last projection into the
+// residual stream; `name` is its tap.
 void block_output(const RecordContext& r, const Tensor& w, const Tensor* post_norm, BufferView in, uint32_t l,
                   const char* name, const Tensor* bias = nullptr);
 // act(gate(h) (+ gate_bias)) ⊙ (up(h) (+ up_bias)) for the step's tokens, into the gate activation

@@ -51,6 +51,13 @@ void layer_output(const RecordContext& r, const LayerWeights& lw, uint32_t l) {
   if (lw.out_scale) ops::mul_rows(r.s, x, lw.out_scale->view, x, n * c.dim, 1);
 }
 
+// The n logits as the family ends them: divided by Granite's logit multiplier, soft-capped (gemma).
+void finish_logits(const RecordContext& r, BufferView logits, uint32_t n) {
+  const ModelConfig& c = r.c;
+  if (c.multipliers.logit) ops::scale(r.s, logits, logits, n, 1.0f / c.multipliers.logit);
+  if (c.final_softcap > 0) ops::softcap(r.s, logits, logits, n, c.final_softcap);
+}
+
 }  // namespace
 
 void embeddings(const RecordContext& r) {
@@ -62,6 +69,7 @@ void embeddings(const RecordContext& r) {
   } else {
     ops::get_rows(r.s, embd.type, embd.view, r.in.tokens(r.n), x, r.n, c.dim);
     if (c.architecture().recipe.embeddings.scale) ops::scale(r.s, x, x, r.n * c.dim, std::sqrt(float(c.dim)));
+    if (c.multipliers.embedding) ops::scale(r.s, x, x, r.n * c.dim, c.multipliers.embedding);
   }
   r.tap(-1, "inp_embd", x, r.n, c.dim);
   if (c.per_layer_embd) per_layer_inputs(r, x);
@@ -128,7 +136,7 @@ void output(const RecordContext& r, OutputMode mode) {
     }
     BufferView lv = r.logits.view(0, 4ull * m * vocab);
     project(r, out, in, lv, m, r.w.output_bias());
-    if (c.final_softcap > 0) ops::softcap(s, lv, lv, m * vocab, c.final_softcap);
+    finish_logits(r, lv, m * vocab);
     return;
   }
   ops::rmsnorm(s, x, r.w.output_norm().view, h, n, dim, c.norm_eps);
@@ -144,7 +152,7 @@ void output(const RecordContext& r, OutputMode mode) {
     rows_h.offset += r0 * 4 * dim, rows_h.size = 4ull * k * dim;
     BufferView rows_out = r.logits.view(r0 * 4 * vocab, 4ull * k * vocab);
     ops::matmul(s, out.type, out.view, rows_h, rows_out, vocab, k, dim, {}, bias);
-    if (c.final_softcap > 0) ops::softcap(s, rows_out, rows_out, k * vocab, c.final_softcap);
+    finish_logits(r, rows_out, k * vocab);
   }
 }
 

@@ -57,13 +57,13 @@ void beside_dense(const RecordContext& r, const MoeWeights& w, BufferView expert
   gated(r, w.shared_gate, *w.shared_up, *w.shared_down, h, out, c.hidden_dim[l]);
   ops::rmsnorm(r.s, out, w.shared_post_norm->view, out, n, dim, c.norm_eps);
   ops::add(r.s, out, experts, out, n * dim);
-  if (!r.taps) {  // the last norm and the residual add in one pass
+  if (!r.taps && !c.multipliers.residual) {  // the last norm and the residual add in one pass
     ops::rmsnorm_add(r.s, out, w.post_norm->view, x, n, dim, c.norm_eps);
     return;
   }
   ops::rmsnorm(r.s, out, w.post_norm->view, out, n, dim, c.norm_eps);
   r.tap(int(l), "ffn_out", out, n, dim);
-  ops::add(r.s, x, out, x, n * dim);
+  add_residual(r, out);
 }
 
 }  // namespace
@@ -147,7 +147,14 @@ void moe(const RecordContext& r, const MoeWeights& w, uint32_t l) {
     BufferView sum = r.act_rows(a.moe_out, W);
     ops::moe_combine(s, down, weights, {}, {}, sum, n, k, W, false);
     block_output(r, *w.latent_up, nullptr, sum, l, "ffn_moe_out");
-    if (w.shared_up) ops::add(s, x, shared, x, n * dim);
+    if (w.shared_up) add_residual(r, shared);
+    return;
+  }
+  if (c.multipliers.residual) {  // Granite: the sum, scaled, into the residual
+    BufferView sum = r.act_rows(a.moe_out, dim);
+    ops::moe_combine(s, down, weights, shared, shared_gate, sum, n, k, dim, false);
+    r.tap(int(l), "ffn_out", sum, n, dim);
+    add_residual(r, sum);
     return;
   }
   ops::moe_combine(s, down, weights, shared, shared_gate, x, n, k, dim);

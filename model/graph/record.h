@@ -68,7 +68,7 @@ struct Acts {
   // gate and up products (B·k, F) each, gate then up (one product writes both for fused experts),
   // and down (B·k, dim) products, the shared expert's gate logit (B)
   int logits = -1, ids = -1, weights = -1, plan = -1, exp_gate_up = -1, exp_down = -1, shared_gate = -1;
-  int moe_out = -1;  // (B, dim) the experts' weighted sum, normed apart (gemma4)
+  int moe_out = -1;  // (B, dim) the experts' weighted sum, normed apart (gemma4) or scaled (Granite)
   // gemma4's per-layer embeddings: every layer's inputs (B, n_layers · P), the table's rows while
   // they are made, and per layer the gate and this layer's inputs (B, P), P = per_layer_embd
   int per_layer = -1, per_layer_tok = -1, per_layer_h = -1, per_layer_in = -1;

@@ -105,7 +105,7 @@ void Transformer::declare_activations() {
     a.exp_gate_up = t("moe gate|up", 2 * k * m.expert_hidden_dim);
     a.exp_down = t("moe down", k * c_.dim);
     if (m.shared_gate) a.shared_gate = t("moe shared gate", 1);
-    if (c_.architecture().recipe.ffn.moe_beside_dense) a.moe_out = t("moe out", c_.dim);
+    if (c_.architecture().recipe.ffn.moe_beside_dense || c_.multipliers.residual) a.moe_out = t("moe out", c_.dim);
     if (m.latent_dim) a.moe_latent = t("moe latent", m.latent_dim), a.moe_out = t("moe out", m.latent_dim);
   }
   if (c_.per_layer_embd) {

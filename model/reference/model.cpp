@@ -19,12 +19,6 @@
 
 namespace vkllm::ref {
 
-namespace {
-
-void add_into(std::vector<float>& x, const std::vector<float>& d) { add(x.data(), x.data(), d.data(), x.size()); }
-
-}  // namespace
-
 Model::Model(const GgufFile& file, const ModelConfig& config, DType kv_type)
     : file_(file), c_(config), catalogue_(tensor_catalogue(config)), kv_type_(kv_type) {
   if (catalogue_.find(TensorRole::RopeFreqs)) freq_factors_ = weight(TensorRole::RopeFreqs);
@@ -47,6 +41,11 @@ std::vector<float> Model::weight_rows(TensorRole role, int layer, size_t row0, s
   std::vector<float> out(rows * K);
   dequantize_row(t.type, t.data.data() + row0 * rb, out.data(), out.size());
   return out;
+}
+
+void Model::add_residual(std::vector<float>& x, std::vector<float>& out) const {
+  if (c_.multipliers.residual) scale(out.data(), out.data(), out.size(), c_.multipliers.residual);
+  add(x.data(), x.data(), out.data(), x.size());
 }
 
 void Model::emit(int layer, std::string_view name, const std::vector<float>& v, size_t width) const {
@@ -132,7 +131,7 @@ void Model::attend(std::vector<float>& x, uint32_t l, const std::vector<float>& 
   if (has(TensorRole::AttnPostNorm, int(l)))
     rmsnorm(out.data(), out.data(), weight(TensorRole::AttnPostNorm, l).data(), n, c_.dim, c_.norm_eps);
   emit(int(l), "attn_out", out, c_.dim);
-  add_into(x, out);
+  add_residual(x, out);
   emit(int(l), "ffn_inp", x, c_.dim);
 }
 
@@ -336,6 +335,7 @@ std::vector<float> Model::run(std::span<const Chunk> batch, Step& step, const Ta
   std::vector<float> x(n * dim);
   get_rows(embd.type, embd.data.data(), tokens.data(), x.data(), n, dim);
   if (c_.architecture().recipe.embeddings.scale) scale(x.data(), x.data(), x.size(), float(std::sqrt(double(dim))));
+  if (c_.multipliers.embedding) scale(x.data(), x.data(), x.size(), c_.multipliers.embedding);
   emit(-1, "inp_embd", x, dim);
   std::vector<float> per_layer;
   if (c_.per_layer_embd) per_layer = per_layer_inputs(tokens, x);
@@ -359,6 +359,7 @@ std::vector<float> Model::run(std::span<const Chunk> batch, Step& step, const Ta
   std::vector<float> bias;
   auto logits = project(weight(c_.tied_embeddings ? TensorRole::TokenEmbd : TensorRole::Output), x.data(), n, dim, 0,
                         optional(TensorRole::OutputBias, kGlobal, bias));
+  if (c_.multipliers.logit) scale(logits.data(), logits.data(), logits.size(), 1.0f / c_.multipliers.logit);
   if (c_.final_softcap > 0) softcap(logits.data(), logits.data(), logits.size(), c_.final_softcap);
   return logits;
 }

@@ -89,6 +89,9 @@ class Model {
   const float* optional(TensorRole role, int layer, std::vector<float>& storage) const;
   bool has(TensorRole role, int layer) const { return catalogue_.find(role, layer) != nullptr; }
   void emit(int layer, std::string_view name, const std::vector<float>& v, size_t width) const;
+  // x += a block's output (times Granite's residual multiplier, where the model has one; out is
+  // scaled in place).
+  void add_residual(std::vector<float>& x, std::vector<float>& out) const;
   void qkv(const std::vector<float>& h, uint32_t layer, size_t n, std::vector<float>& q, std::vector<float>& k,
            std::vector<float>& v) const;
   // down(act(gate·h) ⊙ up·h) for n rows of h (any width); an empty gate: down(act(up·h)).

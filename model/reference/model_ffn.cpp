@@ -58,7 +58,7 @@ void Model::ffn_block(std::vector<float>& x, uint32_t l, size_t n) const {
   if (has(TensorRole::FfnPostNorm, int(l)))
     rmsnorm(out.data(), out.data(), weight(TensorRole::FfnPostNorm, l).data(), n, dim, c_.norm_eps);
   emit(int(l), "ffn_out", out, dim);
-  add(x.data(), x.data(), out.data(), x.size());
+  add_residual(x, out);
 }
 
 namespace {
@@ -156,7 +156,7 @@ void Model::moe_block(std::vector<float>& x, uint32_t l, size_t n) const {
     add(out.data(), out.data(), shared.data(), out.size());
     rmsnorm(out.data(), out.data(), weight(TensorRole::FfnPostNorm, l).data(), n, dim, c_.norm_eps);
     emit(int(l), "ffn_out", out, dim);
-    add(x.data(), x.data(), out.data(), x.size());
+    add_residual(x, out);
     return;
   }
   if (has(TensorRole::FfnUpShexp, int(l))) {
@@ -172,11 +172,18 @@ void Model::moe_block(std::vector<float>& x, uint32_t l, size_t n) const {
     moe_combine(sum.data(), y.data(), w.data(), nullptr, nullptr, n, k, L);
     std::vector<float> out = project(weight(TensorRole::FfnLatentUp, l), sum.data(), n, L);
     if (!shared.empty()) add(out.data(), out.data(), shared.data(), out.size());
-    add(x.data(), x.data(), out.data(), x.size());
+    add_residual(x, out);
     return;
   }
-  moe_combine(x.data(), y.data(), w.data(), shared.empty() ? nullptr : shared.data(),
-              gate.empty() ? nullptr : gate.data(), n, k, dim);
+  const float *shared_out = shared.empty() ? nullptr : shared.data(),
+              *shared_gate = gate.empty() ? nullptr : gate.data();
+  if (c_.multipliers.residual) {  // Granite: the sum, scaled, into the residual
+    std::vector<float> out(x.size(), 0.0f);
+    moe_combine(out.data(), y.data(), w.data(), shared_out, shared_gate, n, k, dim);
+    add_residual(x, out);
+    return;
+  }
+  moe_combine(x.data(), y.data(), w.data(), shared_out, shared_gate, n, k, dim);
 }
 
 std::vector<float> Model::per_layer_inputs(std::span<const int32_t> tokens, const std::vector<float>& x) const {

@@ -38,7 +38,7 @@ void Model::linear_block(std::vector<float>& x, uint32_t l, const Step& step) co
   gated_rmsnorm(o.data(), o.data(), weight(TensorRole::SsmNorm, l).data(), z.data(), n * Hv, S, c_.norm_eps);
   std::vector<float> out = project(weight(TensorRole::SsmOut, l), o.data(), n, Hv * S);
   emit(int(l), "attn_out", out, dim);
-  add(x.data(), x.data(), out.data(), x.size());
+  add_residual(x, out);
   emit(int(l), "ffn_inp", x, dim);
 }
 

@@ -59,7 +59,7 @@ void Model::mamba2_block(std::vector<float>& x, uint32_t l, const Step& step) co
   for (size_t t = 0; t < n; ++t) mul(&y[t * D], &y[t * D], norm.data(), D);
   std::vector<float> out = project(weight(TensorRole::SsmOut, l), y.data(), n, D);
   emit(int(l), "mamba_out", out, dim);
-  add(x.data(), x.data(), out.data(), x.size());
+  add_residual(x, out);
 }
 
 }  // namespace vkllm::ref

@@ -25,7 +25,7 @@ void Model::short_conv_block(std::vector<float>& x, uint32_t l, const Step& step
   }
   std::vector<float> out = project(weight(TensorRole::ShortConvOut, l), y.data(), n, dim);
   emit(int(l), "attn_out", out, dim);
-  add(x.data(), x.data(), out.data(), x.size());
+  add_residual(x, out);
   emit(int(l), "ffn_inp", x, dim);
 }
 
