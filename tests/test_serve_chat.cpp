@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catch.h"
+#include "cli.h"
 #include "fixture/fixture.h"
 #include "gguf/reader.h"
 #include "recording_generator.h"
@@ -25,7 +26,8 @@ struct ChatServer {
   ChatServer(const std::string& chat, const std::string& tokenizer, const std::string& source = "") {
     bytes = make_fixture_model({.vocab_size = 512, .tokenizer = tokenizer, .chat = chat});
     file = std::make_unique<GgufFile>(GgufFile::parse(bytes, "chat fixture"));
-    gen = std::make_unique<test::RecordingGenerator>(Tokenizer::from_gguf(*file), ModelConfig::from_gguf(*file));
+    // 2048 tokens: gpt-oss's template alone is 400 of the fixture's.
+    gen = std::make_unique<test::RecordingGenerator>(Tokenizer::from_gguf(*file), ModelConfig::from_gguf(*file), 2048);
     auto t = std::make_shared<const ChatTemplate>(source.empty() ? ChatTemplate::from_gguf(*file)
                                                                  : ChatTemplate::parse(source));
     api = std::make_unique<serve::Api>(*gen, serve::ApiOptions{.model_id = "fixture", .chat_template = t});
@@ -88,4 +90,36 @@ TEST_CASE("serve chat: chat_template_kwargs and tools reach the template, and a 
   CHECK(e["type"] == "invalid_request_error");
   CHECK(e["message"].get<std::string>().find("say hello first") != std::string::npos);
   CHECK(s.chat({{"messages", kMessages}, {"chat_template_kwargs", "x"}}).status == 400);
+}
+
+TEST_CASE("serve chat: past reasoning reaches templates that read `thinking`, as llama.cpp hands it to them",
+          "[serve]") {
+  auto source = [](const char* name) {
+    return test::read_file(std::string(VKLLM_SOURCE_DIR) + "/tests/data/templates/" + name);
+  };
+  const nlohmann::json call = {{"id", "c1"},
+                               {"type", "function"},
+                               {"function", {{"name", "get_weather"}, {"arguments", "{\"city\":\"Oslo\"}"}}}};
+  const nlohmann::json messages = {{{"role", "user"}, {"content", "Weather in Oslo?"}},
+                                   {{"role", "assistant"},
+                                    {"content", "Checking."},
+                                    {"reasoning_content", "The tool knows."},
+                                    {"tool_calls", {call}}},
+                                   {{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "sunny"}}};
+  // LFM2.5 writes an assistant turn's `thinking` between <think> tags (past turns when asked to).
+  ChatServer lfm("", "gpt2", source("LFM2.5-8B-A1B.jinja"));
+  REQUIRE(lfm.chat({{"messages", messages}, {"chat_template_kwargs", {{"preserve_thinking", true}}}}).status == 200);
+  std::string text = lfm.gen->tokenizer().decode(lfm.gen->prompt, false);
+  INFO(text);
+  CHECK(text.find("<think>The tool knows.</think>") != std::string::npos);
+  // gpt-oss writes it as the analysis before the call; such a turn's content goes, as in llama.cpp
+  // (the template refuses a call turn with both).
+  ChatServer oss("", "gpt2", source("openai-gpt-oss-120b.jinja"));
+  serve::HttpReply r = oss.chat({{"messages", messages}});
+  INFO(r.body);
+  REQUIRE(r.status == 200);
+  text = oss.gen->tokenizer().decode(oss.gen->prompt, false);
+  INFO(text);
+  CHECK(text.find("<|channel|>analysis<|message|>The tool knows.<|end|>") != std::string::npos);
+  CHECK(text.find("Checking.") == std::string::npos);
 }

@@ -65,6 +65,28 @@ void stream_events(Subscription& sub, ReplyBuilder& reply, bool chat, bool inclu
   write("data: [DONE]\n\n");
 }
 
+// Past reasoning where the template reads it: templates that read an assistant message's
+// `thinking` (LFM2.5's, gpt-oss's) get its reasoning_content there too, as llama.cpp hands it to
+// them (common/parsers/lfm2.cpp, gpt-oss.cpp). gpt-oss refuses a tool-call turn with both content
+// and thinking, and llama.cpp drops the content of such a turn: so does this.
+json template_messages(const ChatTemplate& t, const json& messages, ToolCallFormat tools) {
+  const std::string& src = t.source();
+  bool reads_thinking = src.find("message.thinking") != std::string::npos ||
+                        src.find("message['thinking']") != std::string::npos ||
+                        src.find("message[\"thinking\"]") != std::string::npos;
+  if (!reads_thinking) return messages;
+  json out = messages;
+  for (json& m : out) {
+    if (!m.is_object() || !m.contains("reasoning_content") || !m["reasoning_content"].is_string() ||
+        m.contains("thinking"))
+      continue;
+    m["thinking"] = m["reasoning_content"];
+    bool calls = m.contains("tool_calls") && m["tool_calls"].is_array() && !m["tool_calls"].empty();
+    if (tools == ToolCallFormat::GptOss && calls) m.erase("content");
+  }
+  return out;
+}
+
 }  // namespace
 
 // The chat template's rendering of the messages (with the request's tools and kwargs); a
@@ -82,13 +104,14 @@ PrefilledPrompt Api::chat_prompt(const CompletionParams& p) const {
                           .add_generation_prompt = p.add_generation_prompt,
                           .tools = p.tools,
                           .extra = p.extra};
-  std::string text = t->render(p.messages, o);
+  json messages = template_messages(*t, p.messages, format_.tools);
+  std::string text = t->render(messages, o);
   if (!p.prefill)
     return {.text = text,
             .opened = p.add_generation_prompt ? prompt_opens_reasoning(format_, text) : "",
             .reasoning_off = p.add_generation_prompt && prompt_closes_reasoning(format_, text)};
   o.add_generation_prompt = false;
-  return prefill_prompt(format_, text, t->render(p.messages, o), *p.prefill);
+  return prefill_prompt(format_, text, t->render(messages, o), *p.prefill);
 }
 
 HttpReply Api::completions(const HttpRequest& r, bool chat, const ClientAlive& alive) const {
