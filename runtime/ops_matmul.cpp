@@ -167,7 +167,11 @@ void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferVi
   if (kind == Kind::Matvec) {
     // Float rows start 16-byte aligned and x loads as vec4 (else a scalar path is compiled).
     bool aligned = pc.K % 8 == 0 && pc.x_row_stride % 4 == 0 && (B == 1 || pc.x_batch_stride % 4 == 0);
-    uint32_t nt = std::min(pc.N, p.matvec_tokens), rows = matvec_rows(p, f);
+    // Token blocks of a power of two: a batch of 3, 5, 6 or 7 tokens takes the kernel of 4 or 8
+    // (tokens past N repeat the last one, unstored), as a flag takes the epilogue. Each distinct
+    // kernel is a driver compilation (lavapipe: about a second per type and fusion, at the first
+    // step of each new batch size a server meets); the padding costs arithmetic, not loads.
+    uint32_t nt = std::min(std::bit_ceil(pc.N), p.matvec_tokens), rows = matvec_rows(p, f);
     // Wide loads read whole 16-byte words, so the binding must end on one; the caller's view
     // (Weights pads each tensor's) may hold the few bytes past the rows.
     uint64_t wide_bytes = align_up(rows_bytes, 16);
@@ -178,11 +182,13 @@ void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferVi
     w.size = wide ? wide_bytes : rows_bytes;
     Groups g = grid(ceil_div(pc.M, rows));
     g.z = B * ceil_div(pc.N, nt);  // batch-major token blocks; check_profile bounds it
+    push::MatmulPush mp = pc;
+    mp.has_bias = has_bias, mp.accumulate = f.accumulate;
     s.dispatch(*k.matvec,
-               {p.matvec_wg, p.subgroup_ops, rows, nt, aligned, has_bias, matvec_rows_per_thread(p, f), f.accumulate,
-                uint32_t(f.glu), wide, p.matvec_unroll, norm},
+               {p.matvec_wg, p.subgroup_ops, rows, nt, aligned, matvec_rows_per_thread(p, f), uint32_t(f.glu), wide,
+                p.matvec_unroll, norm},
                {.reads = {w, x, b, norm ? f.norm : x}, .writes = {y}, .writes_read = {f.accumulate ? y : BufferView{}}},
-               pc, g);
+               mp, g);
   } else {
     w.size = rows_bytes;
     Groups g{ceil_div(pc.M, p.matmul_bm), ceil_div(pc.N, p.matmul_bn), B};

@@ -16,7 +16,8 @@
 //   by lane, so loads of x, not of weights, would dominate with one row per thread. With RT = 8,
 //   NT = 4 this also beats the shared-memory tiled kernel on llvmpipe (whose every shared load is
 //   a per-lane gather too).
-// Epilogue: + bias, then y = result or (ACCUMULATE) y += result, saving the residual add's dispatch.
+// Epilogue (push constants, not specializations: they change no loop): + bias where p.has_bias,
+// then y = result or (p.accumulate) y += result, saving the residual add's dispatch.
 // GLU (a gated FFN's gate|up product, saving the up product's and the activation's dispatches):
 // w holds gate rows 0 .. M/2 - 1 then up rows M/2 .. M - 1; the kernel's rows 2m and 2m + 1 are
 // gate row m and up row m, so one thread (RT even) holds both and stores y[n][m] =
@@ -40,20 +41,18 @@ layout(constant_id = 1) const bool USE_SUBGROUP = true;
 layout(constant_id = 2) const uint ROWS = 2;              // rows per workgroup, a power of two
 layout(constant_id = 3) const uint NT = 1;                // tokens per workgroup
 layout(constant_id = 4) const bool ALIGNED = false;       // K % 8 == 0 and x strides % 4 == 0
-layout(constant_id = 5) const bool HAS_BIAS = false;
-layout(constant_id = 6) const uint RT = 1;                // rows per thread, divides ROWS
-layout(constant_id = 7) const bool ACCUMULATE = false;    // y += product (a residual add)
-layout(constant_id = 8) const uint GLU = 0;               // 0: none; 1: SiLU-gated, 2: GELU-gated
-layout(constant_id = 9) const bool WIDE_LOADS = false;    // 16-byte weight loads (quant_unit.glsl)
-layout(constant_id = 10) const uint UNROLL = 1;           // units a thread has in flight per step
-layout(constant_id = 11) const bool NORM = false;         // x read as rmsnorm(x)·g
+layout(constant_id = 5) const uint RT = 1;                // rows per thread, divides ROWS
+layout(constant_id = 6) const uint GLU = 0;               // 0: none; 1: SiLU-gated, 2: GELU-gated
+layout(constant_id = 7) const bool WIDE_LOADS = false;    // 16-byte weight loads (quant_unit.glsl)
+layout(constant_id = 8) const uint UNROLL = 1;            // units a thread has in flight per step
+layout(constant_id = 9) const bool NORM = false;          // x read as rmsnorm(x)·g
 layout(local_size_x_id = 0) in;
 #include "quant_unit.glsl"
 
 layout(std430, binding = 1) readonly restrict buffer X { float x[]; };
 layout(std430, binding = 1) readonly restrict buffer X4 { vec4 x4[]; };
 layout(std430, binding = 2) readonly restrict buffer Bias { float bias[]; };
-layout(std430, binding = 4) restrict buffer Y { float y[]; };  // read too when ACCUMULATE
+layout(std430, binding = 4) restrict buffer Y { float y[]; };  // read too with p.accumulate
 layout(std430, binding = 3) readonly restrict buffer NormW { float nw[]; };
 layout(std430, binding = 3) readonly restrict buffer NormW4 { vec4 nw4[]; };
 layout(push_constant) uniform PushBlock { MatmulPush p; };
@@ -79,9 +78,9 @@ uint n_base, n_valid;  // this workgroup's tokens: n_base .. n_base + n_valid - 
 
 void store(uint row, uint n, uint batch, float v) {
   if (n >= n_valid) return;
-  if (HAS_BIAS) v += bias[batch * p.M + row];
+  if (p.has_bias != 0u) v += bias[batch * p.M + row];
   uint i = y_index(batch, n_base + n, row);
-  y[i] = ACCUMULATE ? y[i] + v : v;
+  y[i] = p.accumulate != 0u ? y[i] + v : v;
 }
 
 // x of token n (of this block) at k; tokens past N read the last one (their sums are not stored).

@@ -20,6 +20,11 @@ struct MatmulPush {
   uint part2_offset;
   // matvec with NORM: x is read as rmsnorm(x)·g, eps in the root (1 / sqrt(mean(x²) + norm_eps)).
   float norm_eps;
+  // matvec's epilogue (matmul and matmul_coop take these as specialization constants): 1 adds
+  // bias, 1 adds the product to y (a residual add). Read once per stored value, so a flag costs
+  // nothing beside the product, where each distinct kernel costs a driver compilation.
+  uint has_bias;
+  uint accumulate;
 };
 
 // y(n_ids, K) = table rows ids[i] as f32. The binding holds table rows row0 .. row0+n_rows-1 (a
