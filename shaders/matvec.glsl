@@ -157,7 +157,8 @@ void main() {
   // is used (a thread's units are few on wide GPUs: 4 per row of 4096 Q4_0 values at TK = 32).
   for (; u + (UNROLL - 1) * TK < n_units; u += UNROLL * TK)
     for (uint q = 0; q < UNROLL; ++q) accumulate(batch, row, u + q * TK, x0);
-  for (; u < n_units; u += TK) accumulate(batch, row, u, x0);
+  if (UNROLL > 1)  // the units left over (with UNROLL = 1 there are none: one copy of the body to compile)
+    for (; u < n_units; u += TK) accumulate(batch, row, u, x0);
 #ifdef W_FLOAT
   for (uint k = n_units * UNIT + j; k < p.K; k += TK) {  // the ragged K % UNIT tail of float rows
     float xk[NT];
