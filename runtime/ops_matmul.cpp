@@ -167,11 +167,9 @@ void dispatch(Stream& s, Kind kind, const TypeKernels& k, BufferView w, BufferVi
   if (kind == Kind::Matvec) {
     // Float rows start 16-byte aligned and x loads as vec4 (else a scalar path is compiled).
     bool aligned = pc.K % 8 == 0 && pc.x_row_stride % 4 == 0 && (B == 1 || pc.x_batch_stride % 4 == 0);
-    // Token blocks of a power of two: a batch of 3, 5, 6 or 7 tokens takes the kernel of 4 or 8
-    // (tokens past N repeat the last one, unstored), as a flag takes the epilogue. Each distinct
-    // kernel is a driver compilation (lavapipe: about a second per type and fusion, at the first
-    // step of each new batch size a server meets); the padding costs arithmetic, not loads.
-    uint32_t nt = std::min(std::bit_ceil(pc.N), p.matvec_tokens), rows = matvec_rows(p, f);
+    // The token block is exact, not rounded up to a power of two: rounding would save the suite
+    // 14 s of compilation (cold, -j2) but cost lavapipe 9% at three sequences (docs/decisions.md).
+    uint32_t nt = std::min(pc.N, p.matvec_tokens), rows = matvec_rows(p, f);
     // Wide loads read whole 16-byte words, so the binding must end on one; the caller's view
     // (Weights pads each tensor's) may hold the few bytes past the rows.
     uint64_t wide_bytes = align_up(rows_bytes, 16);
