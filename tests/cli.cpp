@@ -9,7 +9,18 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
+#include "catch.h"
+
 namespace vkllm::test {
+
+nlohmann::json info_json(const std::string& path) {
+  CliResult r = run_vkllm("info --json -m " + path);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out);
+}
 
 std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

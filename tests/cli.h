@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace vkllm::test {
 
 struct CliResult {
@@ -16,6 +18,8 @@ struct CliResult {
 // `args` is appended to the vkllm path (a shell command line: quotes and redirections work);
 // `env` (e.g. "VK_ICD_FILENAMES=/none") is prefixed; `input` is the file read as stdin.
 CliResult run_vkllm(const std::string& args, const std::string& env = "", const std::string& input = "/dev/null");
+// `vkllm info --json` of the model file at `path`, required to exit 0 (its stderr is the failure's note).
+nlohmann::json info_json(const std::string& path);
 // The same for vkllm-bench.
 CliResult run_bench(const std::string& args, const std::string& env = "");
 // The same for any program.

@@ -19,6 +19,7 @@
 #include "text/tokenizer.h"
 
 using namespace vkllm;
+using vkllm::test::info_json;
 using vkllm::test::line_count;
 using vkllm::test::run_vkllm;
 using vkllm::test::TempFile;
@@ -31,8 +32,6 @@ nlohmann::json info_json_args(const std::string& args) {
   REQUIRE(r.exit_code == 0);
   return nlohmann::json::parse(r.out);
 }
-
-nlohmann::json info_json(const std::string& path) { return info_json_args("-m " + path); }
 
 FixtureSpec spec(const std::string& arch, uint32_t dim, uint32_t layers, uint32_t heads, uint32_t kv, uint32_t ffn,
                  uint32_t vocab) {

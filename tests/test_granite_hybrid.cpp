@@ -115,9 +115,7 @@ TEST_CASE("vkllm info shows a Granite 4.0-H file's blocks, multipliers and chat 
   CHECK_THAT(r.out, Catch::Contains("logits / 8"));
   CHECK_THAT(r.out, Catch::Contains("template    Granite (the file's chat template)\n"));
   CHECK_THAT(r.out, Catch::Contains("tool calls  hermes\n"));
-  test::CliResult j = test::run_vkllm(fmt::format("info -m {} --json", file.path));
-  REQUIRE(j.exit_code == 0);
-  nlohmann::json info = nlohmann::json::parse(j.out);
+  nlohmann::json info = test::info_json(file.path);
   CHECK(info["recurrent_bytes_per_sequence"] == 2 * kMamba2Bytes);
   CHECK(info["layers"][1]["mixer"] == "mamba2");
 }

@@ -135,9 +135,7 @@ TEST_CASE("vkllm info shows a hybrid's layers and its constant state per sequenc
   CHECK_THAT(r.out, Catch::Contains("linear      constant 76.0 KiB per sequence"));
   CHECK_THAT(r.out, Catch::Contains("mixers      0-2 deltanet, 3 attention, 4 deltanet\n"));
   CHECK_THAT(r.out, Catch::Contains("1 multi-token-prediction block (loaded from the file, not run)"));
-  test::CliResult r2 = test::run_vkllm(fmt::format("info -m {} --json", file.path));
-  REQUIRE(r2.exit_code == 0);
-  nlohmann::json j = nlohmann::json::parse(r2.out);
+  nlohmann::json j = test::info_json(file.path);
   CHECK(j["recurrent_bytes_per_sequence"] == 77824);
   CHECK(j["linear_attention"]["layers"] == nlohmann::json::array({0, 1, 2, 4}));
   CHECK(j["linear_attention"]["bytes_per_sequence"] == 77824);

@@ -57,9 +57,7 @@ TEST_CASE("vkllm info shows an LFM2 model's blocks and its constant state per se
                                     "layers (conv 3); attention in layers 2"));
   CHECK_THAT(r.out, Catch::Contains("mixers      0-1 shortconv, 2 attention, 3 shortconv\n"));
   CHECK_THAT(r.out, Catch::Contains("linear      constant 3.0 KiB per sequence"));
-  test::CliResult j = test::run_vkllm(fmt::format("info -m {} --json", file.path));
-  REQUIRE(j.exit_code == 0);
-  nlohmann::json info = nlohmann::json::parse(j.out);
+  nlohmann::json info = test::info_json(file.path);
   CHECK(info["recurrent_bytes_per_sequence"] == kStatePerSequence);
   CHECK(info["layers"][1]["mixer"] == "shortconv");
   CHECK(info["layers"][1]["state_bytes_per_sequence"] == kStatePerSequence / 3);

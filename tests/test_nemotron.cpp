@@ -48,9 +48,7 @@ TEST_CASE("vkllm info shows a Mamba-2 hybrid's block kinds and its constant stat
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("mixers      0 mamba2, 1 ffn, 2 mamba2, 3 attention, 4 ffn, 5 mamba2\n"));
   CHECK_THAT(r.out, Catch::Contains("(f32 conv and recurrent state of 3 layers)"));
-  test::CliResult r2 = test::run_vkllm(fmt::format("info -m {} --json", file.path));
-  REQUIRE(r2.exit_code == 0);
-  nlohmann::json j = nlohmann::json::parse(r2.out);
+  nlohmann::json j = test::info_json(file.path);
   CHECK(j["recurrent_bytes_per_sequence"] == 3 * kMambaBytes);
   CHECK(j["layers"][0]["mixer"] == "mamba2");
   CHECK(j["layers"][0]["ffn"] == false);
